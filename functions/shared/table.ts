@@ -1,0 +1,83 @@
+/**
+ * The single DynamoDB table's shape: one source of truth for the CDK stack and the local stack.
+ *
+ * Item families (pk / sk):
+ * - `DLQ#<dlqArn>` / `MSG#<messageId>`: an envelope (one message seen in a DLQ).
+ *   `gsi1pk = KEY#<idempotencyKey>`, `gsi1sk = DLQ#<dlqArn>#MSG#<messageId>`, so re-inflow of a
+ *   redriven message (new MessageId, same key) is found by key.
+ * - `DLQ#<dlqArn>` / `MSG#<messageId>#CHUNK#<n>`: body chunks of envelopes whose body would push
+ *   the item past DynamoDB's 400 KB limit.
+ * - `DLQ#<dlqArn>` / `CONFIG`: the queue's registration ({@link QueueRegistration}).
+ * - `DLQ#<dlqArn>` / `CURSOR`: progress of a partial inventory.
+ * - `KEY#<idempotencyKey>` / `REDRIVE`: the redrive ledger entry (IN_PROGRESS, then SENT).
+ * - `KEY#<idempotencyKey>` / `PROCESSED#<consumer>`: written by the consumer-side middleware.
+ * - `INCIDENT#<incidentId>` / `INCIDENT`: the incident and its summary.
+ * - `ALARM#<dedupeKey>` / `TRANSITION`: the record that an alarm transition was handled.
+ * - `APPROVAL#<approvalId>` / `APPROVAL`: a pending approval with its task token (server-side only).
+ *
+ * `expiresAt` (epoch seconds) is the TTL attribute. Retention deadlines are stored as
+ * `retentionDeadline` and are never the TTL.
+ *
+ * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html (400 KB item limit)
+ * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/TTL.html
+ */
+import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+
+export const TABLE = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  keyIndex: { name: 'byIdempotencyKey', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
+  ttlAttribute: 'expiresAt',
+} as const;
+
+/** Default table name when `TABLE_NAME` is not set (local runs). */
+export const DEFAULT_TABLE_NAME = 'dlq-redrive';
+
+/** Key prefixes of the item families described above. */
+export const keys = {
+  dlq: (dlqArn: string) => `DLQ#${dlqArn}`,
+  message: (messageId: string) => `MSG#${messageId}`,
+  chunk: (messageId: string, index: number) => `MSG#${messageId}#CHUNK#${String(index).padStart(4, '0')}`,
+  config: 'CONFIG',
+  cursor: 'CURSOR',
+  idempotencyKey: (key: string) => `KEY#${key}`,
+  redriveLedger: 'REDRIVE',
+  processed: (consumer: string) => `PROCESSED#${consumer}`,
+  incident: (incidentId: string) => `INCIDENT#${incidentId}`,
+  incidentSk: 'INCIDENT',
+  alarm: (dedupeKey: string) => `ALARM#${dedupeKey}`,
+  transitionSk: 'TRANSITION',
+  approval: (approvalId: string) => `APPROVAL#${approvalId}`,
+  approvalSk: 'APPROVAL',
+} as const;
+
+/**
+ * The CreateTable input for the pipeline table (on-demand billing).
+ * The CDK stack builds the same keys and index from {@link TABLE}.
+ */
+export function tableDefinition(tableName: string): CreateTableCommandInput {
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [
+      { AttributeName: TABLE.partitionKey, AttributeType: 'S' },
+      { AttributeName: TABLE.sortKey, AttributeType: 'S' },
+      { AttributeName: TABLE.keyIndex.partitionKey, AttributeType: 'S' },
+      { AttributeName: TABLE.keyIndex.sortKey, AttributeType: 'S' },
+    ],
+    KeySchema: [
+      { AttributeName: TABLE.partitionKey, KeyType: 'HASH' },
+      { AttributeName: TABLE.sortKey, KeyType: 'RANGE' },
+    ],
+    GlobalSecondaryIndexes: [
+      {
+        IndexName: TABLE.keyIndex.name,
+        KeySchema: [
+          { AttributeName: TABLE.keyIndex.partitionKey, KeyType: 'HASH' },
+          { AttributeName: TABLE.keyIndex.sortKey, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'ALL' },
+      },
+    ],
+  };
+}

@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    // Integration suites each start their own local stack (a JVM for DynamoDB Local);
+    // two cores run at most two at once without starving them.
+    maxWorkers: 2,
+    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+  },
+});
