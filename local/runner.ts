@@ -1,0 +1,521 @@
+/**
+ * Runs the real `statemachines/redrive.asl.json` in-process with `aws-local-stepfunctions`.
+ *
+ * - Every `${...}` placeholder is replaced the way CDK's definition substitutions would: each
+ *   `${<Name>FunctionArn}` by `arn:aws:lambda:<region>:<account>:function:<Name>`, others from
+ *   {@link RunnerOptions.substitutions}. An unresolved placeholder is an error naming it.
+ * - Every Task is bound **by state name** to the real handler of the function it names
+ *   (`${SampleRedriveFunctionArn}` -> `functions/sample-redrive/handler.ts`), invoked with a
+ *   Lambda-like context (`getRemainingTimeInMillis` counts down the function timeout). A thrown
+ *   error reaches Retry/Catch under its `name`, with a Lambda-shaped JSON `Cause`, as on AWS.
+ * - The `.waitForTaskToken` approval Task gets a token from a local {@link TaskTokenRegistry}
+ *   (through `$$.Task.Token`) and waits for an {@link Approver} to answer, or for its
+ *   TimeoutSeconds (which {@link RunnerOptions.timeoutSecondsOverrides} can shorten).
+ * - Wait states can be shortened per state (milliseconds) or by a scale factor.
+ * - State transitions are counted from the library's event log (each state entered or retried is
+ *   one billed transition in a Standard workflow).
+ *
+ * Import `./polyfills.js` first: aws-local-stepfunctions 3.x needs `Promise.withResolvers`.
+ *
+ * @see https://docs.aws.amazon.com/step-functions/latest/dg/concepts-amazon-states-language.html
+ * @see https://docs.aws.amazon.com/step-functions/latest/dg/input-output-contextobject.html
+ * @see https://docs.aws.amazon.com/cdk/api/v2/docs/aws-cdk-lib.aws_stepfunctions.StateMachine.html (definitionSubstitutions)
+ */
+import './polyfills.js';
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { Context } from 'aws-lambda';
+import {
+  ExecutionAbortedError,
+  ExecutionError,
+  ExecutionTimeoutError,
+  type RunOptions,
+  StateMachine,
+  type StateMachineDefinition,
+} from 'aws-local-stepfunctions';
+import { type Approver, autoApprover } from './approver.js';
+import { lambdaContext } from './lambda-context.js';
+import { TaskTokenRegistry } from './task-tokens.js';
+
+/** The deployed definition, relative to this file. */
+export const DEFINITION_URL = new URL('../statemachines/redrive.asl.json', import.meta.url);
+const FUNCTIONS_URL = new URL('../functions/', import.meta.url);
+
+const WAIT_FOR_TOKEN = 'arn:aws:states:::lambda:invoke.waitForTaskToken';
+const LAMBDA_INVOKE = 'arn:aws:states:::lambda:invoke';
+const PLACEHOLDER = /\$\{([A-Za-z0-9_]+)\}/g;
+
+/** What a bound Task receives besides its payload. */
+export interface TaskInvocation {
+  stateName: string;
+  /** The function folder under `functions/` (e.g. `sample-redrive`). */
+  functionFolder: string;
+  /** The Lambda-like context for this invocation. */
+  context: Context;
+  executionName: string;
+}
+
+/** A local implementation of one Task: payload in, function result out (JSON values). */
+export type TaskBinding = (payload: unknown, invocation: TaskInvocation) => Promise<unknown>;
+
+/** One event of the library's execution log (StateEntered, StateExited, StateFailed...). */
+export type ExecutionEvent = { type: string; timestamp: number; state?: { name: string } } & Record<
+  string,
+  unknown
+>;
+
+/** Options of {@link LocalWorkflowRunner}. */
+export interface RunnerOptions {
+  /** The ASL definition (with placeholders). @default statemachines/redrive.asl.json */
+  definition?: unknown;
+  /** Values for placeholders other than `${<Name>FunctionArn}`. */
+  substitutions?: Record<string, string>;
+  /** @default process.env.AWS_REGION or 'us-east-1' */
+  region?: string;
+  /** @default '123456789012' */
+  accountId?: string;
+  /** Replaces the real handler of a Task, by state name (fault injection, custom ports). */
+  bindings?: Record<string, TaskBinding>;
+  /** Answers the approval Task. @default auto-approval */
+  approver?: Approver;
+  /**
+   * `approver`: the approver answers directly (the request-approval function is not called).
+   * `handler`: the real request-approval handler runs with the token (it posts the request and
+   * stores the token); the answer comes through {@link LocalWorkflowRunner.tokens}, e.g. from the
+   * real Slack interaction handler. @default 'approver'
+   */
+  approvalMode?: 'approver' | 'handler';
+  /** Wait durations by state name, milliseconds (passed to the library as is). */
+  waitTimeOverrides?: Record<string, number>;
+  /** Multiplies the `Seconds` of every Wait state that has a fixed `Seconds`. @default 1 */
+  waitScale?: number;
+  /** TimeoutSeconds by state name (e.g. `{ RequestApproval: 2 }` to test approval expiry, C17). */
+  timeoutSecondsOverrides?: Record<string, number>;
+  /** Wait between retries of every Retry block, milliseconds. @default the ASL's IntervalSeconds */
+  retryIntervalMs?: number;
+  /** Each function's timeout, milliseconds (getRemainingTimeInMillis). @default 300000 */
+  lambdaTimeoutMs?: number;
+  /** Called with each Task's result as it completes (progress bars, logs). */
+  onTaskResult?: (stateName: string, result: unknown, executionName: string) => void;
+  /** Called with every event of the library's log. */
+  onEvent?: (event: ExecutionEvent, executionName: string) => void;
+}
+
+/** How a local execution ended. */
+export type ExecutionStatus = 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT' | 'ABORTED';
+
+/** The record of one local execution. */
+export interface ExecutionResult {
+  executionName: string;
+  executionArn: string;
+  status: ExecutionStatus;
+  /** The execution output (SUCCEEDED only). */
+  output: unknown;
+  /** Error and cause of a FAILED execution (a Fail state's Error/Cause, or an uncaught error). */
+  error: string | null;
+  cause: string | null;
+  /** Billed state transitions: states entered plus retries. */
+  stateTransitions: number;
+  /** State names in the order they were entered. */
+  path: string[];
+  /** Invocations per Task state name (retries included). */
+  invocations: Record<string, number>;
+  /** Each Task's last result, by state name. */
+  taskResults: Record<string, unknown>;
+  events: ExecutionEvent[];
+  durationMs: number;
+}
+
+/** A started execution. */
+export interface RunningExecution {
+  executionName: string;
+  executionArn: string;
+  result: Promise<ExecutionResult>;
+  abort(): void;
+}
+
+/** Raised when the definition cannot be prepared (unresolved placeholder, unknown function). */
+export class RunnerSetupError extends Error {
+  public override readonly name = 'RunnerSetupError';
+}
+
+/** A Lambda function error as Step Functions sees it: `Error` = errorType, `Cause` = JSON. */
+class LambdaFunctionError extends Error {
+  public constructor(errorType: string, errorMessage: string, trace: string[]) {
+    super(JSON.stringify({ errorType, errorMessage, trace }));
+    this.name = errorType;
+  }
+}
+
+type Json = Record<string, unknown>;
+type StateDef = Json & { Type?: string; Resource?: string; Parameters?: Json; Seconds?: number };
+
+interface TaskPlan {
+  stateName: string;
+  /** `direct` (Resource is the function ARN), `invoke` (lambda:invoke), `callback` (waitForTaskToken). */
+  kind: 'direct' | 'invoke' | 'callback';
+  functionFolder: string;
+  functionName: string;
+  timeoutSeconds: number | null;
+}
+
+/** `SampleRedriveFunctionArn` -> `sample-redrive`. */
+export function functionFolderOf(placeholder: string): string {
+  const base = placeholder.replace(/FunctionArn$/, '');
+  return base.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
+}
+
+function placeholderOf(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const match = /^\$\{([A-Za-z0-9_]+FunctionArn)\}$/.exec(value);
+  return match?.[1];
+}
+
+function loadDefinition(definition: unknown): Json {
+  const raw = definition ?? JSON.parse(readFileSync(DEFINITION_URL, 'utf8'));
+  return JSON.parse(JSON.stringify(raw)) as Json;
+}
+
+function eachState(definition: Json, visit: (name: string, state: StateDef) => void): void {
+  const states = (definition.States ?? {}) as Record<string, StateDef>;
+  for (const [name, state] of Object.entries(states)) {
+    visit(name, state);
+    for (const branch of (state.Branches as Json[] | undefined) ?? []) eachState(branch, visit);
+    const processor = (state.ItemProcessor ?? state.Iterator) as Json | undefined;
+    if (processor) eachState(processor, visit);
+  }
+}
+
+/** Finds every Task and the function it calls, before substitution. */
+function planTasks(definition: Json): Map<string, TaskPlan> {
+  const plans = new Map<string, TaskPlan>();
+  eachState(definition, (stateName, state) => {
+    if (state.Type !== 'Task') return;
+    const resource = state.Resource ?? '';
+    const direct = placeholderOf(resource);
+    const viaParameters = placeholderOf(state.Parameters?.FunctionName);
+    const placeholder = direct ?? viaParameters;
+    if (!placeholder)
+      throw new RunnerSetupError(
+        `Task ${stateName}: Resource ${resource} names no \${<Name>FunctionArn} placeholder to bind`,
+      );
+    const kind = direct ? 'direct' : resource === WAIT_FOR_TOKEN ? 'callback' : 'invoke';
+    if (kind === 'invoke' && resource !== LAMBDA_INVOKE)
+      throw new RunnerSetupError(`Task ${stateName}: unsupported Resource ${resource}`);
+    const timeout = typeof state.TimeoutSeconds === 'number' ? state.TimeoutSeconds : null;
+    plans.set(stateName, {
+      stateName,
+      kind,
+      functionFolder: functionFolderOf(placeholder),
+      functionName: placeholder.replace(/Arn$/, ''),
+      timeoutSeconds: timeout,
+    });
+  });
+  return plans;
+}
+
+function substitute(
+  definition: Json,
+  region: string,
+  accountId: string,
+  substitutions: Record<string, string>,
+): Json {
+  const missing = new Set<string>();
+  const text = JSON.stringify(definition).replace(PLACEHOLDER, (whole, name: string) => {
+    if (name in substitutions) return substitutions[name] as string;
+    if (name.endsWith('FunctionArn'))
+      return `arn:aws:lambda:${region}:${accountId}:function:${name.replace(/Arn$/, '')}`;
+    missing.add(name);
+    return whole;
+  });
+  if (missing.size > 0)
+    throw new RunnerSetupError(
+      `unresolved placeholders in the definition: ${[...missing].map((m) => `\${${m}}`).join(', ')}`,
+    );
+  return JSON.parse(text) as Json;
+}
+
+type Handler = (event: unknown, context: Context) => Promise<unknown>;
+const handlerCache = new Map<string, Promise<Handler>>();
+
+/**
+ * Imports `functions/<folder>/handler.ts` and returns its `handler` export.
+ * @throws RunnerSetupError when the module has no `handler` function.
+ */
+export function loadHandler(folder: string): Promise<Handler> {
+  let cached = handlerCache.get(folder);
+  if (!cached) {
+    const url = new URL(`${folder}/handler.js`, FUNCTIONS_URL).href;
+    cached = import(url).then((module: { handler?: unknown }) => {
+      if (typeof module.handler !== 'function')
+        throw new RunnerSetupError(`functions/${folder}/handler.ts exports no handler function`);
+      return module.handler as Handler;
+    });
+    handlerCache.set(folder, cached);
+    cached.catch(() => handlerCache.delete(folder));
+  }
+  return cached;
+}
+
+function asJson(value: unknown): unknown {
+  return value === undefined ? null : JSON.parse(JSON.stringify(value));
+}
+
+function stackLines(error: unknown): string[] {
+  return error instanceof Error && error.stack ? error.stack.split('\n').slice(1, 6) : [];
+}
+
+/** Runs the redrive state machine locally; one instance can run many executions. */
+export class LocalWorkflowRunner {
+  /** Task tokens of callback Tasks; answer them with `sendTaskSuccess` / `sendTaskFailure`. */
+  public readonly tokens = new TaskTokenRegistry();
+  /** The definition after substitution and local adjustments. */
+  public readonly definition: Json;
+  private readonly machine: StateMachine;
+  private readonly plans: Map<string, TaskPlan>;
+  private readonly region: string;
+  private readonly accountId: string;
+  private readonly options: RunnerOptions;
+  private readonly executions = new Map<string, RunningExecution>();
+
+  /**
+   * Prepares the definition and validates it (the library's own checks).
+   * @throws RunnerSetupError for unresolved placeholders or Tasks that name no function.
+   */
+  public constructor(options: RunnerOptions = {}) {
+    this.options = options;
+    this.region = options.region ?? process.env.AWS_REGION ?? 'us-east-1';
+    this.accountId = options.accountId ?? '123456789012';
+    const raw = loadDefinition(options.definition);
+    this.plans = planTasks(raw);
+    const definition = substitute(raw, this.region, this.accountId, options.substitutions ?? {});
+    const lambdaTimeoutSeconds = Math.ceil((options.lambdaTimeoutMs ?? 300_000) / 1000);
+    eachState(definition, (name, state) => {
+      const override = options.timeoutSecondsOverrides?.[name];
+      if (override !== undefined) {
+        state.TimeoutSeconds = override;
+        delete state.TimeoutSecondsPath;
+        const plan = this.plans.get(name);
+        if (plan) plan.timeoutSeconds = override;
+      } else if (state.Type === 'Task' && state.TimeoutSeconds === undefined && !state.TimeoutSecondsPath) {
+        // On AWS a Lambda Task without TimeoutSeconds waits for the function's own timeout; the
+        // library would give up after 60 s, so give it the function timeout instead.
+        state.TimeoutSeconds = lambdaTimeoutSeconds;
+      }
+    });
+    this.definition = definition;
+    this.machine = new StateMachine(definition as unknown as StateMachineDefinition, {
+      validationOptions: { checkPaths: true, checkArn: true },
+    });
+  }
+
+  /** The Task states and the function folder each is bound to. */
+  public taskBindings(): Record<string, string> {
+    return Object.fromEntries([...this.plans.values()].map((p) => [p.stateName, p.functionFolder]));
+  }
+
+  /** Looks up an execution started by this runner. */
+  public execution(name: string): RunningExecution | undefined {
+    return this.executions.get(name);
+  }
+
+  /**
+   * Starts an execution and returns at once; `result` settles when it ends (never rejects).
+   *
+   * @param input - the execution input (JSON).
+   * @param name - execution name; @default `local-<uuid>`.
+   */
+  public start(input: unknown, name: string = `local-${randomUUID()}`): RunningExecution {
+    const executionArn = `arn:aws:states:${this.region}:${this.accountId}:execution:redrive:${name}`;
+    const startedAt = Date.now();
+    const events: ExecutionEvent[] = [];
+    const path: string[] = [];
+    const invocations: Record<string, number> = {};
+    const taskResults: Record<string, unknown> = {};
+    const openTokens = new Set<string>();
+    let unclaimedToken: string | undefined;
+    const tokens = this.tokens;
+
+    const context = {
+      Execution: {
+        Id: executionArn,
+        Name: name,
+        RoleArn: `arn:aws:iam::${this.accountId}:role/redrive-state-machine`,
+        StartTime: new Date(startedAt).toISOString(),
+      },
+      StateMachine: {
+        Id: `arn:aws:states:${this.region}:${this.accountId}:stateMachine:redrive`,
+        Name: 'redrive',
+      },
+      // `$$.Task.Token` is read while a callback Task's Parameters are evaluated: mint it then.
+      Task: {
+        get Token(): string {
+          if (!unclaimedToken) {
+            unclaimedToken = tokens.create().taskToken;
+            openTokens.add(unclaimedToken);
+          }
+          return unclaimedToken;
+        },
+      },
+    };
+
+    const handlers: Record<string, (input: unknown) => Promise<unknown>> = {};
+    for (const plan of this.plans.values()) {
+      handlers[plan.stateName] = async (payload: unknown) => {
+        invocations[plan.stateName] = (invocations[plan.stateName] ?? 0) + 1;
+        let result: unknown;
+        if (plan.kind === 'callback') {
+          const token = unclaimedToken ?? context.Task.Token;
+          unclaimedToken = undefined;
+          result = await this.awaitCallback(plan, payload, token, name);
+        } else {
+          const event = plan.kind === 'invoke' ? (payload as Json).Payload : payload;
+          const out = await this.invoke(plan, event, name);
+          result =
+            plan.kind === 'invoke' ? { Payload: out, StatusCode: 200, ExecutedVersion: '$LATEST' } : out;
+        }
+        taskResults[plan.stateName] = result;
+        this.options.onTaskResult?.(plan.stateName, result, name);
+        return result as never;
+      };
+    }
+
+    const waitTimeOverrides: Record<string, number> = {};
+    const scale = this.options.waitScale;
+    if (scale !== undefined) {
+      eachState(this.definition, (stateName, state) => {
+        if (state.Type === 'Wait' && typeof state.Seconds === 'number')
+          waitTimeOverrides[stateName] = Math.round(state.Seconds * 1000 * scale);
+      });
+    }
+    Object.assign(waitTimeOverrides, this.options.waitTimeOverrides);
+
+    const overrides: NonNullable<RunOptions['overrides']> = {
+      taskResourceLocalHandlers: handlers as never,
+      waitTimeOverrides,
+    };
+    if (this.options.retryIntervalMs !== undefined) {
+      const retryIntervalOverrides: Record<string, number> = {};
+      eachState(this.definition, (stateName, state) => {
+        if (Array.isArray(state.Retry))
+          retryIntervalOverrides[stateName] = this.options.retryIntervalMs as number;
+      });
+      overrides.retryIntervalOverrides = retryIntervalOverrides;
+    }
+
+    const run = this.machine.run(asJson(input) as never, { overrides, context: context as never });
+    const collecting = (async () => {
+      for await (const raw of run.eventLogs) {
+        const event = raw as unknown as ExecutionEvent;
+        events.push(event);
+        if (event.type === 'StateEntered' && event.state) path.push(event.state.name);
+        this.options.onEvent?.(event, name);
+      }
+    })();
+
+    const result = (async (): Promise<ExecutionResult> => {
+      let status: ExecutionStatus = 'SUCCEEDED';
+      let output: unknown = null;
+      let error: string | null = null;
+      let cause: string | null = null;
+      try {
+        output = await run.result;
+      } catch (thrown) {
+        if (thrown instanceof ExecutionTimeoutError) status = 'TIMED_OUT';
+        else if (thrown instanceof ExecutionAbortedError) status = 'ABORTED';
+        else {
+          status = 'FAILED';
+          const inner = thrown instanceof ExecutionError ? (thrown.cause as Error | undefined) : thrown;
+          error = inner instanceof Error ? inner.name : 'Error';
+          cause = inner instanceof Error ? inner.message : String(inner);
+        }
+      }
+      for (const token of openTokens) tokens.close(token);
+      // The log closes when the execution ends; an aborted or timed-out run may stop early.
+      await Promise.race([collecting, new Promise((r) => setTimeout(r, 200))]);
+      const stateTransitions = events.filter(
+        (e) => e.type === 'StateEntered' || e.type === 'StateRetried',
+      ).length;
+      return {
+        executionName: name,
+        executionArn,
+        status,
+        output,
+        error,
+        cause,
+        stateTransitions,
+        path,
+        invocations,
+        taskResults,
+        events,
+        durationMs: Date.now() - startedAt,
+      };
+    })();
+
+    const running: RunningExecution = { executionName: name, executionArn, result, abort: run.abort };
+    this.executions.set(name, running);
+    return running;
+  }
+
+  /** Starts an execution and waits for it to end. */
+  public run(input: unknown, name?: string): Promise<ExecutionResult> {
+    return this.start(input, name).result;
+  }
+
+  private async invoke(plan: TaskPlan, event: unknown, executionName: string): Promise<unknown> {
+    const context = lambdaContext({
+      functionName: plan.functionName,
+      timeoutMs: this.options.lambdaTimeoutMs ?? 300_000,
+      region: this.region,
+      accountId: this.accountId,
+    });
+    const custom = this.options.bindings?.[plan.stateName];
+    try {
+      const out = custom
+        ? await custom(asJson(event), {
+            stateName: plan.stateName,
+            functionFolder: plan.functionFolder,
+            context,
+            executionName,
+          })
+        : await (await loadHandler(plan.functionFolder))(asJson(event), context);
+      return asJson(out);
+    } catch (error) {
+      if (error instanceof RunnerSetupError) throw error;
+      const name = error instanceof Error ? error.name : 'Error';
+      const message = error instanceof Error ? error.message : String(error);
+      throw new LambdaFunctionError(name, message, stackLines(error));
+    }
+  }
+
+  private async awaitCallback(
+    plan: TaskPlan,
+    payload: unknown,
+    taskToken: string,
+    executionName: string,
+  ): Promise<unknown> {
+    if (plan.timeoutSeconds !== null) this.tokens.expireAfter(taskToken, plan.timeoutSeconds);
+    const outcome = this.tokens.outcome(taskToken);
+    const event = (payload as Json | null)?.Payload ?? payload;
+    if ((this.options.approvalMode ?? 'approver') === 'handler' || this.options.bindings?.[plan.stateName]) {
+      await this.invoke(plan, event, executionName);
+    } else {
+      const approver = this.options.approver ?? autoApprover();
+      // The approver may answer later (a prompt) or never (the Task's TimeoutSeconds decides).
+      void approver
+        .requestApproval(
+          { taskToken, executionName, payload: asJson(event), timeoutSeconds: plan.timeoutSeconds },
+          this.tokens,
+        )
+        .catch((error: unknown) => {
+          if (this.tokens.isOpen(taskToken))
+            void this.tokens.sendTaskFailure(taskToken, 'Local.ApproverFailed', String(error));
+        });
+    }
+    const settled = await outcome;
+    if (settled.kind === 'success') return settled.output;
+    const failure = new Error(settled.cause ?? '');
+    failure.name = settled.error;
+    throw failure;
+  }
+}

@@ -1,0 +1,197 @@
+import { describe, expect, it } from 'vitest';
+import { type Approver, approverFromArgs, fixedApprover, silentApprover } from '../../local/approver.js';
+import { functionFolderOf, LocalWorkflowRunner, RunnerSetupError } from '../../local/runner.js';
+import { TaskTokenError } from '../../local/task-tokens.js';
+
+// A small definition shaped like the real one (direct-ARN Tasks, a waitForTaskToken approval),
+// so the runner's own behaviour is tested without the other parts' handlers.
+const definition = {
+  StartAt: 'Prepare',
+  States: {
+    Prepare: {
+      Type: 'Task',
+      Resource: '${PreflightFunctionArn}',
+      Parameters: { 'n.$': '$.n' },
+      ResultPath: '$.preflight',
+      Retry: [{ ErrorEquals: ['Redrive.Transient'], IntervalSeconds: 5, MaxAttempts: 2 }],
+      Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'RecordFailure' }],
+      Next: 'RequestApproval',
+    },
+    RequestApproval: {
+      Type: 'Task',
+      Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
+      TimeoutSeconds: 3600,
+      Parameters: {
+        FunctionName: '${RequestApprovalFunctionArn}',
+        Payload: {
+          'preflight.$': '$.preflight',
+          'taskToken.$': '$$.Task.Token',
+          'name.$': '$$.Execution.Name',
+        },
+      },
+      ResultPath: '$.approval',
+      Catch: [{ ErrorEquals: ['States.Timeout'], ResultPath: '$.error', Next: 'ApprovalExpired' }],
+      Next: 'Pause',
+    },
+    Pause: { Type: 'Wait', Seconds: 30, Next: 'Done' },
+    Done: { Type: 'Succeed' },
+    ApprovalExpired: { Type: 'Fail', Error: 'ApprovalExpired', Cause: 'approval expired, nothing moved' },
+    RecordFailure: { Type: 'Pass', Next: 'Failed' },
+    Failed: { Type: 'Fail', Error: 'Failed' },
+  },
+};
+
+function failing(name: string, message: string): Error {
+  const error = new Error(message);
+  error.name = name;
+  return error;
+}
+
+describe('local runner', () => {
+  it('binds each Task by state name to the function its placeholder names', () => {
+    const runner = new LocalWorkflowRunner({ definition });
+    expect(runner.taskBindings()).toEqual({ Prepare: 'preflight', RequestApproval: 'request-approval' });
+    expect(functionFolderOf('MoveTaskFunctionArn')).toBe('move-task');
+    const text = JSON.stringify(runner.definition);
+    expect(text).toContain('"arn:aws:lambda:us-east-1:123456789012:function:PreflightFunction"');
+    expect(text).not.toContain('${');
+  });
+
+  it('refuses a definition with a placeholder no substitution resolves, naming it', () => {
+    const withQueue = structuredClone(definition) as { States: Record<string, Record<string, unknown>> };
+    (withQueue.States.Prepare as { Parameters: Record<string, string> }).Parameters.queue =
+      '${ParkingQueueUrl}';
+    expect(() => new LocalWorkflowRunner({ definition: withQueue })).toThrow(/\$\{ParkingQueueUrl\}/);
+    expect(() => new LocalWorkflowRunner({ definition: withQueue })).toThrow(RunnerSetupError);
+    const ok = new LocalWorkflowRunner({
+      definition: withQueue,
+      substitutions: { ParkingQueueUrl: 'http://q/parking' },
+    });
+    expect(JSON.stringify(ok.definition)).toContain('http://q/parking');
+  });
+
+  it('retries a Redrive.Transient error, passes a Lambda-like context, and counts each retry as a transition', async () => {
+    let calls = 0;
+    let remaining = -1;
+    const runner = new LocalWorkflowRunner({
+      definition,
+      retryIntervalMs: 1,
+      waitScale: 0.001,
+      lambdaTimeoutMs: 20_000,
+      approver: fixedApprover('approved', 'alice'),
+      bindings: {
+        Prepare: async (payload, { context }) => {
+          calls += 1;
+          remaining = context.getRemainingTimeInMillis();
+          if (calls === 1) throw failing('Redrive.Transient', 'throttled');
+          return { depth: (payload as { n: number }).n * 2 };
+        },
+      },
+    });
+    const result = await runner.run({ n: 21 }, 'retry-run');
+    expect(result.status).toBe('SUCCEEDED');
+    expect(result.output).toMatchObject({
+      preflight: { depth: 42 },
+      approval: { decision: 'approved', approvedBy: 'alice' },
+    });
+    expect(calls).toBe(2);
+    expect(remaining).toBeGreaterThan(15_000);
+    expect(remaining).toBeLessThanOrEqual(20_000);
+    expect(result.path).toEqual(['Prepare', 'RequestApproval', 'Pause', 'Done']);
+    expect(result.stateTransitions).toBe(5);
+    expect(result.durationMs).toBeLessThan(5_000);
+  });
+
+  it('hands a non-retryable error to Catch under its name with a Lambda-shaped JSON cause', async () => {
+    const runner = new LocalWorkflowRunner({
+      definition,
+      bindings: {
+        Prepare: async () => {
+          throw failing('Redrive.InvalidInput', 'dlqArn: must be an SQS ARN');
+        },
+      },
+    });
+    const result = await runner.run({ n: 1 });
+    expect(result.status).toBe('FAILED');
+    expect(result.error).toBe('Failed');
+    expect(result.invocations).toEqual({ Prepare: 1 });
+    const caught = result.events.find((e) => e.type === 'StateFailed') as { Error: string; Cause: string };
+    expect(caught.Error).toBe('Redrive.InvalidInput');
+    expect(JSON.parse(caught.Cause)).toMatchObject({
+      errorType: 'Redrive.InvalidInput',
+      errorMessage: 'dlqArn: must be an SQS ARN',
+    });
+  });
+
+  it('gives the approver a token through $$.Task.Token and returns its answer as the Task result', async () => {
+    const seen: unknown[] = [];
+    const approver: Approver = {
+      name: 'spy',
+      async requestApproval(request, callbacks) {
+        seen.push(request);
+        await callbacks.sendTaskSuccess(request.taskToken, {
+          decision: 'rejected',
+          approvedBy: 'bob',
+          reason: 'no',
+        });
+      },
+    };
+    const runner = new LocalWorkflowRunner({
+      definition,
+      approver,
+      waitScale: 0.001,
+      bindings: { Prepare: async () => ({ depth: 3 }) },
+    });
+    const result = await runner.run({ n: 1 }, 'token-run');
+    const request = seen[0] as { taskToken: string; payload: { taskToken: string; name: string } };
+    expect(request.payload.taskToken).toBe(request.taskToken);
+    expect(request.payload.name).toBe('token-run');
+    expect(result.taskResults.RequestApproval).toEqual({
+      decision: 'rejected',
+      approvedBy: 'bob',
+      reason: 'no',
+    });
+    await expect(runner.tokens.sendTaskSuccess(request.taskToken, {})).rejects.toMatchObject({
+      name: 'TaskTimedOut',
+    });
+  });
+
+  it('C17 the approval TimeoutSeconds, shortened through the runner, ends the run ApprovalExpired and closes the token', async () => {
+    let token = '';
+    const approver: Approver = {
+      name: 'late',
+      async requestApproval(request) {
+        token = request.taskToken;
+      },
+    };
+    const runner = new LocalWorkflowRunner({
+      definition,
+      approver,
+      timeoutSecondsOverrides: { RequestApproval: 1 },
+      bindings: { Prepare: async () => ({ depth: 3 }) },
+    });
+    const result = await runner.run({ n: 1 });
+    expect(result.status).toBe('FAILED');
+    expect(result.error).toBe('ApprovalExpired');
+    expect(result.path).toEqual(['Prepare', 'RequestApproval', 'ApprovalExpired']);
+    expect(token).not.toBe('');
+    const late = runner.tokens.sendTaskSuccess(token, { decision: 'approved' });
+    await expect(late).rejects.toBeInstanceOf(TaskTokenError);
+    await expect(runner.tokens.sendTaskSuccess(token, {})).rejects.toMatchObject({ name: 'TaskTimedOut' });
+    await expect(runner.tokens.sendTaskSuccess('garbled', {})).rejects.toMatchObject({
+      name: 'InvalidToken',
+    });
+    expect(silentApprover().name).toBe('silent');
+  });
+
+  it('chooses the approver from flags: --approve, --reject, auto when not a terminal, and names bad flags', async () => {
+    expect((await approverFromArgs(['--approve'], true)).name).toBe('approve');
+    expect((await approverFromArgs(['--reject'], false)).name).toBe('reject');
+    expect((await approverFromArgs([], false)).name).toBe('auto');
+    expect((await approverFromArgs([], true)).name).toBe('prompt');
+    await expect(approverFromArgs(['--approve', '--reject'], false)).rejects.toThrow(/at most one/);
+    await expect(approverFromArgs(['--approve-via', 'pigeon'], false)).rejects.toThrow(
+      /--approve-via: unknown approver "pigeon"/,
+    );
+  });
+});
