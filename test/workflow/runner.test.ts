@@ -3,6 +3,9 @@ import { type Approver, approverFromArgs, fixedApprover, silentApprover } from '
 import { functionFolderOf, LocalWorkflowRunner, RunnerSetupError } from '../../local/runner.js';
 import { TaskTokenError } from '../../local/task-tokens.js';
 
+// ASL placeholders (`${Name}`) are literal text here, substituted by the runner like CDK would.
+const ph = (name: string): string => `$\{${name}}`;
+
 // A small definition shaped like the real one (direct-ARN Tasks, a waitForTaskToken approval),
 // so the runner's own behaviour is tested without the other parts' handlers.
 const definition = {
@@ -10,7 +13,7 @@ const definition = {
   States: {
     Prepare: {
       Type: 'Task',
-      Resource: '${PreflightFunctionArn}',
+      Resource: ph('PreflightFunctionArn'),
       Parameters: { 'n.$': '$.n' },
       ResultPath: '$.preflight',
       Retry: [{ ErrorEquals: ['Redrive.Transient'], IntervalSeconds: 5, MaxAttempts: 2 }],
@@ -22,7 +25,7 @@ const definition = {
       Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
       TimeoutSeconds: 3600,
       Parameters: {
-        FunctionName: '${RequestApprovalFunctionArn}',
+        FunctionName: ph('RequestApprovalFunctionArn'),
         Payload: {
           'preflight.$': '$.preflight',
           'taskToken.$': '$$.Task.Token',
@@ -60,7 +63,7 @@ describe('local runner', () => {
   it('refuses a definition with a placeholder no substitution resolves, naming it', () => {
     const withQueue = structuredClone(definition) as { States: Record<string, Record<string, unknown>> };
     (withQueue.States.Prepare as { Parameters: Record<string, string> }).Parameters.queue =
-      '${ParkingQueueUrl}';
+      ph('ParkingQueueUrl');
     expect(() => new LocalWorkflowRunner({ definition: withQueue })).toThrow(/\$\{ParkingQueueUrl\}/);
     expect(() => new LocalWorkflowRunner({ definition: withQueue })).toThrow(RunnerSetupError);
     const ok = new LocalWorkflowRunner({
@@ -115,7 +118,10 @@ describe('local runner', () => {
     expect(result.status).toBe('FAILED');
     expect(result.error).toBe('Failed');
     expect(result.invocations).toEqual({ Prepare: 1 });
-    const caught = result.events.find((e) => e.type === 'StateFailed') as { Error: string; Cause: string };
+    const caught = result.events.find((e) => e.type === 'StateFailed') as unknown as {
+      Error: string;
+      Cause: string;
+    };
     expect(caught.Error).toBe('Redrive.InvalidInput');
     expect(JSON.parse(caught.Cause)).toMatchObject({
       errorType: 'Redrive.InvalidInput',
