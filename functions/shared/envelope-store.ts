@@ -1,0 +1,527 @@
+/**
+ * The envelope store (docs/contracts.md "Stores"): envelopes of DLQ messages in the pipeline table,
+ * bodies byte-exact as DynamoDB Binary, large bodies in chunk items (case C14).
+ *
+ * ## Why writes stay idempotent although BatchWriteItem cannot be conditional
+ *
+ * BatchWriteItem only has unconditional Put/Delete, and a Put replaces the whole item: a blind
+ * re-put of an envelope would reset `firstSeenAt` and, worse, a `state` the workflow already moved
+ * on (REDRIVEN, PARKED...). So {@link EnvelopeStore.putEnvelopes} splits each group of 25:
+ *
+ * 1. `BatchGetItem` (keys only) finds which envelopes already exist.
+ * 2. New envelopes: their chunk items first (content-addressed by MessageId and index, identical
+ *    on every write, so safe to overwrite), then the envelope items, in `BatchWriteItem` Puts.
+ *    An envelope nobody has seen before cannot have a state other than IN_DLQ, and the workflow
+ *    only starts after triage, so the blind Put overwrites nothing of value. Two concurrent
+ *    triage runs writing the same new message both write IN_DLQ and identical derived fields;
+ *    only `firstSeenAt` may move by the gap between them.
+ * 3. Existing envelopes: `UpdateItem` setting only observation fields (`lastSeenAt`,
+ *    `receiveCount`, `systemAttributes`, `incidentId` if absent) with `attribute_exists(pk)`:
+ *    `firstSeenAt`, `state` and `stateReason` are never touched.
+ *
+ * `UnprocessedItems` / `UnprocessedKeys` are re-sent with exponential backoff and full jitter
+ * until they are empty or the deadline passes (case C22); the result reports what was left.
+ *
+ * @see https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchWriteItem.html
+ * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html (400 KB items)
+ */
+import {
+  BatchGetCommand,
+  BatchWriteCommand,
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { documentClient } from './clients.js';
+import { BODY_CHUNK_BYTES, type EnvelopeWrite } from './envelope.js';
+import { awsErrorName, isRetryable, RedriveError } from './errors.js';
+import { sha256Hex } from './idempotency-key.js';
+import type { Envelope, EnvelopeState } from './model.js';
+import { DEFAULT_TABLE_NAME, keys, TABLE } from './table.js';
+
+export type { EnvelopeWrite } from './envelope.js';
+
+/** An envelope as read back; `inlineBody` holds the body bytes when they are stored inline. */
+export interface StoredEnvelope extends Envelope {
+  inlineBody?: Uint8Array;
+}
+
+/** Result of {@link EnvelopeStore.putEnvelopes}. */
+export interface PutEnvelopesResult {
+  /** Envelopes now stored (new or updated). */
+  written: number;
+  /** Envelopes not stored because the deadline passed with their writes still unprocessed. */
+  unprocessed: number;
+  /** Envelopes that did not exist before this call. */
+  created: number;
+  /** MessageIds of the unprocessed envelopes. */
+  unprocessedMessageIds: string[];
+}
+
+/** Progress of a partial inventory (`DLQ#<dlqArn>` / `CURSOR`). */
+export interface InventoryCursor {
+  dlqArn: string;
+  incidentId: string;
+  /** Dedupe key of the alarm transition that started the inventory. */
+  dedupeKey: string;
+  /** Runs so far. */
+  runs: number;
+  /** Envelopes stored so far, across runs. */
+  inventoried: number;
+  /** Why the last run stopped (budget, time, in-flight page limit). */
+  reason: string;
+  updatedAt: string;
+}
+
+/** The envelope store's operations. */
+export interface EnvelopeStore {
+  /**
+   * Writes envelopes idempotently (see the module comment).
+   * @param opts.deadlineMs - stop retrying unprocessed items at this time, epoch milliseconds
+   *   (a value below 10^12 is read as a duration in milliseconds from now).
+   */
+  putEnvelopes(items: readonly EnvelopeWrite[], opts: { deadlineMs: number }): Promise<PutEnvelopesResult>;
+  getEnvelope(dlqArn: string, messageId: string): Promise<StoredEnvelope | undefined>;
+  /** Every envelope of one DLQ, paginated lazily (chunk items skipped). */
+  listEnvelopes(dlqArn: string): AsyncIterable<StoredEnvelope>;
+  /** Every envelope carrying this idempotency key, across DLQs and MessageIds (GSI `byIdempotencyKey`). */
+  findByIdempotencyKey(key: string): Promise<StoredEnvelope[]>;
+  /**
+   * Moves an envelope to a state, with the reason for PARKED / DISCARDED.
+   * @param opts.expectedState - only when the envelope is currently in this state.
+   * @throws RedriveError code CONFLICT when the envelope does not exist or is not in `expectedState`.
+   */
+  setState(
+    dlqArn: string,
+    messageId: string,
+    state: EnvelopeState,
+    reason?: string,
+    opts?: { expectedState?: EnvelopeState },
+  ): Promise<void>;
+  /**
+   * The body's exact bytes (inline or reassembled from chunks), checked against `bodySha256`.
+   * @throws RedriveError code INTERNAL when chunks are missing or the hash does not match.
+   */
+  readBody(envelope: Envelope): Promise<Uint8Array>;
+  getCursor(dlqArn: string): Promise<InventoryCursor | undefined>;
+  putCursor(cursor: InventoryCursor): Promise<void>;
+  clearCursor(dlqArn: string): Promise<void>;
+}
+
+/** Options of {@link createEnvelopeStore}. */
+export interface EnvelopeStoreOptions {
+  /** @default the shared document client (`clients.ts`) */
+  client?: DynamoDBDocumentClient;
+  /** @default process.env.TABLE_NAME ?? 'dlq-redrive' */
+  tableName?: string;
+  /** Backoff of unprocessed-item retries, milliseconds. @default { baseMs: 50, maxMs: 2000 } */
+  backoff?: { baseMs: number; maxMs: number };
+  /** Parallel groups of 25 within one putEnvelopes call. @default 4 */
+  concurrency?: number;
+}
+
+const BATCH = 25;
+// 16 MB request limit: stay under it whatever the chunk sizes are.
+const MAX_BATCH_BYTES = 12 * 1024 * 1024;
+const ENVELOPE = 'envelope';
+const CHUNK = 'chunk';
+
+type Item = Record<string, unknown>;
+type WriteRequest = { PutRequest: { Item: Item } };
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const workers = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await fn(item);
+    }
+  });
+  await Promise.all(workers);
+}
+
+function fromItem(item: Item): StoredEnvelope {
+  const {
+    pk: _pk,
+    sk: _sk,
+    gsi1pk: _g1,
+    gsi1sk: _g2,
+    entity: _e,
+    body,
+    stateChangedAt: _s,
+    ...rest
+  } = item as Item & { body?: Uint8Array };
+  const envelope = rest as unknown as StoredEnvelope;
+  if (body !== undefined) envelope.inlineBody = body;
+  return envelope;
+}
+
+/**
+ * Creates the envelope store.
+ *
+ * @example
+ * const store = createEnvelopeStore();
+ * const { written, unprocessed } = await store.putEnvelopes(writes, { deadlineMs: Date.now() + 10_000 });
+ */
+export function createEnvelopeStore(options: EnvelopeStoreOptions = {}): EnvelopeStore {
+  const client = () => options.client ?? documentClient();
+  const table = options.tableName ?? process.env.TABLE_NAME ?? DEFAULT_TABLE_NAME;
+  const backoff = options.backoff ?? { baseMs: 50, maxMs: 2000 };
+  const concurrency = options.concurrency ?? 4;
+
+  const delay = (attempt: number, deadline: number) => {
+    const cap = Math.min(backoff.maxMs, backoff.baseMs * 2 ** attempt);
+    return Math.max(0, Math.min(Math.random() * cap, deadline - Date.now()));
+  };
+
+  function envelopeKey(dlqArn: string, messageId: string) {
+    return { pk: keys.dlq(dlqArn), sk: keys.message(messageId) };
+  }
+
+  function envelopeItem(w: EnvelopeWrite): Item {
+    const e = w.envelope;
+    const item: Item = {
+      ...e,
+      ...envelopeKey(e.dlqArn, e.messageId),
+      [TABLE.keyIndex.partitionKey]: keys.idempotencyKey(e.idempotencyKey),
+      [TABLE.keyIndex.sortKey]: `${keys.dlq(e.dlqArn)}#${keys.message(e.messageId)}`,
+      entity: ENVELOPE,
+    };
+    if (!e.bodyChunked) item.body = w.body;
+    return item;
+  }
+
+  function chunkItems(w: EnvelopeWrite): Item[] {
+    const e = w.envelope;
+    const items: Item[] = [];
+    for (let i = 0; i < e.bodyChunks; i++) {
+      items.push({
+        pk: keys.dlq(e.dlqArn),
+        sk: keys.chunk(e.messageId, i),
+        entity: CHUNK,
+        messageId: e.messageId,
+        index: i,
+        data: w.body.subarray(i * BODY_CHUNK_BYTES, (i + 1) * BODY_CHUNK_BYTES),
+      });
+    }
+    return items;
+  }
+
+  /** Writes requests in batches of 25 (and under the request byte limit); returns what is left. */
+  async function batchWrite(requests: WriteRequest[], deadline: number): Promise<WriteRequest[]> {
+    const left: WriteRequest[] = [];
+    const batches: WriteRequest[][] = [];
+    let current: WriteRequest[] = [];
+    let bytes = 0;
+    for (const r of requests) {
+      const size = itemBytes(r.PutRequest.Item);
+      if (current.length === BATCH || (current.length > 0 && bytes + size > MAX_BATCH_BYTES)) {
+        batches.push(current);
+        current = [];
+        bytes = 0;
+      }
+      current.push(r);
+      bytes += size;
+    }
+    if (current.length > 0) batches.push(current);
+    for (const batch of batches) {
+      let pending = batch;
+      for (let attempt = 0; pending.length > 0; attempt++) {
+        try {
+          const out = await client().send(new BatchWriteCommand({ RequestItems: { [table]: pending } }));
+          pending = (out.UnprocessedItems?.[table] ?? []) as WriteRequest[];
+        } catch (error) {
+          if (!isRetryable(error)) throw error;
+        }
+        if (pending.length === 0) break;
+        if (Date.now() >= deadline) break;
+        await sleep(delay(attempt, deadline));
+      }
+      left.push(...pending);
+    }
+    return left;
+  }
+
+  /** Keys (pk/sk) of the envelopes that already exist; unchecked keys after the deadline in `unchecked`. */
+  async function existing(
+    group: readonly EnvelopeWrite[],
+    deadline: number,
+  ): Promise<{ found: Set<string>; unchecked: Set<string> }> {
+    let pending = group.map((w) => envelopeKey(w.envelope.dlqArn, w.envelope.messageId));
+    const found = new Set<string>();
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      try {
+        const out = await client().send(
+          new BatchGetCommand({
+            RequestItems: { [table]: { Keys: pending, ProjectionExpression: 'pk, sk' } },
+          }),
+        );
+        for (const item of out.Responses?.[table] ?? []) found.add(`${item.pk}|${item.sk}`);
+        pending = (out.UnprocessedKeys?.[table]?.Keys ?? []) as typeof pending;
+      } catch (error) {
+        if (!isRetryable(error)) throw error;
+      }
+      if (pending.length === 0 || Date.now() >= deadline) break;
+      await sleep(delay(attempt, deadline));
+    }
+    return { found, unchecked: new Set(pending.map((k) => `${k.pk}|${k.sk}`)) };
+  }
+
+  /** Observation-only update of an existing envelope; false when it vanished meanwhile. */
+  async function touch(w: EnvelopeWrite): Promise<boolean> {
+    const e = w.envelope;
+    try {
+      await client().send(
+        new UpdateCommand({
+          TableName: table,
+          Key: envelopeKey(e.dlqArn, e.messageId),
+          ConditionExpression: 'attribute_exists(pk)',
+          UpdateExpression:
+            'SET lastSeenAt = :seen, receiveCount = :rc, systemAttributes = :sys' +
+            (e.incidentId !== undefined ? ', incidentId = if_not_exists(incidentId, :inc)' : ''),
+          ExpressionAttributeValues: {
+            ':seen': e.lastSeenAt,
+            ':rc': e.receiveCount,
+            ':sys': e.systemAttributes,
+            ...(e.incidentId !== undefined ? { ':inc': e.incidentId } : {}),
+          },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (awsErrorName(error) === 'ConditionalCheckFailedException') return false;
+      throw error;
+    }
+  }
+
+  async function putGroup(group: readonly EnvelopeWrite[], deadline: number, result: PutEnvelopesResult) {
+    const { found, unchecked } = await existing(group, deadline);
+    const fresh: EnvelopeWrite[] = [];
+    const failed: string[] = [];
+    const updates: EnvelopeWrite[] = [];
+    for (const w of group) {
+      const k = `${keys.dlq(w.envelope.dlqArn)}|${keys.message(w.envelope.messageId)}`;
+      if (unchecked.has(k)) failed.push(w.envelope.messageId);
+      else if (found.has(k)) updates.push(w);
+      else fresh.push(w);
+    }
+    let written = 0;
+    await pool(updates, 8, async (w) => {
+      if (await touch(w)) written++;
+      else fresh.push(w);
+    });
+    // Chunks before envelopes: an envelope item never points at chunks that are not there.
+    const chunkLeft = await batchWrite(
+      fresh.flatMap((w) => chunkItems(w).map((Item) => ({ PutRequest: { Item } }))),
+      deadline,
+    );
+    const chunkFailed = new Set(chunkLeft.map((r) => String(r.PutRequest.Item.messageId)));
+    const toPut = fresh.filter((w) => !chunkFailed.has(w.envelope.messageId));
+    failed.push(...chunkFailed);
+    const envLeft = await batchWrite(
+      toPut.map((w) => ({ PutRequest: { Item: envelopeItem(w) } })),
+      deadline,
+    );
+    const envFailed = envLeft.map((r) => String(r.PutRequest.Item.messageId));
+    failed.push(...envFailed);
+    written += toPut.length - envFailed.length;
+    result.written += written;
+    result.created += toPut.length - envFailed.length;
+    result.unprocessed += failed.length;
+    result.unprocessedMessageIds.push(...failed);
+  }
+
+  return {
+    async putEnvelopes(items, opts) {
+      const deadline = opts.deadlineMs < 1e12 ? Date.now() + opts.deadlineMs : opts.deadlineMs;
+      const unique = new Map<string, EnvelopeWrite>();
+      for (const w of items) unique.set(`${w.envelope.dlqArn}|${w.envelope.messageId}`, w);
+      const all = [...unique.values()];
+      const groups: EnvelopeWrite[][] = [];
+      for (let i = 0; i < all.length; i += BATCH) groups.push(all.slice(i, i + BATCH));
+      const result: PutEnvelopesResult = {
+        written: 0,
+        unprocessed: 0,
+        created: 0,
+        unprocessedMessageIds: [],
+      };
+      await pool(groups, concurrency, (group) => putGroup(group, deadline, result));
+      return result;
+    },
+
+    async getEnvelope(dlqArn, messageId) {
+      const out = await client().send(
+        new GetCommand({ TableName: table, Key: envelopeKey(dlqArn, messageId) }),
+      );
+      return out.Item ? fromItem(out.Item) : undefined;
+    },
+
+    listEnvelopes(dlqArn) {
+      return {
+        async *[Symbol.asyncIterator]() {
+          let start: Record<string, unknown> | undefined;
+          do {
+            const out = await client().send(
+              new QueryCommand({
+                TableName: table,
+                KeyConditionExpression: 'pk = :pk AND begins_with(sk, :msg)',
+                FilterExpression: 'entity = :envelope',
+                ExpressionAttributeValues: { ':pk': keys.dlq(dlqArn), ':msg': 'MSG#', ':envelope': ENVELOPE },
+                ...(start ? { ExclusiveStartKey: start } : {}),
+              }),
+            );
+            for (const item of out.Items ?? []) yield fromItem(item);
+            start = out.LastEvaluatedKey;
+          } while (start);
+        },
+      };
+    },
+
+    async findByIdempotencyKey(key) {
+      const found: StoredEnvelope[] = [];
+      let start: Record<string, unknown> | undefined;
+      do {
+        const out = await client().send(
+          new QueryCommand({
+            TableName: table,
+            IndexName: TABLE.keyIndex.name,
+            KeyConditionExpression: '#pk = :pk',
+            ExpressionAttributeNames: { '#pk': TABLE.keyIndex.partitionKey },
+            ExpressionAttributeValues: { ':pk': keys.idempotencyKey(key) },
+            ...(start ? { ExclusiveStartKey: start } : {}),
+          }),
+        );
+        for (const item of out.Items ?? []) found.push(fromItem(item));
+        start = out.LastEvaluatedKey;
+      } while (start);
+      return found;
+    },
+
+    async setState(dlqArn, messageId, state, reason, opts = {}) {
+      const condition =
+        opts.expectedState !== undefined
+          ? 'attribute_exists(pk) AND #state = :expected'
+          : 'attribute_exists(pk)';
+      try {
+        await client().send(
+          new UpdateCommand({
+            TableName: table,
+            Key: envelopeKey(dlqArn, messageId),
+            ConditionExpression: condition,
+            UpdateExpression:
+              reason !== undefined
+                ? 'SET #state = :state, stateReason = :reason, stateChangedAt = :now'
+                : 'SET #state = :state, stateChangedAt = :now REMOVE stateReason',
+            ExpressionAttributeNames: { '#state': 'state' },
+            ExpressionAttributeValues: {
+              ':state': state,
+              ':now': new Date().toISOString(),
+              ...(reason !== undefined ? { ':reason': reason } : {}),
+              ...(opts.expectedState !== undefined ? { ':expected': opts.expectedState } : {}),
+            },
+          }),
+        );
+      } catch (error) {
+        if (awsErrorName(error) === 'ConditionalCheckFailedException') {
+          throw new RedriveError(
+            'CONFLICT',
+            opts.expectedState !== undefined
+              ? `envelope ${messageId} in ${dlqArn} is missing or not in state ${opts.expectedState}`
+              : `no envelope ${messageId} in ${dlqArn}`,
+            { cause: error },
+          );
+        }
+        throw error;
+      }
+    },
+
+    async readBody(envelope) {
+      let bytes: Uint8Array;
+      if (!envelope.bodyChunked) {
+        const inline = (envelope as StoredEnvelope).inlineBody;
+        if (inline) bytes = inline;
+        else {
+          const out = await client().send(
+            new GetCommand({
+              TableName: table,
+              Key: envelopeKey(envelope.dlqArn, envelope.messageId),
+              ProjectionExpression: 'body',
+            }),
+          );
+          bytes = (out.Item?.body as Uint8Array | undefined) ?? new Uint8Array();
+        }
+      } else {
+        const parts: Uint8Array[] = [];
+        let start: Record<string, unknown> | undefined;
+        do {
+          const out = await client().send(
+            new QueryCommand({
+              TableName: table,
+              KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+              ExpressionAttributeValues: {
+                ':pk': keys.dlq(envelope.dlqArn),
+                ':prefix': `${keys.message(envelope.messageId)}#CHUNK#`,
+              },
+              ...(start ? { ExclusiveStartKey: start } : {}),
+            }),
+          );
+          for (const item of out.Items ?? []) parts.push(item.data as Uint8Array);
+          start = out.LastEvaluatedKey;
+        } while (start);
+        if (parts.length !== envelope.bodyChunks)
+          throw new RedriveError(
+            'INTERNAL',
+            `body of ${envelope.messageId}: found ${parts.length} of ${envelope.bodyChunks} chunks`,
+          );
+        bytes = new Uint8Array(Buffer.concat(parts));
+      }
+      if (bytes.byteLength !== envelope.bodyBytes || sha256Hex(bytes) !== envelope.bodySha256)
+        throw new RedriveError(
+          'INTERNAL',
+          `body of ${envelope.messageId} does not match its SHA-256 / byte length (${bytes.byteLength} of ${envelope.bodyBytes} bytes)`,
+        );
+      return bytes;
+    },
+
+    async getCursor(dlqArn) {
+      const out = await client().send(
+        new GetCommand({ TableName: table, Key: { pk: keys.dlq(dlqArn), sk: keys.cursor } }),
+      );
+      if (!out.Item) return undefined;
+      const { pk: _pk, sk: _sk, ...cursor } = out.Item;
+      return cursor as InventoryCursor;
+    },
+
+    async putCursor(cursor) {
+      await client().send(
+        new PutCommand({
+          TableName: table,
+          Item: { pk: keys.dlq(cursor.dlqArn), sk: keys.cursor, ...cursor },
+        }),
+      );
+    },
+
+    async clearCursor(dlqArn) {
+      await client().send(
+        new DeleteCommand({ TableName: table, Key: { pk: keys.dlq(dlqArn), sk: keys.cursor } }),
+      );
+    },
+  };
+}
+
+/** Rough DynamoDB size of an item, bytes (names + values); enough to keep requests under 16 MB. */
+function itemBytes(item: Item): number {
+  let n = 0;
+  for (const [k, v] of Object.entries(item)) {
+    n += k.length;
+    if (v instanceof Uint8Array) n += v.byteLength;
+    else if (typeof v === 'string') n += Buffer.byteLength(v);
+    else n += Buffer.byteLength(JSON.stringify(v) ?? '');
+  }
+  return n;
+}
