@@ -1,0 +1,430 @@
+/**
+ * The input of a redrive execution, whoever starts it: triage (after an alarm) or an operator in
+ * the Step Functions console. `ValidateInput`, the first state, parses it with
+ * {@link ExecutionInput} before anything else happens and turns it into an {@link ExecutionPlan}
+ * (`$.plan`). `statemachines/execution-input.schema.json` is generated from this schema
+ * (`npm run schemas`), never edited by hand.
+ *
+ * Every problem is reported at once, each naming its field (case C20):
+ * `dlqArn: is required`, `dlqArn: must be an SQS ARN, got a queue URL (use arn:aws:sqs:...)`,
+ * `maxRate: must be an integer 1..500, got "fifty"`, `sampleSize: must be >= 1 ...`,
+ * `mode: must be one of redrive, sample-only, dry-run, got "delete-all"`,
+ * `samplesize: is not an execution input field (did you mean sampleSize?)`.
+ *
+ * The input must carry no random or time-of-call fields: a retried start must send byte-identical
+ * input to be idempotent (case C19), so nothing here is a timestamp or a generated id.
+ *
+ * @see https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_StartMessageMoveTask.html
+ */
+import { z } from 'zod';
+
+/** What an execution may do. `redrive`: sample, verify, then ramped move task. */
+export const REDRIVE_MODES = ['redrive', 'sample-only', 'dry-run'] as const;
+export type RedriveMode = (typeof REDRIVE_MODES)[number];
+
+/** StartMessageMoveTask's cap, messages per second. */
+export const MAX_MOVE_RATE = 500;
+/** Upper bound of a sample: each sampled message is one receive/send/delete round trip. */
+export const MAX_SAMPLE_SIZE = 100;
+/** Longest dwell per ramp step, seconds. */
+export const MAX_DWELL_SECONDS = 3600;
+/** Longest verification margin, seconds. */
+export const MAX_VERIFY_MARGIN_SECONDS = 3600;
+/** Most ramp steps: each step costs a few state transitions and at least one dwell. */
+export const MAX_RAMP_STEPS = 10;
+/** Default verification margin added to visibility timeout x maxReceiveCount, seconds. */
+export const DEFAULT_VERIFY_MARGIN_SECONDS = 30;
+
+/**
+ * An SQS queue ARN: `arn:<partition>:sqs:<region>:<12-digit account>:<name>`, where the name is
+ * 1-80 characters of `[A-Za-z0-9_-]`, a FIFO name ending in `.fifo` (counted in the 80).
+ *
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-queue-message-identifiers.html
+ */
+export const SQS_QUEUE_ARN_PATTERN =
+  /^arn:(aws|aws-cn|aws-us-gov|aws-iso|aws-iso-[a-z]|aws-eusc):sqs:([a-z]{2}(?:-[a-z]+)+-\d):(\d{12}):([A-Za-z0-9_-]{1,80}|[A-Za-z0-9_-]{1,75}\.fifo)$/;
+
+/** The parts of an SQS queue ARN. */
+export interface SqsArn {
+  partition: string;
+  region: string;
+  accountId: string;
+  /** Queue name, including `.fifo` for FIFO queues. */
+  queueName: string;
+  fifo: boolean;
+}
+
+/** Parses an SQS queue ARN, or returns undefined when `arn` is not one. */
+export function parseSqsArn(arn: string): SqsArn | undefined {
+  const match = SQS_QUEUE_ARN_PATTERN.exec(arn);
+  if (!match) return undefined;
+  const [, partition = '', region = '', accountId = '', queueName = ''] = match;
+  return { partition, region, accountId, queueName, fifo: queueName.endsWith('.fifo') };
+}
+
+/**
+ * When `value` looks like an SQS queue URL, the ARN it names (a hint for the error message), else
+ * undefined. Handles `https://sqs.<region>.amazonaws.com/<account>/<name>`, the legacy
+ * `https://<region>.queue.amazonaws.com/...` form and the `.com.cn` endpoints. The region of a
+ * URL without one (legacy `queue.amazonaws.com`, local endpoints) is shown as `<region>`.
+ *
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-queue-message-identifiers.html
+ */
+export function queueUrlToArnHint(value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return undefined;
+  const segments = url.pathname.split('/').filter((s) => s.length > 0);
+  const [accountId, queueName] = segments;
+  if (segments.length !== 2 || !accountId || !queueName || !/^\d{12}$/.test(accountId)) return undefined;
+  const host = url.hostname;
+  const region =
+    /^sqs\.([a-z0-9-]+)\.amazonaws\.com(\.cn)?$/.exec(host)?.[1] ??
+    /^([a-z0-9-]+)\.queue\.amazonaws\.com(\.cn)?$/.exec(host)?.[1] ??
+    '<region>';
+  const partition = host.endsWith('.cn') ? 'aws-cn' : 'aws';
+  return `arn:${partition}:sqs:${region}:${accountId}:${queueName}`;
+}
+
+/** A value as shown in an error message: JSON, cut to 60 characters. */
+function show(value: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+function given(issue: { input?: unknown }): string {
+  return `, got ${show(issue.input)}`;
+}
+
+const ARN_SHAPE = 'arn:aws:sqs:<region>:<account-id>:<queue-name>';
+
+/** An SQS queue ARN field; a queue URL is refused with the ARN it names as a hint. */
+function sqsArnField() {
+  return z
+    .string({
+      error: (issue) =>
+        issue.input === undefined ? 'is required' : `must be an SQS ARN (${ARN_SHAPE})${given(issue)}`,
+    })
+    .regex(SQS_QUEUE_ARN_PATTERN, {
+      error: (issue) => {
+        const hint = typeof issue.input === 'string' ? queueUrlToArnHint(issue.input) : undefined;
+        return hint
+          ? `must be an SQS ARN, got a queue URL (use ${hint})`
+          : `must be an SQS ARN (${ARN_SHAPE})${given(issue)}`;
+      },
+    });
+}
+
+/** An integer in `min..max`; every violation says the range and the value given. */
+function intField(min: number, max: number) {
+  const range = `an integer ${min}..${max}`;
+  return z
+    .number({ error: (issue) => `must be ${range}${given(issue)}` })
+    .int({ error: (issue) => `must be ${range}${given(issue)}` })
+    .min(min, { error: (issue) => `must be >= ${min} (${range})${given(issue)}` })
+    .max(max, { error: (issue) => `must be <= ${max} (${range})${given(issue)}` });
+}
+
+/** A non-blank string without control characters, at most `max` characters. */
+function textField(max: number) {
+  const rule = `must be a non-blank string of at most ${max} characters, without control characters`;
+  return z
+    .string({ error: (issue) => `${rule}${given(issue)}` })
+    .regex(new RegExp(`^(?=.*\\S)[^\\x00-\\x1F\\x7F]{1,${max}}$`), {
+      error: (issue) => `${rule}${given(issue)}`,
+    });
+}
+
+function boolField() {
+  return z.boolean({ error: (issue) => `must be true or false${given(issue)}` });
+}
+
+const shape = {
+  /**
+   * The DLQ to redrive, as an SQS queue ARN (`arn:aws:sqs:us-east-1:111122223333:orders-dlq`).
+   * Required. A queue URL is refused (the message names the ARN to use instead): URLs and ARNs
+   * are both accepted by different AWS APIs, and guessing the region of a legacy URL is unsafe.
+   */
+  dlqArn: sqsArnField().describe(
+    'Required. The DLQ to redrive, as an SQS queue ARN (arn:aws:sqs:<region>:<account-id>:<queue-name>); a queue URL is refused.',
+  ),
+  /**
+   * The incident this execution belongs to. Triage always sets it. A console start may omit it:
+   * ValidateInput then derives one deterministically (see docs/console.md). 1-128 printable
+   * characters, no whitespace.
+   */
+  incidentId: z
+    .string({ error: (issue) => `must be a string of 1-128 printable characters${given(issue)}` })
+    .regex(/^[\x21-\x7E]{1,128}$/, {
+      error: (issue) => `must be 1-128 printable characters without spaces${given(issue)}`,
+    })
+    .optional()
+    .describe('Set by triage. Console starts may omit it: ValidateInput derives one deterministically.'),
+  /**
+   * What to do. `redrive` (default): sample, verify, then ramped move task. `sample-only`: stop
+   * after the verified sample. `dry-run`: plan and preflight only, nothing moves.
+   * @default 'redrive'
+   */
+  mode: z
+    .enum(REDRIVE_MODES, {
+      error: (issue) => `must be one of ${REDRIVE_MODES.join(', ')}${given(issue)}`,
+    })
+    .optional()
+    .describe('redrive (default) | sample-only | dry-run (nothing moves).'),
+  /**
+   * A custom destination queue ARN for every message. Default: omitted, so each message goes back
+   * to the source queue it was dead-lettered from (DeadLetterQueueSourceArn; case C07). Must be the
+   * same queue type (FIFO or standard) as the DLQ (case C08) and not the DLQ itself.
+   * @default undefined (each message returns to its own source queue)
+   */
+  destinationArn: sqsArnField()
+    .optional()
+    .describe(
+      'Optional custom destination queue ARN. Default: each message returns to its own source queue. Same queue type as the DLQ.',
+    ),
+  /**
+   * Allows a custom `destinationArn` even when the DLQ is shared by several source queues (their
+   * messages would all go to the one destination; case C07). Only meaningful with `destinationArn`.
+   * @default false
+   */
+  allowCustomDestinationForSharedDlq: boolField()
+    .optional()
+    .describe(
+      'Override: allow destinationArn for a DLQ fed by several source queues. Needs destinationArn. Default false.',
+    ),
+  /**
+   * Messages in the sample redrive, integer 1..100.
+   * @default the queue registration's sampleSize (5)
+   */
+  sampleSize: intField(1, MAX_SAMPLE_SIZE)
+    .optional()
+    .describe(
+      'Messages redriven one by one and verified before the bulk move, 1..100. Default: registration (5).',
+    ),
+  /**
+   * Rates of the ramped move task, messages per second: 1-10 integers, each 1..500, strictly
+   * ascending, none above `maxRate`.
+   * @default the queue registration's rampRates ([5, 50, 200])
+   */
+  rampRates: z
+    .array(intField(1, MAX_MOVE_RATE), {
+      error: (issue) => `must be a list of integers 1..${MAX_MOVE_RATE}${given(issue)}`,
+    })
+    .min(1, { error: () => 'must list at least one rate' })
+    .max(MAX_RAMP_STEPS, { error: () => `must list at most ${MAX_RAMP_STEPS} rates` })
+    .superRefine((rates, ctx) => {
+      if (rates.some((r, i) => i > 0 && r <= (rates[i - 1] ?? 0))) {
+        ctx.addIssue({
+          code: 'custom',
+          input: rates,
+          message: `must be strictly ascending, got ${show(rates)}`,
+        });
+      }
+    })
+    .optional()
+    .describe(
+      'Move-task rates in messages/second, ascending, each 1..500. Default: registration ([5, 50, 200]).',
+    ),
+  /**
+   * Highest move-task rate, messages per second, integer 1..500 (the StartMessageMoveTask cap).
+   * Caps the registration's rampRates; given together with `rampRates`, no rate may exceed it.
+   * @default the highest of rampRates
+   */
+  maxRate: intField(1, MAX_MOVE_RATE)
+    .optional()
+    .describe('Highest move-task rate in messages/second, 1..500. Caps rampRates.'),
+  /**
+   * Seconds to dwell at each ramp step before the health gate, integer 1..3600.
+   * @default the queue registration's dwellSeconds (60)
+   */
+  dwellSeconds: intField(1, MAX_DWELL_SECONDS)
+    .optional()
+    .describe('Seconds at each ramp step before the health gate, 1..3600. Default: registration (60).'),
+  /**
+   * Seconds added to (source visibility timeout x maxReceiveCount) before the sample is verified,
+   * integer 0..3600.
+   * @default 30
+   */
+  verifyMarginSeconds: intField(0, MAX_VERIFY_MARGIN_SECONDS)
+    .optional()
+    .describe(
+      'Seconds added to visibility timeout x maxReceiveCount before verifying the sample, 0..3600. Default 30.',
+    ),
+  /**
+   * Discard (delete, with a recorded decision) messages classified poison or permanent instead of
+   * parking them.
+   * @default false
+   */
+  discardPoison: boolField()
+    .optional()
+    .describe('Delete poison/permanent messages (recorded) instead of parking them. Default false.'),
+  /**
+   * Who approved this redrive before starting it. Makes the start pre-approved (no Slack approval);
+   * accepted only when the queue registration has `allowPreApproved: true`.
+   */
+  approvedBy: textField(128)
+    .optional()
+    .describe('Pre-approved start: who approved it. Only when the queue registration has allowPreApproved.'),
+  /**
+   * Who started the execution (console user name, or `triage`).
+   * @default 'console'
+   */
+  requestedBy: textField(128)
+    .optional()
+    .describe("Who started it (console user, or 'triage'). Default 'console'."),
+};
+
+const FIELDS = Object.keys(shape);
+
+/** Edit distance, for "did you mean" on misspelt field names. */
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let diagonal = row[0] ?? 0;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const above = row[j] ?? 0;
+      row[j] = Math.min(above + 1, (row[j - 1] ?? 0) + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diagonal = above;
+    }
+  }
+  return row[b.length] ?? 0;
+}
+
+/** The known field a misspelt key probably meant, if any. */
+export function suggestField(key: string): string | undefined {
+  const folded = key.toLowerCase().replace(/[^a-z0-9]/g, '');
+  const exact = FIELDS.find((f) => f.toLowerCase() === folded);
+  if (exact) return exact;
+  let best: { field: string; d: number } | undefined;
+  for (const field of FIELDS) {
+    const d = distance(folded, field.toLowerCase());
+    if (d <= 2 && (!best || d < best.d)) best = { field, d };
+  }
+  return best?.field;
+}
+
+function unknownField(key: string): string {
+  const suggestion = suggestField(key);
+  return `is not an execution input field${suggestion ? ` (did you mean ${suggestion}?)` : ''}`;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Checks that span fields. They run even when other fields are invalid, so every problem is
+ * listed at once; each check looks only at fields that are themselves valid.
+ */
+function crossFieldChecks(value: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  const dlq = typeof value.dlqArn === 'string' ? parseSqsArn(value.dlqArn) : undefined;
+  const destinationArn = typeof value.destinationArn === 'string' ? value.destinationArn : undefined;
+  const destination = destinationArn === undefined ? undefined : parseSqsArn(destinationArn);
+  if (dlq && destination) {
+    if (dlq.fifo !== destination.fifo) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['destinationArn'],
+        input: destinationArn,
+        message: `queue types differ (FIFO vs standard): the DLQ is ${dlq.fifo ? 'FIFO' : 'standard'}, the destination is ${destination.fifo ? 'FIFO' : 'standard'}`,
+      });
+    }
+    if (destinationArn === value.dlqArn) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['destinationArn'],
+        input: destinationArn,
+        message: 'must differ from dlqArn (omit it to send each message back to its source queue)',
+      });
+    }
+  }
+  if (value.allowCustomDestinationForSharedDlq === true && value.destinationArn === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['allowCustomDestinationForSharedDlq'],
+      input: true,
+      message: 'only applies together with destinationArn',
+    });
+  }
+  const rates = value.rampRates;
+  const maxRate = value.maxRate;
+  if (Array.isArray(rates) && Number.isInteger(maxRate)) {
+    const above = rates.filter((r): r is number => typeof r === 'number' && r > (maxRate as number));
+    if (above.length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['rampRates'],
+        input: rates,
+        message: `must not exceed maxRate ${String(maxRate)}, got ${show(above)}`,
+      });
+    }
+  }
+}
+
+/**
+ * The execution input schema (console or triage). Strict: an unknown field (a typo such as
+ * `samplesize`) is a problem of its own, with a suggestion. Defaults are not applied here: they
+ * come from the queue registration when ValidateInput builds the {@link ExecutionPlan}.
+ *
+ * @example
+ * ```ts
+ * const input = parseOrThrow(ExecutionInput, event, 'execution input'); // throws Redrive.InvalidInput
+ * ```
+ */
+export const ExecutionInput = z
+  .object(shape, {
+    error: (issue) =>
+      issue.code === 'invalid_type' ? `must be a JSON object with at least dlqArn${given(issue)}` : undefined,
+  })
+  .catchall(z.custom<never>(() => false, { error: (issue) => unknownField(String(issue.path?.at(-1))) }))
+  .superRefine(crossFieldChecks, { when: (payload) => isRecord(payload.value) })
+  .describe('Input of a DLQ redrive execution (console or triage). Unknown fields are rejected.');
+
+/** The parsed execution input. See {@link ExecutionInput} for units, ranges and defaults. */
+export type ExecutionInput = z.output<z.ZodObject<typeof shape>>;
+
+/**
+ * The normalised, validated plan ValidateInput writes to `$.plan` (docs/contracts.md). Every field
+ * is present; defaults from the queue registration are applied. Later tasks parse it with this
+ * schema.
+ */
+export const ExecutionPlan = z
+  .object({
+    incidentId: z.string().min(1),
+    dlqArn: z.string(),
+    /** Queue URL of the DLQ, resolved with GetQueueUrl. */
+    dlqUrl: z.string(),
+    mode: z.enum(REDRIVE_MODES),
+    /** Custom destination; null: each message returns to its own source queue. */
+    destinationArn: z.string().nullable(),
+    allowCustomDestinationForSharedDlq: z.boolean(),
+    sampleSize: z.number().int().min(1).max(MAX_SAMPLE_SIZE),
+    /** Messages per second, ascending, each 1..500, capped by maxRate. */
+    rampRates: z.array(z.number().int().min(1).max(MAX_MOVE_RATE)).min(1),
+    /** Seconds. */
+    dwellSeconds: z.number().int().min(1),
+    /** Seconds. */
+    verifyMarginSeconds: z.number().int().min(0),
+    discardPoison: z.boolean(),
+    /** True when `approvedBy` was given and the registration allows pre-approved starts. */
+    preApproved: z.boolean(),
+    approvedBy: z.string().nullable(),
+    requestedBy: z.string(),
+    /** Where parked messages go; null when neither the registration nor PARKING_QUEUE_URL names one. */
+    parkingQueueUrl: z.string().nullable(),
+    /** Redrive count at which a message is parked instead of redriven (registration). */
+    maxRedrives: z.number().int().min(1),
+  })
+  .strict();
+export type ExecutionPlan = z.infer<typeof ExecutionPlan>;
