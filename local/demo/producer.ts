@@ -1,0 +1,77 @@
+/**
+ * The demo producer: order messages with the producer's own id in the body (`$.orderId`), a few
+ * of them poison (a payload the consumer rejects every time).
+ *
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessageBatch.html
+ */
+import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+
+/** Options of {@link produceOrders}. */
+export interface ProduceOptions {
+  /** How many messages. */
+  count: number;
+  /** Every n-th message is poison (0: none). @default 20 */
+  poisonEvery?: number;
+  /** First order number. @default 1 */
+  firstOrder?: number;
+}
+
+/** What was sent. */
+export interface Produced {
+  /** Order ids sent, in order. */
+  orderIds: string[];
+  /** Order ids of poison messages. */
+  poisonIds: string[];
+}
+
+/** The order id of order number `n` (`order-000042`). */
+export function orderId(n: number): string {
+  return `order-${String(n).padStart(6, '0')}`;
+}
+
+/** True for a payload the demo consumer rejects on every attempt. */
+export function isPoison(body: string): boolean {
+  try {
+    const order = JSON.parse(body) as { quantity?: unknown };
+    return typeof order.quantity !== 'number';
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * Sends `count` order messages in batches of 10 (the SQS maximum per batch).
+ * @throws Error when SQS reports a failed entry.
+ */
+export async function produceOrders(
+  sqs: SQSClient,
+  queueUrl: string,
+  options: ProduceOptions,
+): Promise<Produced> {
+  const poisonEvery = options.poisonEvery ?? 20;
+  const first = options.firstOrder ?? 1;
+  const orderIds: string[] = [];
+  const poisonIds: string[] = [];
+  for (let start = 0; start < options.count; start += 10) {
+    const entries = [];
+    for (let i = start; i < Math.min(start + 10, options.count); i++) {
+      const n = first + i;
+      const id = orderId(n);
+      const poison = poisonEvery > 0 && (i + 1) % poisonEvery === 0;
+      orderIds.push(id);
+      if (poison) poisonIds.push(id);
+      const body = poison
+        ? { orderId: id, sku: `SKU-${n % 97}`, quantity: 'two' }
+        : { orderId: id, sku: `SKU-${n % 97}`, quantity: (n % 5) + 1 };
+      entries.push({
+        Id: String(i),
+        MessageBody: JSON.stringify(body),
+        MessageAttributes: { 'content-type': { DataType: 'String', StringValue: 'application/json' } },
+      });
+    }
+    const out = await sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
+    if (out.Failed && out.Failed.length > 0)
+      throw new Error(`SendMessageBatch failed for ${out.Failed.length} entries: ${out.Failed[0]?.Message}`);
+  }
+  return { orderIds, poisonIds };
+}

@@ -1,0 +1,131 @@
+/**
+ * The demo's queues on the local SQS stand-in: a source queue with a redrive policy to its DLQ,
+ * and a parking queue for messages kept out of the bulk move.
+ *
+ * Short visibility timeouts keep a local run fast: a failing message reaches the DLQ after
+ * `maxReceiveCount` receives, one visibility timeout apart.
+ *
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html
+ */
+import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+
+/** URLs and ARNs of one source queue, its DLQ and its parking queue. */
+export interface DemoQueues {
+  sourceUrl: string;
+  sourceArn: string;
+  dlqUrl: string;
+  dlqArn: string;
+  parkingUrl: string;
+  parkingArn: string;
+  /** The source queue's visibility timeout, seconds. */
+  visibilityTimeoutSeconds: number;
+  maxReceiveCount: number;
+}
+
+/** Options of {@link createDemoQueues}. */
+export interface DemoQueueOptions {
+  /** Source queue name; the DLQ is `<name>-dlq`, the parking queue `<name>-parking`. @default 'orders' */
+  name?: string;
+  /** Source queue visibility timeout, seconds. @default 1 */
+  visibilityTimeoutSeconds?: number;
+  /** Receives before SQS moves a message to the DLQ. @default 3 */
+  maxReceiveCount?: number;
+  /** DLQ visibility timeout, seconds (inventory receives hide messages this long). @default 2 */
+  dlqVisibilityTimeoutSeconds?: number;
+  /** DLQ retention period, seconds. @default 1209600 (14 days) */
+  dlqRetentionSeconds?: number;
+}
+
+async function arnOf(sqs: SQSClient, queueUrl: string): Promise<string> {
+  const out = await sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
+  );
+  const arn = out.Attributes?.QueueArn;
+  if (!arn) throw new Error(`no QueueArn for ${queueUrl}`);
+  return arn;
+}
+
+/**
+ * Creates the DLQ, the parking queue and the source queue (with its redrive policy).
+ *
+ * @param sqs - an SQS client pointed at the local stack.
+ */
+export async function createDemoQueues(sqs: SQSClient, options: DemoQueueOptions = {}): Promise<DemoQueues> {
+  const name = options.name ?? 'orders';
+  const visibilityTimeoutSeconds = options.visibilityTimeoutSeconds ?? 1;
+  const maxReceiveCount = options.maxReceiveCount ?? 3;
+  const dlq = await sqs.send(
+    new CreateQueueCommand({
+      QueueName: `${name}-dlq`,
+      Attributes: {
+        VisibilityTimeout: String(options.dlqVisibilityTimeoutSeconds ?? 2),
+        MessageRetentionPeriod: String(options.dlqRetentionSeconds ?? 1_209_600),
+      },
+    }),
+  );
+  const dlqUrl = dlq.QueueUrl as string;
+  const dlqArn = await arnOf(sqs, dlqUrl);
+  const parking = await sqs.send(new CreateQueueCommand({ QueueName: `${name}-parking` }));
+  const parkingUrl = parking.QueueUrl as string;
+  const source = await sqs.send(
+    new CreateQueueCommand({
+      QueueName: name,
+      Attributes: {
+        VisibilityTimeout: String(visibilityTimeoutSeconds),
+        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount }),
+      },
+    }),
+  );
+  const sourceUrl = source.QueueUrl as string;
+  return {
+    sourceUrl,
+    sourceArn: await arnOf(sqs, sourceUrl),
+    dlqUrl,
+    dlqArn,
+    parkingUrl,
+    parkingArn: await arnOf(sqs, parkingUrl),
+    visibilityTimeoutSeconds,
+    maxReceiveCount,
+  };
+}
+
+/** Visible and in-flight message counts of a queue (approximate, as SQS reports them). */
+export async function queueDepth(
+  sqs: SQSClient,
+  queueUrl: string,
+): Promise<{ visible: number; inFlight: number }> {
+  const out = await sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: queueUrl,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+    }),
+  );
+  return {
+    visible: Number(out.Attributes?.ApproximateNumberOfMessages ?? 0),
+    inFlight: Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0),
+  };
+}
+
+/**
+ * Waits until a queue has no visible and no in-flight messages for `quietMs`.
+ * @throws Error when it is still busy after `timeoutMs`.
+ */
+export async function waitUntilDrained(
+  sqs: SQSClient,
+  queueUrl: string,
+  options: { timeoutMs?: number; quietMs?: number; pollMs?: number } = {},
+): Promise<void> {
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  const quietMs = options.quietMs ?? 500;
+  let quietSince: number | undefined;
+  for (;;) {
+    const { visible, inFlight } = await queueDepth(sqs, queueUrl);
+    if (visible === 0 && inFlight === 0) {
+      quietSince ??= Date.now();
+      if (Date.now() - quietSince >= quietMs) return;
+    } else quietSince = undefined;
+    if (Date.now() > deadline)
+      throw new Error(`queue ${queueUrl} still has ${visible} visible and ${inFlight} in-flight messages`);
+    await new Promise((r) => setTimeout(r, options.pollMs ?? 100));
+  }
+}
