@@ -1,0 +1,312 @@
+import '../../local/polyfills.js';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { StateMachine } from 'aws-local-stepfunctions';
+import { describe, expect, it } from 'vitest';
+
+// asl-validator ships no type declarations: give its one function a type here.
+const aslValidator = createRequire(import.meta.url)('asl-validator') as (definition: unknown) => {
+  isValid: boolean;
+  errors: unknown[];
+};
+type JSONValue = Parameters<StateMachine['run']>[0];
+
+const ASL_PATH = new URL('../../statemachines/redrive.asl.json', import.meta.url);
+const text = readFileSync(ASL_PATH, 'utf8');
+const definition = JSON.parse(text) as {
+  StartAt: string;
+  States: Record<string, Record<string, unknown>>;
+};
+const RETRYABLE = [
+  'Redrive.Transient',
+  'Lambda.ServiceException',
+  'Lambda.TooManyRequestsException',
+  'Lambda.SdkClientException',
+];
+const tasks = Object.entries(definition.States).filter(([, s]) => s.Type === 'Task');
+
+/** Replaces `${XFunctionArn}` placeholders the way CDK definition substitutions (and the local runner) do. */
+function substituted(): unknown {
+  return JSON.parse(
+    text.replace(
+      /\$\{(\w+)\}/g,
+      (_m, name: string) => `arn:aws:lambda:us-east-1:123456789012:function:${name}`,
+    ),
+  );
+}
+
+type Handlers = Record<string, (input: JSONValue) => JSONValue | Promise<JSONValue>>;
+
+const plan = {
+  incidentId: 'inc-1',
+  dlqArn: 'arn:aws:sqs:us-east-1:123456789012:orders-dlq',
+  mode: 'redrive',
+  preApproved: false,
+  approvedBy: null,
+};
+const okPreflight = { ok: true, refusal: null, dlqDepth: 12 };
+const ramp = (decision: string, rateIndex = 0) => ({ decision, rateIndex, rate: 5, dwellSeconds: 60 });
+
+function happyHandlers(overrides: Handlers = {}): Handlers {
+  let checks = 0;
+  return {
+    ValidateInput: () => plan,
+    Preflight: () => okPreflight,
+    RequestApproval: () => ({ decision: 'approved', approvedBy: 'U1', reason: null }),
+    CheckDlqStillHasMessages: () => okPreflight,
+    Park: () => ({ parked: 1, discarded: 0, skipped: 0 }),
+    SampleRedrive: () => ({
+      redriveId: 'inc-1',
+      sent: 5,
+      alreadySent: 0,
+      keys: ['k1'],
+      verifyAfterSeconds: 90,
+    }),
+    VerifySample: () => ({ verdict: 'pass', returned: [], processed: 0, unknown: 5, reason: 'ok' }),
+    StartMoveTask: () => ramp('hold'),
+    CheckProgress: () => {
+      checks += 1;
+      return checks === 1 ? ramp('step-up') : ramp('done', 1);
+    },
+    StepUp: () => ramp('hold', 1),
+    Reconcile: () => ({ inventoried: 12, redriven: 11, parked: 1, discarded: 0, inDlq: 0, lost: 0 }),
+    Notify: (input) => ({ notified: true, outcome: (input as { outcome: string }).outcome }),
+    RecordFailure: () => ({ notified: true, outcome: 'failed' }),
+    ...overrides,
+  };
+}
+
+async function run(handlers: Handlers, input: JSONValue = { dlqArn: plan.dlqArn }) {
+  const machine = new StateMachine(substituted() as never, { validationOptions: { checkArn: true } });
+  const visited: string[] = [];
+  const wrapped: Handlers = {};
+  for (const [name, fn] of Object.entries(handlers)) {
+    wrapped[name] = async (i) => {
+      visited.push(name);
+      return fn(i);
+    };
+  }
+  const execution = machine.run(input, {
+    overrides: {
+      taskResourceLocalHandlers: wrapped,
+      waitTimeOverrides: { WaitForVerification: 0, Dwell: 0 },
+      retryIntervalOverrides: Object.fromEntries(tasks.map(([n]) => [n, 0])),
+    },
+    context: { Task: { Token: 'local-token' } } as never,
+  });
+  const outcome = await execution.result.then(
+    (output) => ({ status: 'SUCCEEDED' as const, output: output as Record<string, unknown>, error: null }),
+    // ExecutionError wraps the Fail state's (or the uncaught) error as `cause`.
+    (error: Error) => ({ status: 'FAILED' as const, output: null, error: (error.cause ?? error) as Error }),
+  );
+  return { ...outcome, visited };
+}
+
+describe('redrive.asl.json', () => {
+  it('passes asl-validator', () => {
+    const result = aslValidator(definition as never);
+    expect(result.errors).toEqual([]);
+    expect(result.isValid).toBe(true);
+  });
+
+  it('gives every Task a Retry on the retryable error names and a Catch on States.ALL', () => {
+    expect(tasks.length).toBeGreaterThanOrEqual(12);
+    for (const [name, state] of tasks) {
+      const retry = state.Retry as Array<{ ErrorEquals: string[] }>;
+      expect(retry[0]?.ErrorEquals, name).toEqual(RETRYABLE);
+      const catches = state.Catch as Array<{ ErrorEquals: string[]; Next: string }>;
+      const all = catches.find((c) => c.ErrorEquals.includes('States.ALL'));
+      expect(all?.Next, name).toBe(name === 'RecordFailure' ? 'Failed' : 'RecordFailure');
+    }
+  });
+
+  it('bounds RequestApproval with TimeoutSeconds and routes States.Timeout to ApprovalExpired (C17)', () => {
+    const approval = definition.States.RequestApproval as {
+      Resource: string;
+      TimeoutSeconds: number;
+      Parameters: { Payload: Record<string, string> };
+      Catch: Array<{ ErrorEquals: string[]; Next: string }>;
+    };
+    expect(approval.Resource).toBe('arn:aws:states:::lambda:invoke.waitForTaskToken');
+    expect(approval.TimeoutSeconds).toBe(3600);
+    expect(approval.Parameters.Payload['taskToken.$']).toBe('$$.Task.Token');
+    expect(approval.Catch[0]).toMatchObject({
+      ErrorEquals: ['States.Timeout'],
+      Next: 'OutcomeApprovalExpired',
+    });
+  });
+
+  it('uses exactly the placeholders of docs/contracts.md, and the direct-ARN form for every other Task', () => {
+    const placeholders = [...new Set([...text.matchAll(/\$\{(\w+)\}/g)].map((m) => m[1]))].sort();
+    expect(placeholders).toEqual([
+      'MoveTaskFunctionArn',
+      'NotifyFunctionArn',
+      'ParkFunctionArn',
+      'PreflightFunctionArn',
+      'ReconcileFunctionArn',
+      'RequestApprovalFunctionArn',
+      'SampleRedriveFunctionArn',
+      'ValidateInputFunctionArn',
+      'VerifySampleFunctionArn',
+    ]);
+    for (const [name, state] of tasks) {
+      if (name === 'RequestApproval') continue;
+      expect(state.Resource, name).toMatch(/^\$\{\w+FunctionArn\}$/);
+    }
+  });
+
+  it('contains every state name the contract fixes', () => {
+    for (const name of [
+      'ValidateInput',
+      'Preflight',
+      'PreflightOk?',
+      'PreApproved?',
+      'RequestApproval',
+      'Approved?',
+      'CheckDlqStillHasMessages',
+      'Park',
+      'SampleRedrive',
+      'WaitForVerification',
+      'VerifySample',
+      'SamplePassed?',
+      'StartMoveTask',
+      'Dwell',
+      'CheckProgress',
+      'RampDecision?',
+      'StepUp',
+      'Reconcile',
+      'Notify',
+      'Done',
+      'NothingToRedrive',
+      'RedriveRefused',
+      'ApprovalRejected',
+      'ApprovalExpired',
+      'SampleFailed',
+      'RedriveHalted',
+      'Failed',
+      'RecordFailure',
+    ]) {
+      expect(definition.States[name], name).toBeDefined();
+    }
+  });
+
+  it('waits on the sample verification window and the ramp dwell through SecondsPath', () => {
+    expect(definition.States.WaitForVerification).toMatchObject({
+      SecondsPath: '$.sample.verifyAfterSeconds',
+    });
+    expect(definition.States.Dwell).toMatchObject({ SecondsPath: '$.ramp.dwellSeconds' });
+  });
+});
+
+describe('redrive.asl.json routing, run locally with stub tasks', () => {
+  it('runs the approved path: park, sample, verify, start, step up, done, reconcile, notify', async () => {
+    const result = await run(happyHandlers());
+    expect(result.status).toBe('SUCCEEDED');
+    expect(result.visited).toEqual([
+      'ValidateInput',
+      'Preflight',
+      'RequestApproval',
+      'CheckDlqStillHasMessages',
+      'Park',
+      'SampleRedrive',
+      'VerifySample',
+      'StartMoveTask',
+      'CheckProgress',
+      'StepUp',
+      'CheckProgress',
+      'Reconcile',
+      'Notify',
+    ]);
+    expect(result.output?.outcome).toBe('completed');
+  });
+
+  it('stops after a failed sample: nothing is bulk-moved and the run ends SampleFailed', async () => {
+    const result = await run(
+      happyHandlers({
+        VerifySample: () => ({
+          verdict: 'fail',
+          returned: ['k1'],
+          processed: 0,
+          unknown: 0,
+          reason: 'came back',
+        }),
+      }),
+    );
+    expect(result.status).toBe('FAILED');
+    expect(result.error?.name).toBe('Redrive.SampleFailed');
+    expect(result.visited).not.toContain('StartMoveTask');
+    expect(result.visited.slice(-2)).toEqual(['Reconcile', 'Notify']);
+  });
+
+  it('ends NothingToRedrive when the DLQ emptied while the approval waited (C04)', async () => {
+    const result = await run(
+      happyHandlers({ CheckDlqStillHasMessages: () => ({ ok: true, refusal: null, dlqDepth: 0 }) }),
+    );
+    expect(result.status).toBe('SUCCEEDED');
+    expect(result.output?.outcome).toBe('nothing-to-redrive');
+    expect(result.visited).not.toContain('Park');
+  });
+
+  it('ends RedriveRefused without approval or any move when preflight refuses (C06)', async () => {
+    const result = await run(
+      happyHandlers({
+        Preflight: () => ({ ok: false, refusal: 'redrive refused: task H already active', dlqDepth: 5 }),
+      }),
+    );
+    expect(result.error?.name).toBe('Redrive.Refused');
+    expect(result.visited).toEqual(['ValidateInput', 'Preflight', 'Notify']);
+  });
+
+  it('routes an approval timeout to ApprovalExpired, nothing moved (C17)', async () => {
+    const result = await run(
+      happyHandlers({
+        RequestApproval: () => {
+          const error = new Error('approval timed out');
+          error.name = 'States.Timeout';
+          throw error;
+        },
+      }),
+    );
+    expect(result.error?.name).toBe('Redrive.ApprovalExpired');
+    expect(result.visited).toEqual(['ValidateInput', 'Preflight', 'RequestApproval', 'Notify']);
+  });
+
+  it('records a non-retryable task failure through RecordFailure and ends Failed', async () => {
+    const result = await run(
+      happyHandlers({
+        Park: () => {
+          const error = new Error('queue not found: parking');
+          error.name = 'Redrive.QueueNotFound';
+          throw error;
+        },
+      }),
+    );
+    expect(result.error?.name).toBe('Redrive.Failed');
+    expect(result.visited.slice(-2)).toEqual(['Park', 'RecordFailure']);
+  });
+
+  it('retries a Redrive.Transient failure of a task and then carries on', async () => {
+    let attempts = 0;
+    const result = await run(
+      happyHandlers({
+        Preflight: () => {
+          attempts += 1;
+          if (attempts === 1) {
+            const error = new Error('throttled');
+            error.name = 'Redrive.Transient';
+            throw error;
+          }
+          return okPreflight;
+        },
+      }),
+    );
+    expect(attempts).toBe(2);
+    expect(result.status).toBe('SUCCEEDED');
+  });
+
+  it('halts the ramp into Reconcile and RedriveHalted', async () => {
+    const result = await run(happyHandlers({ CheckProgress: () => ramp('halt') }));
+    expect(result.error?.name).toBe('Redrive.Halted');
+    expect(result.visited.slice(-3)).toEqual(['CheckProgress', 'Reconcile', 'Notify']);
+  });
+});
