@@ -1,0 +1,386 @@
+/**
+ * The approval store: one DynamoDB item per Slack approval request, `APPROVAL#<approvalId>` /
+ * `APPROVAL`, holding the Step Functions task token server-side (Slack only ever sees the opaque
+ * approval id), plus one `INCIDENT#<incidentId>` / `SLACK#THREAD` item per incident naming the
+ * Slack thread that progress and the final report go to.
+ *
+ * Status moves PENDING -> DECIDED (the first decision, taken with a conditional write: retries,
+ * double clicks and a second approver change nothing, C16) -> CLOSED (the callback was sent, or
+ * Step Functions said the task is gone, C17). `expiresAt` (epoch seconds) is the table's TTL.
+ *
+ * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html
+ * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/TTL.html
+ */
+import { createHash } from 'node:crypto';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient } from './clients.js';
+import { awsErrorName } from './errors.js';
+import { DEFAULT_TABLE_NAME, keys } from './table.js';
+
+/** Where an approval stands. */
+export type ApprovalStatus = 'PENDING' | 'DECIDED' | 'CLOSED';
+/** What the approver chose. */
+export type ApprovalDecision = 'approved' | 'rejected';
+/**
+ * Why an approval was closed: the callback reached Step Functions, or Step Functions answered
+ * that the task is already gone (`TaskTimedOut`, `TaskDoesNotExist`, `InvalidToken`, C17).
+ */
+export type ApprovalClosedReason =
+  | 'callback-sent'
+  | 'task-timed-out'
+  | 'task-does-not-exist'
+  | 'invalid-token';
+
+/** A Slack user as the interaction payload names them. */
+export interface SlackUser {
+  /** Slack user id, e.g. `U0EXAMPLE1`. */
+  id: string;
+  /** Slack username (or name), shown in messages, e.g. `example.approver`. */
+  username: string;
+}
+
+/** One approval request as stored. Times: `*At` epoch milliseconds, `expiresAt` epoch seconds. */
+export interface ApprovalRecord {
+  approvalId: string;
+  /** The Step Functions task token: never leaves the server. */
+  taskToken: string;
+  incidentId: string;
+  dlqArn: string;
+  /** Slack channel id the request was posted to. */
+  channel: string;
+  /** Slack `ts` of the request message (the thread root), once posted. */
+  messageTs: string | null;
+  /** Slack user ids allowed to decide, copied from the queue registration when posted. */
+  approvers: string[];
+  status: ApprovalStatus;
+  decision: ApprovalDecision | null;
+  decidedBy: SlackUser | null;
+  decidedAt: number | null;
+  /** Free text the approver gave (rejections), or null. */
+  reason: string | null;
+  closedReason: ApprovalClosedReason | null;
+  closedAt: number | null;
+  createdAt: number;
+  /** How many times a post was attempted (a Lambda retry increments it). */
+  postAttempts: number;
+  /** TTL, epoch seconds: the approval state's TimeoutSeconds plus a margin after `createdAt`. */
+  expiresAt: number;
+}
+
+/** The Slack thread of an incident (the approval message, or the first notification). */
+export interface SlackThread {
+  channel: string;
+  ts: string;
+}
+
+/** The result of {@link ApprovalStore.claimDecision}. */
+export type ClaimResult =
+  | { claimed: true; record: ApprovalRecord }
+  | { claimed: false; existing: ApprovalRecord | null };
+
+/** The approval store port (the DynamoDB adapter below, or a fake in unit tests). */
+export interface ApprovalStore {
+  /**
+   * Creates the record unless one exists for the same approval id (same task token).
+   * @returns `created: false` with the existing record when a previous attempt created it.
+   */
+  create(record: ApprovalRecord): Promise<{ created: true } | { created: false; existing: ApprovalRecord }>;
+  /** Counts a post attempt on an existing record (a Lambda retry of RequestApproval). */
+  countPostAttempt(approvalId: string): Promise<void>;
+  get(approvalId: string): Promise<ApprovalRecord | null>;
+  /** Records where the request message was posted. */
+  setMessage(approvalId: string, thread: SlackThread): Promise<void>;
+  /**
+   * Takes the first decision: PENDING -> DECIDED, conditionally. A second call (retry, double
+   * click, second approver) gets `claimed: false` and the record as it stands.
+   */
+  claimDecision(
+    approvalId: string,
+    decision: { decision: ApprovalDecision; by: SlackUser; at: number; reason: string | null },
+  ): Promise<ClaimResult>;
+  /** Undoes a claim whose follow-up could not be scheduled (DECIDED -> PENDING, same decider only). */
+  releaseDecision(approvalId: string, by: SlackUser): Promise<void>;
+  /** Marks the record CLOSED (idempotent). */
+  close(approvalId: string, reason: ApprovalClosedReason, at: number): Promise<void>;
+  /** Remembers the incident's Slack thread (first writer wins). */
+  putThread(incidentId: string, thread: SlackThread, expiresAt: number): Promise<SlackThread>;
+  getThread(incidentId: string): Promise<SlackThread | null>;
+}
+
+/**
+ * The opaque approval id for a task token: `apr-` + the first 32 hex characters of its SHA-256.
+ * Deterministic, so a retried RequestApproval finds its own record instead of posting again;
+ * one-way, so the id in a Slack button reveals nothing of the token.
+ */
+export function approvalIdForToken(taskToken: string): string {
+  return `apr-${createHash('sha256').update(taskToken, 'utf8').digest('hex').slice(0, 32)}`;
+}
+
+/** The SK of the incident's Slack thread item, under `INCIDENT#<incidentId>`. */
+export const SLACK_THREAD_SK = 'SLACK#THREAD';
+
+/** Options of {@link createApprovalStore}. */
+export interface ApprovalStoreOptions {
+  /** @default the shared document client */
+  client?: DynamoDBDocumentClient;
+  /** @default process.env.TABLE_NAME ?? 'dlq-redrive' */
+  tableName?: string;
+}
+
+const RECORD_FIELDS = [
+  'approvalId',
+  'taskToken',
+  'incidentId',
+  'dlqArn',
+  'channel',
+  'messageTs',
+  'approvers',
+  'status',
+  'decision',
+  'decidedBy',
+  'decidedAt',
+  'reason',
+  'closedReason',
+  'closedAt',
+  'createdAt',
+  'postAttempts',
+  'expiresAt',
+] as const;
+
+function toRecord(item: Record<string, unknown> | undefined): ApprovalRecord | null {
+  if (!item) return null;
+  const out: Record<string, unknown> = {};
+  for (const field of RECORD_FIELDS) out[field] = item[field] ?? null;
+  return out as unknown as ApprovalRecord;
+}
+
+function isConditionFailure(error: unknown): boolean {
+  return (
+    error instanceof ConditionalCheckFailedException ||
+    awsErrorName(error) === 'ConditionalCheckFailedException'
+  );
+}
+
+/**
+ * The DynamoDB approval store.
+ *
+ * @throws the SDK's errors for anything but a failed condition (callers map them with `toRedriveError`).
+ * @see https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateItem.html
+ */
+export function createApprovalStore(options: ApprovalStoreOptions = {}): ApprovalStore {
+  const client = () => options.client ?? documentClient();
+  const TableName = options.tableName ?? process.env.TABLE_NAME ?? DEFAULT_TABLE_NAME;
+  const key = (approvalId: string) => ({ pk: keys.approval(approvalId), sk: keys.approvalSk });
+
+  const get = async (approvalId: string) => {
+    const out = await client().send(
+      new GetCommand({ TableName, Key: key(approvalId), ConsistentRead: true }),
+    );
+    return toRecord(out.Item);
+  };
+
+  return {
+    async create(record) {
+      try {
+        await client().send(
+          new PutCommand({
+            TableName,
+            Item: { ...key(record.approvalId), ...record },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          }),
+        );
+        return { created: true };
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+        const existing = await get(record.approvalId);
+        if (!existing) throw error;
+        return { created: false, existing };
+      }
+    },
+
+    async countPostAttempt(approvalId) {
+      await client().send(
+        new UpdateCommand({
+          TableName,
+          Key: key(approvalId),
+          UpdateExpression: 'ADD postAttempts :one',
+          ExpressionAttributeValues: { ':one': 1 },
+        }),
+      );
+    },
+
+    get,
+
+    async setMessage(approvalId, thread) {
+      await client().send(
+        new UpdateCommand({
+          TableName,
+          Key: key(approvalId),
+          UpdateExpression: 'SET channel = :c, messageTs = :ts',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':c': thread.channel, ':ts': thread.ts },
+        }),
+      );
+    },
+
+    async claimDecision(approvalId, d) {
+      try {
+        const out = await client().send(
+          new UpdateCommand({
+            TableName,
+            Key: key(approvalId),
+            UpdateExpression:
+              'SET #s = :decided, decision = :d, decidedBy = :by, decidedAt = :at, reason = :r',
+            ConditionExpression: '#s = :pending',
+            ExpressionAttributeNames: { '#s': 'status' },
+            ExpressionAttributeValues: {
+              ':decided': 'DECIDED',
+              ':pending': 'PENDING',
+              ':d': d.decision,
+              ':by': { id: d.by.id, username: d.by.username },
+              ':at': d.at,
+              ':r': d.reason,
+            },
+            ReturnValues: 'ALL_NEW',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        );
+        return { claimed: true, record: toRecord(out.Attributes) as ApprovalRecord };
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+        // The document client does not unmarshall the exception's Item: read the record again.
+        return { claimed: false, existing: await get(approvalId) };
+      }
+    },
+
+    async releaseDecision(approvalId, by) {
+      try {
+        await client().send(
+          new UpdateCommand({
+            TableName,
+            Key: key(approvalId),
+            UpdateExpression: 'SET #s = :pending, decision = :null, decidedBy = :null, decidedAt = :null',
+            ConditionExpression: '#s = :decided AND decidedBy.id = :by',
+            ExpressionAttributeNames: { '#s': 'status' },
+            ExpressionAttributeValues: {
+              ':pending': 'PENDING',
+              ':decided': 'DECIDED',
+              ':by': by.id,
+              ':null': null,
+            },
+          }),
+        );
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+      }
+    },
+
+    async close(approvalId, reason, at) {
+      try {
+        await client().send(
+          new UpdateCommand({
+            TableName,
+            Key: key(approvalId),
+            UpdateExpression: 'SET #s = :closed, closedReason = :r, closedAt = :at',
+            ConditionExpression: 'attribute_exists(pk) AND #s <> :closed',
+            ExpressionAttributeNames: { '#s': 'status' },
+            ExpressionAttributeValues: { ':closed': 'CLOSED', ':r': reason, ':at': at },
+          }),
+        );
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+      }
+    },
+
+    async putThread(incidentId, thread, expiresAt) {
+      try {
+        await client().send(
+          new PutCommand({
+            TableName,
+            Item: { pk: keys.incident(incidentId), sk: SLACK_THREAD_SK, ...thread, expiresAt },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          }),
+        );
+        return thread;
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+        const existing = await this.getThread(incidentId);
+        return existing ?? thread;
+      }
+    },
+
+    async getThread(incidentId) {
+      const out = await client().send(
+        new GetCommand({ TableName, Key: { pk: keys.incident(incidentId), sk: SLACK_THREAD_SK } }),
+      );
+      const item = out.Item;
+      if (!item || typeof item.channel !== 'string' || typeof item.ts !== 'string') return null;
+      return { channel: item.channel, ts: item.ts };
+    },
+  };
+}
+
+/**
+ * An in-memory {@link ApprovalStore} with the same conditional semantics as the DynamoDB one,
+ * for unit tests of the cores (integration tests use DynamoDB Local).
+ */
+export function createInMemoryApprovalStore(): ApprovalStore & { records: Map<string, ApprovalRecord> } {
+  const records = new Map<string, ApprovalRecord>();
+  const threads = new Map<string, SlackThread>();
+  const copy = (r: ApprovalRecord | undefined) => (r ? structuredClone(r) : null);
+  return {
+    records,
+    async create(record) {
+      const existing = records.get(record.approvalId);
+      if (existing) return { created: false, existing: structuredClone(existing) };
+      records.set(record.approvalId, structuredClone(record));
+      return { created: true };
+    },
+    async countPostAttempt(approvalId) {
+      const r = records.get(approvalId);
+      if (r) r.postAttempts += 1;
+    },
+    async get(approvalId) {
+      return copy(records.get(approvalId));
+    },
+    async setMessage(approvalId, thread) {
+      const r = records.get(approvalId);
+      if (!r) throw new Error(`no approval ${approvalId}`);
+      r.channel = thread.channel;
+      r.messageTs = thread.ts;
+    },
+    async claimDecision(approvalId, d) {
+      const r = records.get(approvalId);
+      if (r?.status !== 'PENDING') return { claimed: false, existing: copy(r) };
+      Object.assign(r, {
+        status: 'DECIDED',
+        decision: d.decision,
+        decidedBy: { ...d.by },
+        decidedAt: d.at,
+        reason: d.reason,
+      });
+      return { claimed: true, record: structuredClone(r) };
+    },
+    async releaseDecision(approvalId, by) {
+      const r = records.get(approvalId);
+      if (r && r.status === 'DECIDED' && r.decidedBy?.id === by.id) {
+        Object.assign(r, { status: 'PENDING', decision: null, decidedBy: null, decidedAt: null });
+      }
+    },
+    async close(approvalId, reason, at) {
+      const r = records.get(approvalId);
+      if (r && r.status !== 'CLOSED')
+        Object.assign(r, { status: 'CLOSED', closedReason: reason, closedAt: at });
+    },
+    async putThread(incidentId, thread) {
+      const existing = threads.get(incidentId);
+      if (existing) return existing;
+      threads.set(incidentId, thread);
+      return thread;
+    },
+    async getThread(incidentId) {
+      return threads.get(incidentId) ?? null;
+    },
+  };
+}

@@ -1,0 +1,322 @@
+/**
+ * Block Kit builders for every Slack message the pipeline sends: the approval request (incident
+ * summary, plan, warnings, Approve / Reject), the decided / expired / already-decided updates, the
+ * "you are not an approver" reply and the thread notices. Pure functions of their input.
+ *
+ * Buttons carry only the opaque approval id as `value`; the task token never reaches Slack.
+ *
+ * @see https://api.slack.com/reference/block-kit/blocks
+ * @see https://api.slack.com/reference/surfaces/formatting#escaping
+ */
+import type { KnownBlock } from '@slack/types';
+import type { Classification, IncidentSummary } from './model.js';
+import type { SlackMessage } from './slack-client.js';
+
+/** `action_id` of the Approve button. */
+export const APPROVE_ACTION_ID = 'approve_redrive';
+/** `action_id` of the Reject button. */
+export const REJECT_ACTION_ID = 'reject_redrive';
+/** `block_id` of the actions block. */
+export const APPROVAL_BLOCK_ID = 'redrive_approval';
+
+/** The text shown when a task is gone (C17) or the record no longer exists. */
+export const EXPIRED_TEXT = 'This request has expired or was already decided.';
+/** The text shown to a user who is not on the queue's approver list. */
+export const NOT_APPROVER_TEXT = 'You are not an approver for this queue; nothing was changed.';
+
+const DAY_MS = 86_400_000;
+const MAX_CAUSES = 3;
+const MAX_REASON_CHARS = 200;
+
+/** The plan fields the approval shows (a subset of `$.plan`). */
+export interface ApprovalPlanView {
+  mode: 'redrive' | 'sample-only' | 'dry-run';
+  sampleSize: number;
+  /** Messages per second, ascending. */
+  rampRates: number[];
+  /** Seconds at each ramp step. */
+  dwellSeconds: number;
+  destinationArn: string | null;
+  discardPoison: boolean;
+  requestedBy: string;
+}
+
+/** The preflight fields the approval shows (a subset of `$.preflight`). */
+export interface ApprovalPreflightView {
+  dlqDepth: number;
+  sourceArns: string[];
+  fifo: boolean;
+  /** Epoch milliseconds, or null. */
+  earliestRetentionDeadline: number | null;
+  warnings: string[];
+}
+
+/** Everything the approval request message shows. */
+export interface ApprovalRequestView {
+  approvalId: string;
+  incidentId: string;
+  dlqArn: string;
+  /** Triage's summary, or null for a console start without an incident record. */
+  summary: IncidentSummary | null;
+  plan: ApprovalPlanView;
+  preflight: ApprovalPreflightView;
+  /** Now, epoch milliseconds (for ages and time left). */
+  nowMs: number;
+  /** When the approval times out, epoch milliseconds. */
+  expiresAtMs: number;
+}
+
+/** Escapes `&`, `<`, `>` for mrkdwn (everything else is literal). */
+export function escapeMrkdwn(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/** The queue name at the end of an SQS ARN. */
+export function queueNameOf(arn: string): string {
+  return arn.split(':').pop() ?? arn;
+}
+
+/** A duration, milliseconds, as `2 d 3 h`, `3 h 20 min`, `45 s`. */
+export function formatDuration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  const d = Math.floor(s / 86_400);
+  const h = Math.floor((s % 86_400) / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  if (d > 0) return `${d} d ${h} h`;
+  if (h > 0) return `${h} h ${m} min`;
+  if (m > 0) return `${m} min`;
+  return `${s} s`;
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString().replace('.000Z', 'Z');
+}
+
+function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/**
+ * The warnings an approver must read before approving, derived from the plan, preflight and
+ * summary (preflight's own warnings come first, then these, without duplicates):
+ * - C10: a retention deadline less than 24 h away.
+ * - C08: FIFO ordering within a message group is not preserved relative to new traffic.
+ * - C07: poison / permanent messages are parked first (a move task cannot skip messages), or
+ *   discarded when the plan says so; messages with no known source queue.
+ */
+export function approvalWarnings(view: ApprovalRequestView): string[] {
+  const out = [...view.preflight.warnings];
+  const add = (w: string) => {
+    if (!out.includes(w)) out.push(w);
+  };
+  const deadline = view.summary?.earliestRetentionDeadline ?? view.preflight.earliestRetentionDeadline;
+  if (deadline !== null && deadline - view.nowMs < DAY_MS) {
+    const expiring = view.summary?.expiringWithin24h;
+    add(
+      `< 24 h of retention left: the earliest message expires at ${iso(deadline)} (in ${formatDuration(deadline - view.nowMs)})` +
+        (expiring ? `; ${plural(expiring, 'message')} expire within 24 h` : ''),
+    );
+  }
+  if (view.preflight.fifo) {
+    add(
+      'FIFO: ordering within a message group is not preserved relative to new traffic (redriven messages interleave with new messages)',
+    );
+  }
+  const byClass = view.summary?.countByClassification;
+  const doNotRedrive = (byClass?.poison ?? 0) + (byClass?.permanent ?? 0);
+  if (doNotRedrive > 0) {
+    add(
+      view.plan.discardPoison
+        ? `${plural(doNotRedrive, 'poison/permanent message')} will be DISCARDED first (discardPoison is set)`
+        : `${plural(doNotRedrive, 'poison/permanent message')} will be parked first (a move task cannot skip messages)`,
+    );
+  }
+  const unknownSource = view.summary?.countBySource.unknown ?? 0;
+  if (unknownSource > 0) {
+    add(`${plural(unknownSource, 'message')} have no DeadLetterQueueSourceArn (sent straight to the DLQ)`);
+  }
+  if ((byClass?.systemic ?? 0) > 0) {
+    add('systemic failures found: fix the cause (credentials, endpoint, deploy) before redriving');
+  }
+  return out;
+}
+
+function summaryText(view: ApprovalRequestView): string {
+  const s = view.summary;
+  const queue = queueNameOf(view.dlqArn);
+  const sources = view.preflight.sourceArns.map(queueNameOf);
+  if (!s) {
+    return (
+      `*${plural(view.preflight.dlqDepth, 'message')}* (approximate) in \`${queue}\`` +
+      (sources.length > 0 ? ` from ${sources.map((q) => `\`${q}\``).join(', ')}` : '') +
+      `\nNo triage summary for incident \`${escapeMrkdwn(view.incidentId)}\` (started by ${escapeMrkdwn(view.plan.requestedBy)}).`
+    );
+  }
+  const lines = [
+    `*${plural(s.messageCount, 'message')}* in \`${queue}\`` +
+      (sources.length > 0 ? ` from ${sources.map((q) => `\`${q}\``).join(', ')}` : '') +
+      (s.partial ? ' (inventory still partial)' : ''),
+  ];
+  if (s.oldestMessageAgeMs !== null)
+    lines.push(`Oldest message: ${formatDuration(s.oldestMessageAgeMs)} old`);
+  const deadline = s.earliestRetentionDeadline;
+  if (deadline !== null) {
+    const left = deadline - view.nowMs;
+    lines.push(
+      `Earliest retention deadline: ${iso(deadline)} (${left < DAY_MS ? ':warning: < 24 h, ' : ''}in ${formatDuration(left)}` +
+        `${view.preflight.fifo ? ', approximate for FIFO' : ''})`,
+    );
+  }
+  const classes = (Object.entries(s.countByClassification) as [Classification, number][])
+    .filter(([, n]) => n > 0)
+    .map(([c, n]) => `${c} ${n}`);
+  if (classes.length > 0) lines.push(`Classification: ${classes.join(' · ')}`);
+  return lines.join('\n');
+}
+
+function causesText(view: ApprovalRequestView): string | null {
+  const causes = [...(view.summary?.causes ?? [])].sort((a, b) => b.count - a.count).slice(0, MAX_CAUSES);
+  if (causes.length === 0) return null;
+  const lines = causes.map(
+    (c) =>
+      `• *${c.count}* × \`${escapeMrkdwn(c.errorClass)}\` (${c.classification}): e.g. \`${c.exampleMessageId}\`: ` +
+      escapeMrkdwn(truncate(c.exampleReason, MAX_REASON_CHARS)),
+  );
+  const more = (view.summary?.causes.length ?? 0) - causes.length;
+  if (more > 0) lines.push(`…and ${plural(more, 'more cause')}`);
+  return `*Top causes*\n${lines.join('\n')}`;
+}
+
+function planText(view: ApprovalRequestView): string {
+  const p = view.plan;
+  const destination = p.destinationArn
+    ? `every message to \`${queueNameOf(p.destinationArn)}\``
+    : 'each message back to its own source queue';
+  const lines = [
+    `*Plan* (${p.mode}): ${destination}`,
+    `Sample first: ${plural(p.sampleSize, 'message')}, verified before the ramp`,
+  ];
+  if (p.mode === 'redrive') {
+    lines.push(
+      `Ramp: ${p.rampRates.map((r) => `${r}`).join(' → ')} msg/s, ${p.dwellSeconds} s per step with a health gate`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/**
+ * The approval request: summary, causes, plan, warnings, and Approve / Reject buttons whose
+ * `value` is the opaque approval id.
+ *
+ * @see https://api.slack.com/reference/block-kit/block-elements#button
+ */
+export function approvalRequestMessage(view: ApprovalRequestView): SlackMessage {
+  const queue = queueNameOf(view.dlqArn);
+  const warnings = approvalWarnings(view);
+  const blocks: KnownBlock[] = [
+    { type: 'header', text: { type: 'plain_text', text: truncate(`Redrive approval: ${queue}`, 150) } },
+    { type: 'section', text: { type: 'mrkdwn', text: summaryText(view) } },
+  ];
+  const causes = causesText(view);
+  if (causes) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: causes } });
+  blocks.push({ type: 'section', text: { type: 'mrkdwn', text: planText(view) } });
+  if (warnings.length > 0) {
+    blocks.push({
+      type: 'section',
+      text: {
+        type: 'mrkdwn',
+        text: `*Warnings*\n${warnings.map((w) => `:warning: ${escapeMrkdwn(w)}`).join('\n')}`,
+      },
+    });
+  }
+  blocks.push(
+    {
+      type: 'actions',
+      block_id: APPROVAL_BLOCK_ID,
+      elements: [
+        {
+          type: 'button',
+          action_id: APPROVE_ACTION_ID,
+          style: 'primary',
+          text: { type: 'plain_text', text: 'Approve' },
+          value: view.approvalId,
+        },
+        {
+          type: 'button',
+          action_id: REJECT_ACTION_ID,
+          style: 'danger',
+          text: { type: 'plain_text', text: 'Reject' },
+          value: view.approvalId,
+        },
+      ],
+    },
+    {
+      type: 'context',
+      elements: [
+        {
+          type: 'mrkdwn',
+          text: `Incident \`${escapeMrkdwn(view.incidentId)}\` · requested by ${escapeMrkdwn(view.plan.requestedBy)} · expires ${iso(view.expiresAtMs)}`,
+        },
+      ],
+    },
+  );
+  const text =
+    `Redrive approval for ${queue}: ${plural(view.summary?.messageCount ?? view.preflight.dlqDepth, 'message')}` +
+    (warnings.length > 0 ? ` (${plural(warnings.length, 'warning')})` : '');
+  return { text, blocks };
+}
+
+function single(text: string): SlackMessage {
+  return { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: escapeMrkdwn(text) } }] };
+}
+
+/** The request message once decided: "Approved by <username>" / "Rejected by <username>". */
+export function decidedMessage(
+  decision: 'approved' | 'rejected',
+  username: string,
+  atMs: number,
+): SlackMessage {
+  const verb = decision === 'approved' ? 'Approved' : 'Rejected';
+  const next =
+    decision === 'approved'
+      ? ' The sample redrive starts now; progress follows in this thread.'
+      : ' Nothing was moved.';
+  return single(`${verb} by ${username} at ${iso(atMs)}.${next}`);
+}
+
+/** Shown when a decision was already taken (retry, double click, second approver; C16). */
+export function alreadyDecidedMessage(decision: 'approved' | 'rejected', username: string): SlackMessage {
+  return single(`Already ${decision} by ${username}.`);
+}
+
+/** Shown when Step Functions says the task is gone, or no record exists (C17). */
+export function expiredMessage(): SlackMessage {
+  return single(EXPIRED_TEXT);
+}
+
+/** The ephemeral reply to a user who may not approve. */
+export function notApproverMessage(): SlackMessage {
+  return single(NOT_APPROVER_TEXT);
+}
+
+/** A progress / report notice in the incident's thread. */
+export function threadNotice(kind: string, text: string, fields: Record<string, unknown> = {}): SlackMessage {
+  const entries = Object.entries(fields).filter(([, v]) => v !== undefined && v !== null);
+  const blocks: KnownBlock[] = [
+    { type: 'section', text: { type: 'mrkdwn', text: `*${escapeMrkdwn(kind)}*: ${escapeMrkdwn(text)}` } },
+  ];
+  if (entries.length > 0) {
+    blocks.push({
+      type: 'section',
+      fields: entries.slice(0, 10).map(([k, v]) => ({
+        type: 'mrkdwn' as const,
+        text: `*${escapeMrkdwn(k)}*\n${escapeMrkdwn(truncate(typeof v === 'string' ? v : JSON.stringify(v), 200))}`,
+      })),
+    });
+  }
+  return { text: `${kind}: ${text}`, blocks };
+}

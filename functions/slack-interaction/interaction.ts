@@ -1,0 +1,279 @@
+/**
+ * The Slack interaction core, in two halves so Slack gets its answer within 3 seconds:
+ *
+ * 1. {@link acknowledgeInteraction} (the Function URL request): verify the `v0` signature over the
+ *    exact raw bytes (C15), refuse stale timestamps (C16), parse the `payload` form field, check
+ *    the user against the approval's approvers, take the first decision with a conditional write,
+ *    hand the rest to `defer`, and answer HTTP 200 with an EMPTY body.
+ * 2. {@link runFollowUp} (after the ack; in Lambda an async self-invocation): `SendTaskSuccess`
+ *    with `{ decision, approvedBy, reason }`, close the approval, and edit the Slack message
+ *    through `response_url` (`replace_original`). A closed task (C17) edits the message to
+ *    "expired or already decided" and closes the record, without retry.
+ *
+ * The final Slack message goes only through `response_url`, never as the ack body: a body would
+ * race with (and could overwrite) the `response_url` update.
+ *
+ * @see https://api.slack.com/interactivity/handling#acknowledgment_response
+ * @see https://api.slack.com/authentication/verifying-requests-from-slack
+ */
+import { z } from 'zod';
+import type { ApprovalDecision, ApprovalRecord, ApprovalStore, SlackUser } from '../shared/approval-store.js';
+import { InvalidInputError } from '../shared/errors.js';
+import { formatIssues, logger } from '../shared/middleware.js';
+import type { ResponseUrlMessage, SlackApi } from '../shared/slack-client.js';
+import {
+  APPROVE_ACTION_ID,
+  alreadyDecidedMessage,
+  decidedMessage,
+  expiredMessage,
+  notApproverMessage,
+  REJECT_ACTION_ID,
+} from '../shared/slack-messages.js';
+import { headerOf, rawBodyOf, verifySlackSignature } from '../shared/slack-signature.js';
+import { type ApprovalOutput, type TaskCallbacks, TaskClosedError } from './task-callbacks.js';
+
+/** The Function URL request fields used (payload format 2.0, as API Gateway HTTP APIs send it too). */
+export const FunctionUrlRequest = z.object({
+  headers: z.record(z.string(), z.string().optional()).default({}),
+  body: z.string().optional(),
+  isBase64Encoded: z.boolean().optional(),
+});
+export type FunctionUrlRequest = z.infer<typeof FunctionUrlRequest>;
+
+/** What the Function URL answers. The body is always empty (see the module doc). */
+export interface InteractionResponse {
+  statusCode: 200 | 400 | 401 | 500;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** The `block_actions` payload fields used. Unknown fields are kept but not read. */
+export const BlockActionsPayload = z.looseObject({
+  type: z.literal('block_actions'),
+  user: z.object({
+    id: z.string().min(1),
+    username: z.string().min(1).optional(),
+    name: z.string().min(1).optional(),
+  }),
+  response_url: z.url({ protocol: /^https?$/ }),
+  actions: z
+    .array(
+      z.object({
+        action_id: z.enum([APPROVE_ACTION_ID, REJECT_ACTION_ID]),
+        value: z.string().min(1).max(256),
+      }),
+    )
+    .min(1),
+});
+export type BlockActionsPayload = z.infer<typeof BlockActionsPayload>;
+
+/** Work left after the ack. Serialisable: it travels in an async Lambda invocation. */
+export const FollowUp = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('callback'),
+    approvalId: z.string().min(1),
+    responseUrl: z.string().min(1),
+  }),
+  z.object({
+    kind: z.literal('reply'),
+    responseUrl: z.string().min(1),
+    message: z.object({
+      text: z.string(),
+      blocks: z.array(z.any()).optional(),
+      replace_original: z.boolean().optional(),
+      response_type: z.enum(['ephemeral', 'in_channel']).optional(),
+    }),
+  }),
+]);
+export type FollowUp = z.infer<typeof FollowUp>;
+
+/** Ports of {@link acknowledgeInteraction}. */
+export interface AcknowledgeDeps {
+  signingSecret: string;
+  approvals: ApprovalStore;
+  /** Schedules the follow-up to run after the ack (async self-invoke in Lambda). */
+  defer: (followUp: FollowUp) => Promise<void>;
+  /** Now, epoch milliseconds. */
+  now: () => number;
+}
+
+/** Ports of {@link runFollowUp}. */
+export interface FollowUpDeps {
+  approvals: ApprovalStore;
+  slack: Pick<SlackApi, 'respond'>;
+  callbacks: TaskCallbacks;
+  /** Now, epoch milliseconds. */
+  now: () => number;
+}
+
+const EMPTY_200: InteractionResponse = { statusCode: 200, headers: {}, body: '' };
+
+/**
+ * Verifies, parses and decides an interaction request, then defers the slow part.
+ *
+ * Answers: 401 (empty body) for a missing, malformed, stale or wrong signature, with nothing read
+ * or written; 400 with the problems for a signed but malformed payload, nothing written; else 200
+ * with an empty body. Only the first decision on an approval is taken (conditional write); later
+ * clicks (retries with `x-slack-retry-num`, double clicks, a second approver) get a
+ * `response_url` update saying who decided.
+ *
+ * @throws the store's or `defer`'s errors (after undoing a claim whose follow-up could not be
+ *   scheduled, so the user can click again).
+ */
+export async function acknowledgeInteraction(
+  request: FunctionUrlRequest,
+  deps: AcknowledgeDeps,
+): Promise<InteractionResponse> {
+  const rawBody = rawBodyOf(request);
+  const verdict = verifySlackSignature({
+    rawBody,
+    timestamp: headerOf(request.headers, 'x-slack-request-timestamp'),
+    signature: headerOf(request.headers, 'x-slack-signature'),
+    signingSecret: deps.signingSecret,
+    nowSeconds: Math.floor(deps.now() / 1000),
+  });
+  if (!verdict.ok) {
+    logger.warn('refused Slack request', { reason: verdict.reason });
+    return { statusCode: 401, headers: {}, body: '' };
+  }
+
+  let payload: BlockActionsPayload;
+  try {
+    payload = parseInteractionBody(rawBody);
+  } catch (error) {
+    if (!(error instanceof InvalidInputError)) throw error;
+    logger.warn(error.message, { details: [...error.details] });
+    return { statusCode: 400, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: error.message };
+  }
+
+  const action = payload.actions[0] as BlockActionsPayload['actions'][number];
+  const user: SlackUser = {
+    id: payload.user.id,
+    username: payload.user.username ?? payload.user.name ?? payload.user.id,
+  };
+  const decision: ApprovalDecision = action.action_id === APPROVE_ACTION_ID ? 'approved' : 'rejected';
+  const reply = (message: ResponseUrlMessage) =>
+    deps.defer({ kind: 'reply', responseUrl: payload.response_url, message }).then(() => EMPTY_200);
+  logger.info('Slack interaction', {
+    approvalId: action.value,
+    user: user.id,
+    decision,
+    retryNum: headerOf(request.headers, 'x-slack-retry-num'),
+  });
+
+  const record = await deps.approvals.get(action.value);
+  if (!record || record.expiresAt * 1000 <= deps.now()) {
+    return reply({ ...expiredMessage(), replace_original: true });
+  }
+  if (!record.approvers.includes(user.id)) {
+    return reply({ ...notApproverMessage(), response_type: 'ephemeral', replace_original: false });
+  }
+  if (record.status !== 'PENDING') return reply(stateMessage(record));
+
+  const claim = await deps.approvals.claimDecision(record.approvalId, {
+    decision,
+    by: user,
+    at: deps.now(),
+    reason: decision === 'rejected' ? `rejected in Slack by ${user.username}` : null,
+  });
+  if (!claim.claimed) {
+    return reply(
+      claim.existing ? stateMessage(claim.existing) : { ...expiredMessage(), replace_original: true },
+    );
+  }
+  try {
+    await deps.defer({ kind: 'callback', approvalId: record.approvalId, responseUrl: payload.response_url });
+  } catch (error) {
+    await deps.approvals.releaseDecision(record.approvalId, user);
+    throw error;
+  }
+  return EMPTY_200;
+}
+
+/**
+ * Decodes the form body AFTER verification: the `payload` field, URL-decoded (`+` as space),
+ * JSON-parsed and checked.
+ *
+ * @throws InvalidInputError naming the field (`payload`, `payload.actions.0.action_id`, ...).
+ */
+export function parseInteractionBody(rawBody: Uint8Array): BlockActionsPayload {
+  const form = new URLSearchParams(Buffer.from(rawBody).toString('utf8'));
+  const text = form.get('payload');
+  if (text === null) throw new InvalidInputError('invalid Slack request', ['payload: is required']);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new InvalidInputError('invalid Slack request', ['payload: must be JSON'], error);
+  }
+  const parsed = BlockActionsPayload.safeParse(json);
+  if (!parsed.success) {
+    throw new InvalidInputError(
+      'invalid Slack request',
+      formatIssues(parsed.error).map((issue) => `payload.${issue}`),
+      parsed.error,
+    );
+  }
+  return parsed.data;
+}
+
+function stateMessage(record: ApprovalRecord): ResponseUrlMessage {
+  if (record.closedReason && record.closedReason !== 'callback-sent') {
+    return { ...expiredMessage(), replace_original: true };
+  }
+  if (record.decision && record.decidedBy) {
+    return { ...alreadyDecidedMessage(record.decision, record.decidedBy.username), replace_original: true };
+  }
+  return { ...expiredMessage(), replace_original: true };
+}
+
+/**
+ * Runs the work deferred by {@link acknowledgeInteraction}.
+ *
+ * `callback`: sends `SendTaskSuccess` once for a DECIDED approval, closes it and replaces the
+ * Slack message with the decision. A closed task (`TaskTimedOut`, `TaskDoesNotExist`,
+ * `InvalidToken`) closes the approval and replaces the message with "expired or already decided";
+ * it is not retried and nothing is redriven. An approval already CLOSED (a duplicate async
+ * delivery) sends nothing.
+ *
+ * @returns what happened, for logs and tests.
+ * @throws other SDK errors (the async invocation retries; the record stays DECIDED until sent).
+ * @see https://docs.aws.amazon.com/step-functions/latest/apireference/API_SendTaskSuccess.html
+ */
+export async function runFollowUp(
+  followUp: FollowUp,
+  deps: FollowUpDeps,
+): Promise<'replied' | 'sent' | 'closed' | 'skipped'> {
+  if (followUp.kind === 'reply') {
+    await deps.slack.respond(followUp.responseUrl, followUp.message as ResponseUrlMessage);
+    return 'replied';
+  }
+  const record = await deps.approvals.get(followUp.approvalId);
+  if (record?.status !== 'DECIDED' || !record.decision || !record.decidedBy) {
+    await deps.slack.respond(
+      followUp.responseUrl,
+      record ? stateMessage(record) : { ...expiredMessage(), replace_original: true },
+    );
+    return 'skipped';
+  }
+  const output: ApprovalOutput = {
+    decision: record.decision,
+    approvedBy: record.decidedBy.username,
+    reason: record.reason,
+  };
+  try {
+    await deps.callbacks.sendTaskSuccess(record.taskToken, output);
+  } catch (error) {
+    if (!(error instanceof TaskClosedError)) throw error;
+    logger.warn('approval task is closed', { approvalId: record.approvalId, reason: error.reason });
+    await deps.approvals.close(record.approvalId, error.reason, deps.now());
+    await deps.slack.respond(followUp.responseUrl, { ...expiredMessage(), replace_original: true });
+    return 'closed';
+  }
+  await deps.approvals.close(record.approvalId, 'callback-sent', deps.now());
+  await deps.slack.respond(followUp.responseUrl, {
+    ...decidedMessage(record.decision, record.decidedBy.username, record.decidedAt ?? deps.now()),
+    replace_original: true,
+  });
+  return 'sent';
+}
