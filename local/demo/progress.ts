@@ -1,0 +1,86 @@
+/**
+ * Live progress of the ramped redrive: moved of total and the current rate, measured from the DLQ
+ * depth (what an SRE watches in the console), with the move task's configured rate beside it.
+ * A cli-progress bar on a terminal; one plain line per second otherwise (logs, CI).
+ */
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import cliProgress from 'cli-progress';
+import { queueDepth } from './queues.js';
+
+/** A running progress display; `stop()` ends it. */
+export interface RampProgress {
+  /** Sets the move task's configured rate and ramp step, shown beside the measured rate. */
+  setTaskRate(rate: number, step: number): void;
+  stop(): Promise<{ moved: number; total: number }>;
+}
+
+/**
+ * Starts polling the DLQ depth and drawing progress.
+ *
+ * @param total - messages expected to be moved (the DLQ depth when the ramp starts).
+ * @param options.tty - draw a bar (true) or print lines (false). @default process.stderr.isTTY
+ */
+export function startRampProgress(
+  sqs: SQSClient,
+  dlqUrl: string,
+  total: number,
+  options: { tty?: boolean; stream?: NodeJS.WritableStream; pollMs?: number } = {},
+): RampProgress {
+  const stream = options.stream ?? process.stderr;
+  const tty = options.tty ?? (stream as { isTTY?: boolean }).isTTY === true;
+  const bar = tty
+    ? new cliProgress.SingleBar(
+        {
+          format:
+            'ramp |{bar}| {value}/{total} moved | {rate} msg/s now | task rate {taskRate} msg/s (step {step})',
+          stream: stream as NodeJS.WritableStream,
+          hideCursor: true,
+        },
+        cliProgress.Presets.shades_classic,
+      )
+    : undefined;
+  bar?.start(total, 0, { rate: '0.0', taskRate: '-', step: '-' });
+  let taskRate = '-';
+  let step = '-';
+  let moved = 0;
+  const history: Array<{ t: number; moved: number }> = [{ t: Date.now(), moved: 0 }];
+  let lastLine = 0;
+  let stopped = false;
+
+  const tick = async () => {
+    const { visible, inFlight } = await queueDepth(sqs, dlqUrl);
+    moved = Math.max(moved, Math.min(total, total - (visible + inFlight)));
+    const now = Date.now();
+    history.push({ t: now, moved });
+    while (history.length > 2 && (history[0] as { t: number }).t < now - 2000) history.shift();
+    const first = history[0] as { t: number; moved: number };
+    const rate = now > first.t ? ((moved - first.moved) * 1000) / (now - first.t) : 0;
+    if (bar) bar.update(moved, { rate: rate.toFixed(1), taskRate, step });
+    else if (now - lastLine >= 1000) {
+      lastLine = now;
+      stream.write(
+        `ramp: ${moved}/${total} moved, ${rate.toFixed(1)} msg/s now, task rate ${taskRate} msg/s (step ${step})\n`,
+      );
+    }
+  };
+  const loop = (async () => {
+    while (!stopped) {
+      await tick().catch(() => undefined);
+      await new Promise((r) => setTimeout(r, options.pollMs ?? 250));
+    }
+    await tick().catch(() => undefined);
+  })();
+
+  return {
+    setTaskRate(rate, index) {
+      taskRate = String(rate);
+      step = String(index + 1);
+    },
+    async stop() {
+      stopped = true;
+      await loop;
+      bar?.stop();
+      return { moved, total };
+    },
+  };
+}
