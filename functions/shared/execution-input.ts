@@ -408,7 +408,8 @@ export const ExecutionPlan = z
     mode: z.enum(REDRIVE_MODES),
     /** Custom destination; null: each message returns to its own source queue. */
     destinationArn: z.string().nullable(),
-    allowCustomDestinationForSharedDlq: z.boolean(),
+    /** The C07 override, copied from the input; absent means false (docs/contracts.md). */
+    allowCustomDestinationForSharedDlq: z.boolean().default(false),
     sampleSize: z.number().int().min(1).max(MAX_SAMPLE_SIZE),
     /** Messages per second, ascending, each 1..500, capped by maxRate. */
     rampRates: z.array(z.number().int().min(1).max(MAX_MOVE_RATE)).min(1),
