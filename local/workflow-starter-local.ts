@@ -11,6 +11,11 @@
  * @see https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html
  */
 import { errorMessage } from '../functions/shared/errors.js';
+import {
+  executionNameOf,
+  type WorkflowStart,
+  type WorkflowStarter,
+} from '../functions/shared/workflow-starter.js';
 import type { ExecutionResult, LocalWorkflowRunner, RunningExecution } from './runner.js';
 
 /** A start request, as triage makes it. */
@@ -36,10 +41,15 @@ export class InvalidExecutionNameError extends Error {
 
 const NAME = /^[A-Za-z0-9_-]{1,80}$/;
 
-/** A local starter and what it started. */
-export interface LocalWorkflowStarter {
+/** A local starter (triage's {@link WorkflowStarter} port) and what it started. */
+export interface LocalWorkflowStarter extends WorkflowStarter {
+  /**
+   * Starts the execution named `executionNameOf(incidentId)`, or returns the existing one
+   * (`alreadyStarted: true`) without running anything.
+   */
+  startWorkflow(request: { incidentId: string; input: Record<string, unknown> }): Promise<WorkflowStart>;
   /** Starts (or finds) the execution named `request.name`. @throws InvalidExecutionNameError */
-  startWorkflow(request: LocalStartRequest): Promise<LocalStartResult>;
+  startByName(request: LocalStartRequest): Promise<LocalStartResult>;
   /** Executions started so far, in start order. */
   readonly executions: readonly RunningExecution[];
   /** Start requests that found an existing execution (duplicates). */
@@ -68,7 +78,10 @@ export function createLocalWorkflowStarter(
     get duplicates() {
       return duplicates;
     },
-    async startWorkflow(request) {
+    startWorkflow({ incidentId, input }) {
+      return this.startByName({ name: executionNameOf(incidentId), input });
+    },
+    async startByName(request) {
       if (!NAME.test(request.name))
         throw new InvalidExecutionNameError(
           `name: must be 1-80 characters of A-Z a-z 0-9 - _, got "${request.name}" (${request.name.length} characters)`,
