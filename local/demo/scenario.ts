@@ -1,0 +1,90 @@
+/**
+ * The incident the local run (and the workflow tests) reproduce: an `orders` queue whose consumer
+ * fails on poison payloads and, during a dependency outage, on every message, so SQS dead-letters
+ * healthy messages too. Used by `npm start` (local/main.ts) and by test/workflow.
+ *
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html
+ */
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { QueueRegistration } from '../../functions/shared/model.js';
+import { createQueueRegistry } from '../../functions/shared/queue-registry.js';
+import { DemoConsumer, memoryProcessedKeys, type ProcessedKeys } from './consumer.js';
+import { type Produced, produceOrders } from './producer.js';
+import { createDemoQueues, type DemoQueues, queueDepth, waitUntilDrained } from './queues.js';
+
+/** Options of {@link prepareIncident}. */
+export interface ScenarioOptions {
+  /** Source queue name (unique per test). @default 'orders' */
+  name?: string;
+  /** Messages produced. @default 300 */
+  messages?: number;
+  /** Every n-th message is poison (0: none). @default 20 */
+  poisonEvery?: number;
+  /** The dependency goes down after this many messages were processed. @default 40% of messages */
+  outageAfterProcessed?: number;
+  /** @default 1 */
+  visibilityTimeoutSeconds?: number;
+  /** @default 3 */
+  maxReceiveCount?: number;
+  /** Registration overrides (sampleSize, rampRates, dwellSeconds...). */
+  registration?: Partial<QueueRegistration>;
+  processedKeys?: ProcessedKeys;
+  /** How long to wait for the source queue to drain, milliseconds. @default 60000 */
+  drainTimeoutMs?: number;
+}
+
+/** A prepared incident: the DLQ holds the dead-lettered messages, the consumer is still running. */
+export interface PreparedIncident {
+  queues: DemoQueues;
+  registration: QueueRegistration;
+  produced: Produced;
+  consumer: DemoConsumer;
+  /** Messages in the DLQ once the source queue drained. */
+  dlqDepth: number;
+}
+
+/**
+ * Creates the queues and the registration, produces the orders and lets the failing consumer run
+ * until the source queue is empty (every message processed or dead-lettered). The outage is still
+ * on when this returns: call `consumer.endOutage()` when the fix is "deployed".
+ */
+export async function prepareIncident(
+  sqs: SQSClient,
+  options: ScenarioOptions = {},
+): Promise<PreparedIncident> {
+  const messages = options.messages ?? 300;
+  const queues = await createDemoQueues(sqs, {
+    name: options.name ?? 'orders',
+    visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 1,
+    maxReceiveCount: options.maxReceiveCount ?? 3,
+  });
+  const registration = await createQueueRegistry().putRegistration({
+    dlqArn: queues.dlqArn,
+    owner: 'orders-team',
+    producerKey: { jsonPath: '$.orderId' },
+    sampleSize: 5,
+    rampRates: [5, 50, 200],
+    dwellSeconds: 2,
+    maxRedrives: 3,
+    parkingQueueArn: queues.parkingArn,
+    ...options.registration,
+  });
+  const consumer = new DemoConsumer({
+    sqs,
+    queueUrl: queues.sourceUrl,
+    outageAfterProcessed: options.outageAfterProcessed ?? Math.floor(messages * 0.4),
+    processedKeys: options.processedKeys ?? memoryProcessedKeys(),
+  });
+  if ((options.outageAfterProcessed ?? 1) === 0) consumer.startOutage();
+  consumer.start();
+  const produced = await produceOrders(sqs, queues.sourceUrl, {
+    count: messages,
+    poisonEvery: options.poisonEvery ?? 20,
+  });
+  await waitUntilDrained(sqs, queues.sourceUrl, {
+    timeoutMs: options.drainTimeoutMs ?? 60_000,
+    quietMs: 300,
+  });
+  const depth = await queueDepth(sqs, queues.dlqUrl);
+  return { queues, registration, produced, consumer, dlqDepth: depth.visible + depth.inFlight };
+}
