@@ -1,0 +1,226 @@
+/**
+ * Alarm events, normalised (cases C01, C02, C04).
+ *
+ * The same CloudWatch alarm transition reaches triage in two shapes:
+ * - EventBridge "CloudWatch Alarm State Change": `detail.state`, `detail.previousState`,
+ *   `detail.configuration.metrics[].metricStat.metric.dimensions` as an object map;
+ * - SNS alarm action: `Records[0].Sns.Message` is a JSON *string*; `Trigger.Dimensions` (or
+ *   `Trigger.Metrics[].MetricStat.Metric.Dimensions` for metric math) is a list of `{ name, value }`
+ *   and `Region` is a display name ("US East (N. Virginia)"), so the region is always taken from the
+ *   alarm ARN.
+ *
+ * Both become one {@link AlarmRecord} with the same `dedupeKey` (alarm ARN + state timestamp).
+ * Other EventBridge alarm events (configuration changes) are recognised and reported as
+ * not-a-state-change, so the caller can acknowledge them without side effects.
+ *
+ * @see https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/cloudwatch-and-eventbridge.html
+ * @see https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/AlarmThatSendsEmail.html
+ */
+import { z } from 'zod';
+import { InvalidInputError } from './errors.js';
+import { formatIssues, parseOrThrow } from './middleware.js';
+import type { AlarmRecord } from './model.js';
+
+/** The detail-type of the only EventBridge alarm event triage acts on. */
+export const STATE_CHANGE = 'CloudWatch Alarm State Change';
+
+const AlarmArn = z
+  .string()
+  .regex(/^arn:aws[a-z-]*:cloudwatch:[a-z0-9-]+:\d{12}:alarm:.+$/, 'must be a CloudWatch alarm ARN');
+const AlarmState = z.enum(['ALARM', 'OK', 'INSUFFICIENT_DATA']);
+
+/** Any EventBridge event from CloudWatch (first pass: is it a state change at all?). */
+const EventBridgeEnvelope = z.object({
+  'detail-type': z.string().min(1),
+  source: z.literal('aws.cloudwatch'),
+  detail: z.record(z.string(), z.unknown()),
+});
+
+const EbMetric = z.object({
+  id: z.string().optional(),
+  expression: z.string().optional(),
+  metricStat: z
+    .object({ metric: z.object({ dimensions: z.record(z.string(), z.string()).optional() }).loose() })
+    .loose()
+    .optional(),
+});
+
+/** The EventBridge "CloudWatch Alarm State Change" event (fields triage reads). */
+export const EventBridgeAlarmEvent = z.object({
+  'detail-type': z.literal(STATE_CHANGE),
+  source: z.literal('aws.cloudwatch'),
+  account: z.string().regex(/^\d{12}$/, 'must be a 12-digit account id'),
+  resources: z.array(AlarmArn).min(1, 'must hold the alarm ARN'),
+  detail: z.object({
+    alarmName: z.string().min(1),
+    state: z.object({ value: AlarmState, reason: z.string().default(''), timestamp: z.string().min(1) }),
+    previousState: z.object({ value: AlarmState }).loose().optional(),
+    configuration: z
+      .object({ metrics: z.array(EbMetric).default([]) })
+      .loose()
+      .default({ metrics: [] }),
+  }),
+});
+export type EventBridgeAlarmEvent = z.infer<typeof EventBridgeAlarmEvent>;
+
+const Dimension = z.object({ name: z.string(), value: z.string() });
+
+/** The alarm notification inside `Records[0].Sns.Message` (after JSON.parse). */
+export const SnsAlarmMessage = z.object({
+  AlarmName: z.string().min(1),
+  AlarmArn,
+  AWSAccountId: z.string().regex(/^\d{12}$/, 'must be a 12-digit account id'),
+  NewStateValue: AlarmState,
+  OldStateValue: AlarmState.optional(),
+  NewStateReason: z.string().default(''),
+  StateChangeTime: z.string().min(1),
+  Trigger: z
+    .object({
+      Dimensions: z.array(Dimension).nullish(),
+      Metrics: z
+        .array(
+          z
+            .object({
+              Expression: z.string().nullish(),
+              MetricStat: z
+                .object({ Metric: z.object({ Dimensions: z.array(Dimension).nullish() }).loose() })
+                .loose()
+                .nullish(),
+            })
+            .loose(),
+        )
+        .nullish(),
+    })
+    .loose(),
+});
+export type SnsAlarmMessage = z.infer<typeof SnsAlarmMessage>;
+
+/** The SNS-to-Lambda event (one record per invocation). */
+export const SnsAlarmEvent = z.object({
+  Records: z
+    .array(
+      z.object({
+        EventSource: z.literal('aws:sns'),
+        Sns: z.object({ Message: z.string().min(1) }).loose(),
+      }),
+    )
+    .length(1, 'SNS delivers exactly one record per invocation'),
+});
+
+/** Result of {@link normaliseAlarmEvent}. */
+export type NormalisedAlarmEvent =
+  | { kind: 'state-change'; record: AlarmRecord }
+  | { kind: 'not-a-state-change'; detailType: string };
+
+/** The dedupe key of a transition: identical for the EventBridge and SNS copies (case C05). */
+export function dedupeKeyOf(alarmArn: string, stateTimestamp: string): string {
+  return `${alarmArn}@${stateTimestamp}`;
+}
+
+/** Region and account from an alarm ARN (`arn:aws:cloudwatch:<region>:<account>:alarm:<name>`). */
+export function parseAlarmArn(alarmArn: string): { region: string; account: string } {
+  const [, , , region = '', account = ''] = alarmArn.split(':');
+  return { region, account };
+}
+
+function unique(names: Iterable<string>): string[] {
+  return [...new Set([...names].filter((n) => n.length > 0))];
+}
+
+function fromEventBridge(event: EventBridgeAlarmEvent): AlarmRecord {
+  const alarmArn = event.resources[0] as string;
+  const { region, account } = parseAlarmArn(alarmArn);
+  const d = event.detail;
+  const record: AlarmRecord = {
+    alarmArn,
+    alarmName: d.alarmName,
+    account: account || event.account,
+    region,
+    newState: d.state.value,
+    stateTimestamp: d.state.timestamp,
+    reason: d.state.reason,
+    queueNames: unique(d.configuration.metrics.map((m) => m.metricStat?.metric.dimensions?.QueueName ?? '')),
+    dedupeKey: dedupeKeyOf(alarmArn, d.state.timestamp),
+    via: 'eventbridge',
+  };
+  if (d.previousState) record.previousState = d.previousState.value;
+  return record;
+}
+
+function fromSns(message: SnsAlarmMessage): AlarmRecord {
+  const { region } = parseAlarmArn(message.AlarmArn);
+  const dims = [
+    ...(message.Trigger.Dimensions ?? []),
+    ...(message.Trigger.Metrics ?? []).flatMap((m) => m.MetricStat?.Metric.Dimensions ?? []),
+  ];
+  const record: AlarmRecord = {
+    alarmArn: message.AlarmArn,
+    alarmName: message.AlarmName,
+    account: message.AWSAccountId,
+    region,
+    newState: message.NewStateValue,
+    stateTimestamp: message.StateChangeTime,
+    reason: message.NewStateReason,
+    queueNames: unique(dims.filter((d) => d.name === 'QueueName').map((d) => d.value)),
+    dedupeKey: dedupeKeyOf(message.AlarmArn, message.StateChangeTime),
+    via: 'sns',
+  };
+  if (message.OldStateValue) record.previousState = message.OldStateValue;
+  return record;
+}
+
+/**
+ * Normalises an EventBridge or SNS alarm event. Pure: call it before any side effect.
+ *
+ * @param event - the raw Lambda event.
+ * @returns the {@link AlarmRecord}, or `not-a-state-change` for other CloudWatch alarm events.
+ * @throws InvalidInputError naming each bad field when the event is neither shape, the SNS
+ *   message is not JSON, or required fields are missing.
+ */
+export function normaliseAlarmEvent(event: unknown): NormalisedAlarmEvent {
+  if (event !== null && typeof event === 'object' && 'Records' in event) {
+    const sns = parseOrThrow(SnsAlarmEvent, event, 'SNS alarm event');
+    let message: unknown;
+    try {
+      message = JSON.parse(sns.Records[0]?.Sns.Message ?? '');
+    } catch (cause) {
+      throw new InvalidInputError('invalid SNS alarm event', ['Records.0.Sns.Message: is not JSON'], cause);
+    }
+    const parsed = SnsAlarmMessage.safeParse(message);
+    if (!parsed.success)
+      throw new InvalidInputError(
+        'invalid SNS alarm event',
+        formatIssues(parsed.error).map((issue) => `Records.0.Sns.Message.${issue}`),
+        parsed.error,
+      );
+    return { kind: 'state-change', record: fromSns(parsed.data) };
+  }
+  const envelope = EventBridgeEnvelope.safeParse(event);
+  if (!envelope.success)
+    throw new InvalidInputError(
+      'invalid alarm event: neither an EventBridge CloudWatch alarm event nor an SNS alarm notification',
+      formatIssues(envelope.error),
+      envelope.error,
+    );
+  if (envelope.data['detail-type'] !== STATE_CHANGE)
+    return { kind: 'not-a-state-change', detailType: envelope.data['detail-type'] };
+  return {
+    kind: 'state-change',
+    record: fromEventBridge(parseOrThrow(EventBridgeAlarmEvent, event, 'alarm event')),
+  };
+}
+
+/**
+ * The queue URL an SQS queue name implies in the alarm's region and account, in the standard
+ * endpoint form. Triage resolves the real URL with GetQueueUrl; this is the expected value.
+ *
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-queue-message-identifiers.html
+ */
+export function impliedQueueUrl(region: string, account: string, queueName: string): string {
+  return `https://sqs.${region}.amazonaws.com/${account}/${queueName}`;
+}
+
+/** The SQS ARN of a queue in the alarm's region and account. */
+export function queueArnOf(region: string, account: string, queueName: string): string {
+  return `arn:aws:sqs:${region}:${account}:${queueName}`;
+}

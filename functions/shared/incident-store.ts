@@ -1,0 +1,211 @@
+/**
+ * The incident store (docs/contracts.md "Stores") and the alarm-transition records that make triage
+ * idempotent (case C05).
+ *
+ * - `INCIDENT#<incidentId>` / `INCIDENT`: one incident per DLQ per alarm transition. The id is
+ *   deterministic ({@link incidentIdOf}), and {@link IncidentStore.putIncident} is a conditional put,
+ *   so a duplicate delivery opens nothing new.
+ * - `ALARM#<dedupeKey>` / `TRANSITION`: the transition's handling status. A run claims it with a
+ *   conditional write and a lease; only a `HANDLED` transition makes later deliveries duplicates.
+ *
+ * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html
+ */
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient } from './clients.js';
+import { awsErrorName, RedriveError } from './errors.js';
+import { sha256Hex } from './idempotency-key.js';
+import type { IncidentSummary } from './model.js';
+import { DEFAULT_TABLE_NAME, keys } from './table.js';
+
+/** Where an incident stands. */
+export type IncidentStatus = 'OPEN' | 'PARTIAL' | 'WORKFLOW_STARTED' | 'CLOSED';
+
+/** An incident: one DLQ's inventory after one alarm transition. */
+export interface Incident {
+  incidentId: string;
+  dlqArn: string;
+  dlqUrl: string;
+  alarmArn: string;
+  alarmName: string;
+  /** Dedupe key of the alarm transition (alarm ARN + state timestamp). */
+  dedupeKey: string;
+  stateTimestamp: string;
+  /** Source queue ARNs (ListDeadLetterSourceQueues and DeadLetterQueueSourceArn, case C07). */
+  sourceArns: string[];
+  status: IncidentStatus;
+  summary: IncidentSummary;
+  executionArn?: string;
+  /** ISO-8601. */
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Handling status of an alarm transition. */
+export type TransitionStatus = 'IN_PROGRESS' | 'PARTIAL' | 'HANDLED' | 'FAILED';
+
+/** `ALARM#<dedupeKey>` / `TRANSITION`. */
+export interface TransitionRecord {
+  dedupeKey: string;
+  alarmArn: string;
+  status: TransitionStatus;
+  /** Epoch ms after which an IN_PROGRESS claim may be taken over (the claimant died). */
+  leaseExpiresAt: number;
+  incidentIds: string[];
+  outcome?: string;
+  updatedAt: string;
+}
+
+/** The incident store's operations. */
+export interface IncidentStore {
+  getIncident(incidentId: string): Promise<Incident | undefined>;
+  /** Creates the incident unless it exists. @returns created: false when it already existed. */
+  putIncident(incident: Incident): Promise<{ created: boolean }>;
+  /** Sets the given fields (and `updatedAt`). @throws RedriveError CONFLICT when the incident does not exist. */
+  updateIncident(incidentId: string, patch: Partial<Omit<Incident, 'incidentId'>>): Promise<void>;
+  getTransition(dedupeKey: string): Promise<TransitionRecord | undefined>;
+  /**
+   * Claims a transition for this run: succeeds when it is new, FAILED, PARTIAL, or IN_PROGRESS with
+   * an expired lease. @returns the existing record when the claim is refused.
+   */
+  claimTransition(
+    claim: { dedupeKey: string; alarmArn: string; leaseExpiresAt: number },
+    now: number,
+  ): Promise<{ claimed: true } | { claimed: false; existing: TransitionRecord | undefined }>;
+  /** Records the end of a run (HANDLED, PARTIAL or FAILED). */
+  finishTransition(
+    dedupeKey: string,
+    status: Exclude<TransitionStatus, 'IN_PROGRESS'>,
+    details: { incidentIds: string[]; outcome: string },
+  ): Promise<void>;
+}
+
+/**
+ * The incident id of one DLQ's inventory after one alarm transition: `inc-` + the first 24 hex of
+ * SHA-256(alarmArn, stateTimestamp, dlqArn). Deterministic, so duplicates map to the same incident.
+ */
+export function incidentIdOf(alarmArn: string, stateTimestamp: string, dlqArn: string): string {
+  return `inc-${sha256Hex(JSON.stringify([alarmArn, stateTimestamp, dlqArn])).slice(0, 24)}`;
+}
+
+/** Creates the incident store. */
+export function createIncidentStore(
+  options: { client?: DynamoDBDocumentClient; tableName?: string } = {},
+): IncidentStore {
+  const client = () => options.client ?? documentClient();
+  const table = options.tableName ?? process.env.TABLE_NAME ?? DEFAULT_TABLE_NAME;
+  const incidentKey = (id: string) => ({ pk: keys.incident(id), sk: keys.incidentSk });
+  const transitionKey = (k: string) => ({ pk: keys.alarm(k), sk: keys.transitionSk });
+  const strip = <T>(item: Record<string, unknown>): T => {
+    const { pk: _pk, sk: _sk, entity: _e, ...rest } = item;
+    return rest as T;
+  };
+
+  return {
+    async getIncident(incidentId) {
+      const out = await client().send(new GetCommand({ TableName: table, Key: incidentKey(incidentId) }));
+      return out.Item ? strip<Incident>(out.Item) : undefined;
+    },
+    async putIncident(incident) {
+      try {
+        await client().send(
+          new PutCommand({
+            TableName: table,
+            Item: { ...incidentKey(incident.incidentId), entity: 'incident', ...incident },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          }),
+        );
+        return { created: true };
+      } catch (error) {
+        if (awsErrorName(error) === 'ConditionalCheckFailedException') return { created: false };
+        throw error;
+      }
+    },
+    async updateIncident(incidentId, patch) {
+      const fields = Object.entries({
+        ...patch,
+        updatedAt: patch.updatedAt ?? new Date().toISOString(),
+      }).filter(([, v]) => v !== undefined);
+      const names: Record<string, string> = {};
+      const values: Record<string, unknown> = {};
+      const sets = fields.map(([k, v], i) => {
+        names[`#f${i}`] = k;
+        values[`:v${i}`] = v;
+        return `#f${i} = :v${i}`;
+      });
+      try {
+        await client().send(
+          new UpdateCommand({
+            TableName: table,
+            Key: incidentKey(incidentId),
+            ConditionExpression: 'attribute_exists(pk)',
+            UpdateExpression: `SET ${sets.join(', ')}`,
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: values,
+          }),
+        );
+      } catch (error) {
+        if (awsErrorName(error) === 'ConditionalCheckFailedException')
+          throw new RedriveError('CONFLICT', `no incident ${incidentId}`, { cause: error });
+        throw error;
+      }
+    },
+    async getTransition(dedupeKey) {
+      const out = await client().send(
+        new GetCommand({ TableName: table, Key: transitionKey(dedupeKey), ConsistentRead: true }),
+      );
+      return out.Item ? strip<TransitionRecord>(out.Item) : undefined;
+    },
+    async claimTransition(claim, now) {
+      const record: TransitionRecord = {
+        dedupeKey: claim.dedupeKey,
+        alarmArn: claim.alarmArn,
+        status: 'IN_PROGRESS',
+        leaseExpiresAt: claim.leaseExpiresAt,
+        incidentIds: [],
+        updatedAt: new Date(now).toISOString(),
+      };
+      try {
+        await client().send(
+          new PutCommand({
+            TableName: table,
+            Item: { ...transitionKey(claim.dedupeKey), entity: 'transition', ...record },
+            ConditionExpression:
+              'attribute_not_exists(pk) OR #s IN (:failed, :partial) OR (#s = :progress AND leaseExpiresAt < :now)',
+            ExpressionAttributeNames: { '#s': 'status' },
+            ExpressionAttributeValues: {
+              ':failed': 'FAILED',
+              ':partial': 'PARTIAL',
+              ':progress': 'IN_PROGRESS',
+              ':now': now,
+            },
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        );
+        return { claimed: true };
+      } catch (error) {
+        if (awsErrorName(error) !== 'ConditionalCheckFailedException') throw error;
+        const item = (error as { Item?: Record<string, unknown> }).Item;
+        return {
+          claimed: false,
+          existing: item ? strip<TransitionRecord>(item) : await this.getTransition(claim.dedupeKey),
+        };
+      }
+    },
+    async finishTransition(dedupeKey, status, details) {
+      await client().send(
+        new UpdateCommand({
+          TableName: table,
+          Key: transitionKey(dedupeKey),
+          UpdateExpression: 'SET #s = :s, incidentIds = :ids, outcome = :o, updatedAt = :now',
+          ExpressionAttributeNames: { '#s': 'status' },
+          ExpressionAttributeValues: {
+            ':s': status,
+            ':ids': details.incidentIds,
+            ':o': details.outcome,
+            ':now': new Date().toISOString(),
+          },
+        }),
+      );
+    },
+  };
+}

@@ -1,0 +1,224 @@
+/**
+ * The DLQ inventory: receive every message (10 per call, all attributes), turn each into an
+ * envelope, store them, then release them so the DLQ holds exactly what it held before.
+ *
+ * Safety rules:
+ * - Messages stay invisible only while the scan runs: the visibility timeout is sized to the
+ *   Lambda's remaining time (plus a margin), and every held message is released with
+ *   ChangeMessageVisibilityBatch(0) in a `finally`, on success and on failure.
+ * - In-flight messages stay well below SQS's ~120,000 limit for standard queues (20,000 FIFO):
+ *   a run never holds more than `pageBudget` messages.
+ * - A run stops within `messageBudget` new envelopes and before the Lambda runs out of time; such a
+ *   run is partial (`partial: true`, `stopReason` says why) and the caller stores a cursor.
+ * - A DLQ with its own RedrivePolicy is refused unless the registration allows it: every receive
+ *   counts toward its maxReceiveCount, so an inventory could push messages onward.
+ *
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-visibility-timeout.html
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ReceiveMessage.html
+ */
+import type { ClassificationRule, FailureAttributeNames } from './classification-rules.js';
+import { buildEnvelope, type EnvelopeWrite } from './envelope.js';
+import type { EnvelopeStore } from './envelope-store.js';
+import { errorMessage } from './errors.js';
+import type { Envelope, QueueRegistration } from './model.js';
+import type { QueueInfo, SqsQueues } from './sqs-queues.js';
+
+/** Budgets of one inventory run. */
+export interface InventoryBudgets {
+  /** Most new envelopes one run stores. @default 5000 */
+  messageBudget: number;
+  /** Most messages held invisible at once; keep well below 120,000. @default 10000 */
+  pageBudget: number;
+  /** Stop receiving when the Lambda has less than this left, milliseconds. @default 15000 */
+  safetyMarginMs: number;
+}
+
+/** Default budgets. */
+export const DEFAULT_BUDGETS: InventoryBudgets = {
+  messageBudget: 5000,
+  pageBudget: 10_000,
+  safetyMarginMs: 15_000,
+};
+
+/** SQS's in-flight limit for standard queues (FIFO: 20,000). */
+export const SQS_IN_FLIGHT_LIMIT = 120_000;
+
+/** Why a run stopped. */
+export type StopReason = 'empty' | 'message-budget' | 'page-budget' | 'time';
+
+/** Dependencies of {@link inventoryDlq}. */
+export interface InventoryDeps {
+  queues: SqsQueues;
+  envelopes: EnvelopeStore;
+  /** Lambda's `context.getRemainingTimeInMillis`. */
+  remainingTimeMs: () => number;
+  /** Epoch milliseconds. */
+  now: () => number;
+}
+
+/** Input of {@link inventoryDlq}. */
+export interface InventoryInput {
+  dlq: QueueInfo;
+  registration: QueueRegistration;
+  incidentId: string;
+  budgets?: Partial<InventoryBudgets>;
+  rules?: readonly ClassificationRule[];
+  failureAttributes?: FailureAttributeNames;
+  /** Long-poll wait of each receive, seconds. @default 1 */
+  waitTimeSeconds?: number;
+}
+
+/** What one inventory run did. */
+export interface InventoryResult {
+  /** Envelopes of every distinct message received in this run (no bodies). */
+  envelopes: Envelope[];
+  received: number;
+  /** Messages SQS delivered twice within the run (at-least-once delivery). */
+  duplicatesInRun: number;
+  written: number;
+  created: number;
+  unprocessed: number;
+  unprocessedMessageIds: string[];
+  /** Messages whose envelope could not be built (kept in the DLQ, reported). */
+  buildErrors: Array<{ messageId: string; error: string }>;
+  partial: boolean;
+  stopReason: StopReason;
+  released: number;
+  releaseFailures: number;
+  /** Largest number of messages held invisible at once. */
+  maxInFlight: number;
+  /** SQS and DynamoDB calls made by this run (for the benchmark). */
+  apiCalls: { receive: number; changeVisibility: number; putEnvelopes: number };
+}
+
+/** Why the inventory of this DLQ is refused, or null when it may go ahead. */
+export function inventoryRefusal(dlq: QueueInfo, registration: QueueRegistration): string | null {
+  if (dlq.redrivePolicy && !registration.allowInventoryOfQueueWithRedrivePolicy)
+    return (
+      `${dlq.name} has its own RedrivePolicy (maxReceiveCount ${dlq.redrivePolicy.maxReceiveCount} to ${dlq.redrivePolicy.deadLetterTargetArn}): ` +
+      'every inventory receive counts toward it and could move messages onward; set allowInventoryOfQueueWithRedrivePolicy in the registration to allow it'
+    );
+  return null;
+}
+
+/**
+ * Inventories one DLQ. Call {@link inventoryRefusal} first.
+ *
+ * @returns the run's envelopes and counts; `partial` when a budget or the time stopped it.
+ * @throws whatever the SQS port or the store throws (held messages are released first).
+ */
+export async function inventoryDlq(input: InventoryInput, deps: InventoryDeps): Promise<InventoryResult> {
+  const budgets = { ...DEFAULT_BUDGETS, ...(input.budgets ?? {}) };
+  const limit = input.dlq.fifo ? 20_000 : SQS_IN_FLIGHT_LIMIT;
+  const pageBudget = Math.max(10, Math.min(budgets.pageBudget, Math.floor(limit * 0.8)));
+  const result: InventoryResult = {
+    envelopes: [],
+    received: 0,
+    duplicatesInRun: 0,
+    written: 0,
+    created: 0,
+    unprocessed: 0,
+    unprocessedMessageIds: [],
+    buildErrors: [],
+    partial: false,
+    stopReason: 'empty',
+    released: 0,
+    releaseFailures: 0,
+    maxInFlight: 0,
+    apiCalls: { receive: 0, changeVisibility: 0, putEnvelopes: 0 },
+  };
+  const held: string[] = [];
+  const seen = new Set<string>();
+  let pending: EnvelopeWrite[] = [];
+  let inFlightWrite: Promise<void> = Promise.resolve();
+
+  const flush = async () => {
+    await inFlightWrite;
+    if (pending.length === 0) return;
+    const batch = pending;
+    pending = [];
+    result.apiCalls.putEnvelopes++;
+    const writeBudget = Math.max(1000, deps.remainingTimeMs() - budgets.safetyMarginMs / 2);
+    inFlightWrite = deps.envelopes.putEnvelopes(batch, { deadlineMs: deps.now() + writeBudget }).then((r) => {
+      result.written += r.written;
+      result.created += r.created;
+      result.unprocessed += r.unprocessed;
+      result.unprocessedMessageIds.push(...r.unprocessedMessageIds);
+    });
+  };
+
+  // The visibility timeout covers the scan (and release), not a minute more; 12 h is SQS's cap.
+  const visibilityTimeoutSeconds = Math.min(
+    43_200,
+    Math.max(30, Math.ceil(deps.remainingTimeMs() / 1000) + 30),
+  );
+  try {
+    for (;;) {
+      if (held.length >= pageBudget) {
+        result.stopReason = 'page-budget';
+        break;
+      }
+      if (result.created + pending.length >= budgets.messageBudget) {
+        await flush();
+        await inFlightWrite;
+        if (result.created >= budgets.messageBudget) {
+          result.stopReason = 'message-budget';
+          break;
+        }
+      }
+      if (deps.remainingTimeMs() < budgets.safetyMarginMs) {
+        result.stopReason = 'time';
+        break;
+      }
+      result.apiCalls.receive++;
+      const messages = await deps.queues.receive(input.dlq.url, {
+        visibilityTimeoutSeconds,
+        waitTimeSeconds: input.waitTimeSeconds ?? 1,
+      });
+      if (messages.length === 0) {
+        result.stopReason = 'empty';
+        break;
+      }
+      const now = deps.now();
+      for (const message of messages) {
+        if (message.ReceiptHandle) held.push(message.ReceiptHandle);
+        result.received++;
+        const id = message.MessageId ?? '';
+        if (seen.has(id)) {
+          result.duplicatesInRun++;
+          continue;
+        }
+        seen.add(id);
+        try {
+          const write = buildEnvelope(message, {
+            dlqArn: input.dlq.arn,
+            fifo: input.dlq.fifo,
+            retentionPeriodSeconds: input.dlq.retentionPeriodSeconds,
+            now,
+            registration: input.registration,
+            incidentId: input.incidentId,
+            ...(input.rules ? { rules: input.rules } : {}),
+            ...(input.failureAttributes ? { failureAttributes: input.failureAttributes } : {}),
+          });
+          result.envelopes.push(write.envelope);
+          pending.push(write);
+        } catch (error) {
+          result.buildErrors.push({ messageId: id, error: errorMessage(error) });
+        }
+      }
+      result.maxInFlight = Math.max(result.maxInFlight, held.length);
+      if (pending.length >= 100) await flush();
+    }
+    await flush();
+    await inFlightWrite;
+  } finally {
+    await inFlightWrite.catch(() => undefined);
+    if (held.length > 0) {
+      result.apiCalls.changeVisibility += Math.ceil(held.length / 10);
+      result.releaseFailures = await deps.queues.changeVisibility(input.dlq.url, held, 0);
+      result.released = held.length - result.releaseFailures;
+    }
+  }
+  result.partial = result.stopReason !== 'empty';
+  return result;
+}

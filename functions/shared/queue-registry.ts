@@ -1,0 +1,57 @@
+/**
+ * The queue registry (docs/contracts.md "Stores"): each monitored DLQ's {@link QueueRegistration},
+ * stored at `DLQ#<dlqArn>` / `CONFIG` (written by the CDK construct or the CLI).
+ * A DLQ without a registration gets the defaults.
+ */
+import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient } from './clients.js';
+import { InvalidInputError } from './errors.js';
+import { formatIssues } from './middleware.js';
+import { QueueRegistration } from './model.js';
+import { DEFAULT_TABLE_NAME, keys } from './table.js';
+
+/** The registry's operations. */
+export interface QueueRegistry {
+  /**
+   * The parsed registration (defaults applied), or the default registration when none exists.
+   * @throws InvalidInputError naming each bad field when the stored registration is invalid.
+   */
+  getRegistration(dlqArn: string): Promise<QueueRegistration>;
+  /** Validates and stores a registration. @throws InvalidInputError naming each bad field. */
+  putRegistration(registration: unknown): Promise<QueueRegistration>;
+}
+
+/** Creates the queue registry. */
+export function createQueueRegistry(
+  options: { client?: DynamoDBDocumentClient; tableName?: string } = {},
+): QueueRegistry {
+  const client = () => options.client ?? documentClient();
+  const table = options.tableName ?? process.env.TABLE_NAME ?? DEFAULT_TABLE_NAME;
+  const parse = (raw: unknown, dlqArn: string) => {
+    const result = QueueRegistration.safeParse(raw);
+    if (!result.success)
+      throw new InvalidInputError(`invalid queue registration for ${dlqArn}`, formatIssues(result.error));
+    return result.data;
+  };
+  return {
+    async getRegistration(dlqArn) {
+      const out = await client().send(
+        new GetCommand({ TableName: table, Key: { pk: keys.dlq(dlqArn), sk: keys.config } }),
+      );
+      if (!out.Item) return parse({ dlqArn }, dlqArn);
+      const { pk: _pk, sk: _sk, ...raw } = out.Item;
+      return parse(raw, dlqArn);
+    },
+    async putRegistration(registration) {
+      const arn = (registration as { dlqArn?: unknown } | null)?.dlqArn;
+      const parsed = parse(registration, typeof arn === 'string' ? arn : '(no dlqArn)');
+      await client().send(
+        new PutCommand({
+          TableName: table,
+          Item: { pk: keys.dlq(parsed.dlqArn), sk: keys.config, ...parsed },
+        }),
+      );
+      return parsed;
+    },
+  };
+}

@@ -1,0 +1,204 @@
+/**
+ * SQS access for triage (and anyone who needs queue lookups): queue URL and attributes,
+ * dead-letter source queues, the inventory's receive and release calls. SDK errors are adapted at
+ * this boundary: `QueueDoesNotExist` becomes {@link QueueNotFoundError}, `AccessDenied` becomes
+ * {@link AccessDeniedError}, throttling and 5xx become {@link TransientError}.
+ *
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_Operations.html
+ */
+import {
+  ChangeMessageVisibilityBatchCommand,
+  GetQueueAttributesCommand,
+  GetQueueUrlCommand,
+  ListDeadLetterSourceQueuesCommand,
+  type Message,
+  ReceiveMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import { sqsClient } from './clients.js';
+import {
+  AccessDeniedError,
+  awsErrorName,
+  isRetryable,
+  QueueNotFoundError,
+  TransientError,
+} from './errors.js';
+
+/** The facts about a queue that triage and the workflow use. */
+export interface QueueInfo {
+  url: string;
+  arn: string;
+  name: string;
+  fifo: boolean;
+  /** MessageRetentionPeriod, seconds. */
+  retentionPeriodSeconds: number;
+  /** VisibilityTimeout, seconds. */
+  visibilityTimeoutSeconds: number;
+  /** ApproximateNumberOfMessages at lookup time. */
+  visible: number;
+  /** ApproximateNumberOfMessagesNotVisible at lookup time. */
+  inFlight: number;
+  /** The queue's own RedrivePolicy, parsed, when it has one. */
+  redrivePolicy: { deadLetterTargetArn: string; maxReceiveCount: number } | null;
+  attributes: Record<string, string>;
+}
+
+/** The SQS port. */
+export interface SqsQueues {
+  /** GetQueueUrl (with the owner account) then GetQueueAttributes(All). */
+  resolveByName(queueName: string, ownerAccount?: string): Promise<QueueInfo>;
+  describe(url: string): Promise<QueueInfo>;
+  /** ListDeadLetterSourceQueues, all pages: the source queue URLs of a DLQ. */
+  listDeadLetterSourceQueues(dlqUrl: string): Promise<string[]>;
+  /** One ReceiveMessage of up to 10 messages with every attribute. */
+  receive(
+    url: string,
+    opts: { visibilityTimeoutSeconds: number; waitTimeSeconds: number },
+  ): Promise<Message[]>;
+  /** ChangeMessageVisibilityBatch in groups of 10; returns how many failed. */
+  changeVisibility(
+    url: string,
+    receiptHandles: readonly string[],
+    visibilityTimeoutSeconds: number,
+  ): Promise<number>;
+}
+
+/**
+ * Maps an SQS SDK error to the pipeline's errors.
+ * @param resource - the queue name or URL, for the message.
+ */
+export function adaptSqsError(error: unknown, action: string, resource: string): unknown {
+  const name = awsErrorName(error) ?? (error as { name?: string } | null)?.name;
+  const code = (error as { Code?: string } | null)?.Code;
+  if (
+    name === 'QueueDoesNotExist' ||
+    name === 'AWS.SimpleQueueService.NonExistentQueue' ||
+    code === 'AWS.SimpleQueueService.NonExistentQueue'
+  )
+    return new QueueNotFoundError(resource, error);
+  if (name === 'AccessDenied' || name === 'AccessDeniedException' || code === 'AccessDenied')
+    return new AccessDeniedError(action, resource, error);
+  if (isRetryable(error) || name === 'RequestThrottled' || name === 'ThrottlingException')
+    return new TransientError(`${action} on ${resource}: ${(error as Error).message}`, error);
+  return error;
+}
+
+function parseRedrivePolicy(raw: string | undefined): QueueInfo['redrivePolicy'] {
+  if (!raw) return null;
+  try {
+    const p = JSON.parse(raw) as { deadLetterTargetArn?: string; maxReceiveCount?: number | string };
+    if (!p.deadLetterTargetArn) return null;
+    return { deadLetterTargetArn: p.deadLetterTargetArn, maxReceiveCount: Number(p.maxReceiveCount ?? 0) };
+  } catch {
+    return null;
+  }
+}
+
+/** Queue name from a queue URL (last path segment). */
+export function queueNameOfUrl(url: string): string {
+  return url.replace(/\/+$/, '').split('/').pop() ?? url;
+}
+
+/** Creates the SQS port. @param options.client - @default the shared client */
+export function createSqsQueues(options: { client?: SQSClient } = {}): SqsQueues {
+  const client = () => options.client ?? sqsClient();
+  const call = async <T>(action: string, resource: string, fn: () => Promise<T>): Promise<T> => {
+    try {
+      return await fn();
+    } catch (error) {
+      throw adaptSqsError(error, action, resource);
+    }
+  };
+
+  const describe = async (url: string): Promise<QueueInfo> => {
+    const out = await call('sqs:GetQueueAttributes', url, () =>
+      client().send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['All'] })),
+    );
+    const a = out.Attributes ?? {};
+    const arn = a.QueueArn ?? '';
+    const name = arn.split(':').pop() || queueNameOfUrl(url);
+    return {
+      url,
+      arn,
+      name,
+      fifo: a.FifoQueue === 'true' || name.endsWith('.fifo'),
+      retentionPeriodSeconds: Number(a.MessageRetentionPeriod ?? 345_600),
+      visibilityTimeoutSeconds: Number(a.VisibilityTimeout ?? 30),
+      visible: Number(a.ApproximateNumberOfMessages ?? 0),
+      inFlight: Number(a.ApproximateNumberOfMessagesNotVisible ?? 0),
+      redrivePolicy: parseRedrivePolicy(a.RedrivePolicy),
+      attributes: a,
+    };
+  };
+
+  return {
+    async resolveByName(queueName, ownerAccount) {
+      const out = await call('sqs:GetQueueUrl', queueName, () =>
+        client().send(
+          new GetQueueUrlCommand({
+            QueueName: queueName,
+            ...(ownerAccount ? { QueueOwnerAWSAccountId: ownerAccount } : {}),
+          }),
+        ),
+      );
+      if (!out.QueueUrl) throw new QueueNotFoundError(queueName);
+      return describe(out.QueueUrl);
+    },
+    describe,
+    async listDeadLetterSourceQueues(dlqUrl) {
+      const urls: string[] = [];
+      let token: string | undefined;
+      do {
+        const out = await call('sqs:ListDeadLetterSourceQueues', dlqUrl, () =>
+          client().send(
+            new ListDeadLetterSourceQueuesCommand({
+              QueueUrl: dlqUrl,
+              MaxResults: 1000,
+              ...(token ? { NextToken: token } : {}),
+            }),
+          ),
+        );
+        urls.push(...(out.queueUrls ?? []));
+        token = out.NextToken;
+      } while (token);
+      return urls;
+    },
+    async receive(url, opts) {
+      const out = await call('sqs:ReceiveMessage', url, () =>
+        client().send(
+          new ReceiveMessageCommand({
+            QueueUrl: url,
+            MaxNumberOfMessages: 10,
+            VisibilityTimeout: opts.visibilityTimeoutSeconds,
+            WaitTimeSeconds: opts.waitTimeSeconds,
+            MessageAttributeNames: ['All'],
+            // Real SQS takes MessageSystemAttributeNames; the local stand-in only the older AttributeNames.
+            MessageSystemAttributeNames: ['All'],
+            AttributeNames: ['All'],
+          }),
+        ),
+      );
+      return out.Messages ?? [];
+    },
+    async changeVisibility(url, receiptHandles, visibilityTimeoutSeconds) {
+      let failed = 0;
+      for (let i = 0; i < receiptHandles.length; i += 10) {
+        const slice = receiptHandles.slice(i, i + 10);
+        const out = await call('sqs:ChangeMessageVisibilityBatch', url, () =>
+          client().send(
+            new ChangeMessageVisibilityBatchCommand({
+              QueueUrl: url,
+              Entries: slice.map((ReceiptHandle, j) => ({
+                Id: String(j),
+                ReceiptHandle,
+                VisibilityTimeout: visibilityTimeoutSeconds,
+              })),
+            }),
+          ),
+        );
+        failed += out.Failed?.length ?? 0;
+      }
+      return failed;
+    },
+  };
+}

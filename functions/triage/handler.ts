@@ -1,0 +1,43 @@
+/**
+ * Triage Lambda: EventBridge "CloudWatch Alarm State Change" events and SNS alarm notifications.
+ * Thin wiring: the shared middy stack, zod normalisation of the event, the core with its ports.
+ *
+ * @see https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/cloudwatch-and-eventbridge.html
+ */
+import middy from '@middy/core';
+import type { Context } from 'aws-lambda';
+import { normaliseAlarmEvent } from '../shared/alarm-event.js';
+import { createEnvelopeStore } from '../shared/envelope-store.js';
+import { createIncidentStore } from '../shared/incident-store.js';
+import { logger, standardMiddleware } from '../shared/middleware.js';
+import { createQueueRegistry } from '../shared/queue-registry.js';
+import { createSqsQueues } from '../shared/sqs-queues.js';
+import { createSfnWorkflowStarter, type WorkflowStarter } from '../shared/workflow-starter.js';
+import { triageConfigFromEnv } from './config.js';
+import { type TriageResult, triage } from './triage.js';
+
+/** Builds the handler; tests and the local runner pass their own workflow starter. */
+export function createTriageHandler(ports: { workflow?: WorkflowStarter } = {}) {
+  return middy<unknown, TriageResult, Error, Context>()
+    .use(standardMiddleware())
+    .handler((event, context) =>
+      triage(normaliseAlarmEvent(event), {
+        queues: createSqsQueues(),
+        envelopes: createEnvelopeStore(),
+        incidents: createIncidentStore(),
+        registry: createQueueRegistry(),
+        workflow:
+          ports.workflow ??
+          createSfnWorkflowStarter({ log: (message, extra) => logger.info(message, { ...extra }) }),
+        now: () => Date.now(),
+        remainingTimeMs: () => context.getRemainingTimeInMillis(),
+        config: triageConfigFromEnv(),
+        log: {
+          info: (message, extra) => logger.info(message, { ...extra }),
+          warn: (message, extra) => logger.warn(message, { ...extra }),
+        },
+      }),
+    );
+}
+
+export const handler = createTriageHandler();

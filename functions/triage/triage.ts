@@ -1,0 +1,265 @@
+/**
+ * Triage: an alarm transition in, envelopes and an incident per DLQ out, and the redrive workflow
+ * started for every complete inventory of a DLQ with messages.
+ *
+ * Order of operations, so that bad input changes nothing and duplicates change nothing (C01-C05):
+ * 1. normalise the event (pure; throws InvalidInputError naming the field);
+ * 2. non-state-change events and transitions to OK / INSUFFICIENT_DATA: one log line, return;
+ * 3. resolve every queue (GetQueueUrl, attributes, registration) before any write: an unknown
+ *    queue throws QueueNotFoundError and nothing is written;
+ * 4. claim the transition (`ALARM#<dedupeKey>` / `TRANSITION`, conditional); a HANDLED transition
+ *    or one in progress elsewhere is a duplicate: log 'duplicate alarm transition', return success;
+ * 5. per DLQ: inventory, store envelopes, open (or update) the incident, start the workflow;
+ * 6. mark the transition HANDLED (or PARTIAL with a cursor, or FAILED so a retry completes it).
+ */
+import type { NormalisedAlarmEvent } from '../shared/alarm-event.js';
+import { queueArnOf } from '../shared/alarm-event.js';
+import type { EnvelopeStore } from '../shared/envelope-store.js';
+import { errorMessage, TransientError } from '../shared/errors.js';
+import { type Incident, type IncidentStore, incidentIdOf } from '../shared/incident-store.js';
+import { type InventoryBudgets, inventoryDlq, inventoryRefusal } from '../shared/inventory.js';
+import type { AlarmRecord, IncidentSummary, QueueRegistration } from '../shared/model.js';
+import type { QueueRegistry } from '../shared/queue-registry.js';
+import { type QueueInfo, queueNameOfUrl, type SqsQueues } from '../shared/sqs-queues.js';
+import type { WorkflowStarter } from '../shared/workflow-starter.js';
+import { summarise } from './summary.js';
+
+/** Configuration of triage (see `config.ts` for the environment variables). */
+export interface TriageConfig {
+  budgets: InventoryBudgets;
+  /** Alarm name -> queue names, for alarms without a QueueName dimension (SEARCH expressions, C02). */
+  alarmQueueMap: Record<string, string[]>;
+  /** Extra lease on a claimed transition beyond the remaining time, milliseconds. @default 60000 */
+  leaseMarginMs?: number;
+}
+
+/** A minimal logger (Powertools' Logger fits). */
+export interface TriageLog {
+  info(message: string, extra?: Record<string, unknown>): void;
+  warn(message: string, extra?: Record<string, unknown>): void;
+}
+
+/** Ports and settings of {@link triage}. */
+export interface TriageDeps {
+  queues: SqsQueues;
+  envelopes: EnvelopeStore;
+  incidents: IncidentStore;
+  registry: QueueRegistry;
+  workflow: WorkflowStarter;
+  /** Epoch milliseconds. */
+  now: () => number;
+  /** Lambda's `context.getRemainingTimeInMillis`. */
+  remainingTimeMs: () => number;
+  config: TriageConfig;
+  log: TriageLog;
+}
+
+/** What happened to one DLQ. */
+export interface QueueOutcome {
+  queueName: string;
+  dlqArn: string;
+  outcome: 'triaged' | 'partial' | 'empty' | 'refused';
+  reason: string;
+  incidentId?: string;
+  summary?: IncidentSummary;
+  sourceArns?: string[];
+  executionArn?: string;
+  workflowAlreadyStarted?: boolean;
+  written?: number;
+}
+
+/** What triage did with one event. */
+export interface TriageResult {
+  outcome: 'not-a-state-change' | 'ignored-transition' | 'unresolvable' | 'duplicate' | 'triaged';
+  message: string;
+  dedupeKey?: string;
+  queues: QueueOutcome[];
+}
+
+interface Target {
+  queueName: string;
+  dlq: QueueInfo;
+  registration: QueueRegistration;
+}
+
+function sourceArnOfUrl(url: string, dlqArn: string): string {
+  const [, partition = 'aws', , region = '', account = ''] = dlqArn.split(':');
+  const parts = url.replace(/\/+$/, '').split('/');
+  const owner = parts.at(-2) ?? account;
+  return `arn:${partition}:sqs:${region}:${/^\d{12}$/.test(owner) ? owner : account}:${queueNameOfUrl(url)}`;
+}
+
+/**
+ * Triage of one normalised alarm event.
+ *
+ * @throws QueueNotFoundError / AccessDeniedError before any write when a queue cannot be resolved.
+ * @throws TransientError ('wrote 58/60 envelopes, 2 unprocessed') when envelopes are left
+ *   unprocessed at the deadline; the transition is then not marked handled, so a retry completes it.
+ */
+export async function triage(event: NormalisedAlarmEvent, deps: TriageDeps): Promise<TriageResult> {
+  if (event.kind === 'not-a-state-change') {
+    deps.log.info('not a state change', { detailType: event.detailType });
+    return { outcome: 'not-a-state-change', message: `not a state change: ${event.detailType}`, queues: [] };
+  }
+  const alarm = event.record;
+  if (alarm.newState !== 'ALARM') {
+    const message = `ignored transition ${alarm.previousState ?? '?'} -> ${alarm.newState}`;
+    deps.log.info(message, { alarmArn: alarm.alarmArn, dedupeKey: alarm.dedupeKey });
+    return { outcome: 'ignored-transition', message, dedupeKey: alarm.dedupeKey, queues: [] };
+  }
+
+  const queueNames =
+    alarm.queueNames.length > 0
+      ? alarm.queueNames
+      : (deps.config.alarmQueueMap[alarm.alarmName] ?? deps.config.alarmQueueMap[alarm.alarmArn] ?? []);
+  if (queueNames.length === 0) {
+    const message = 'unresolvable alarm: no QueueName dimension';
+    deps.log.warn(message, { alarmArn: alarm.alarmArn, dedupeKey: alarm.dedupeKey });
+    return { outcome: 'unresolvable', message, dedupeKey: alarm.dedupeKey, queues: [] };
+  }
+
+  // Every lookup before the first write.
+  const targets: Target[] = [];
+  for (const queueName of queueNames) {
+    const dlq = await deps.queues.resolveByName(queueName, alarm.account);
+    if (!dlq.arn) dlq.arn = queueArnOf(alarm.region, alarm.account, queueName);
+    targets.push({ queueName, dlq, registration: await deps.registry.getRegistration(dlq.arn) });
+  }
+
+  const claim = await deps.incidents.claimTransition(
+    {
+      dedupeKey: alarm.dedupeKey,
+      alarmArn: alarm.alarmArn,
+      leaseExpiresAt: deps.now() + deps.remainingTimeMs() + (deps.config.leaseMarginMs ?? 60_000),
+    },
+    deps.now(),
+  );
+  if (!claim.claimed) {
+    const message = 'duplicate alarm transition';
+    deps.log.info(message, { dedupeKey: alarm.dedupeKey, via: alarm.via, status: claim.existing?.status });
+    return { outcome: 'duplicate', message, dedupeKey: alarm.dedupeKey, queues: [] };
+  }
+
+  const outcomes: QueueOutcome[] = [];
+  try {
+    for (const target of targets) outcomes.push(await triageQueue(alarm, target, deps));
+  } catch (error) {
+    await deps.incidents
+      .finishTransition(alarm.dedupeKey, 'FAILED', {
+        incidentIds: outcomes.flatMap((o) => (o.incidentId ? [o.incidentId] : [])),
+        outcome: errorMessage(error),
+      })
+      .catch(() => undefined);
+    throw error;
+  }
+  const partial = outcomes.some((o) => o.outcome === 'partial');
+  const message = outcomes.map((o) => `${o.queueName}: ${o.reason}`).join('; ');
+  await deps.incidents.finishTransition(alarm.dedupeKey, partial ? 'PARTIAL' : 'HANDLED', {
+    incidentIds: outcomes.flatMap((o) => (o.incidentId ? [o.incidentId] : [])),
+    outcome: message,
+  });
+  deps.log.info('alarm transition triaged', { dedupeKey: alarm.dedupeKey, outcomes: message });
+  return { outcome: 'triaged', message, dedupeKey: alarm.dedupeKey, queues: outcomes };
+}
+
+async function triageQueue(alarm: AlarmRecord, target: Target, deps: TriageDeps): Promise<QueueOutcome> {
+  const { dlq, registration, queueName } = target;
+  const base = { queueName, dlqArn: dlq.arn };
+  const refusal = inventoryRefusal(dlq, registration);
+  if (refusal) {
+    deps.log.warn('inventory refused', { dlqArn: dlq.arn, reason: refusal });
+    return { ...base, outcome: 'refused', reason: refusal };
+  }
+  const incidentId = incidentIdOf(alarm.alarmArn, alarm.stateTimestamp, dlq.arn);
+  const listedSources = await deps.queues.listDeadLetterSourceQueues(dlq.url);
+  const inventory = await inventoryDlq(
+    { dlq, registration, incidentId, budgets: deps.config.budgets },
+    { queues: deps.queues, envelopes: deps.envelopes, remainingTimeMs: deps.remainingTimeMs, now: deps.now },
+  );
+  if (inventory.unprocessed > 0) {
+    const total = inventory.written + inventory.unprocessed;
+    throw new TransientError(
+      `${queueName}: wrote ${inventory.written}/${total} envelopes, ${inventory.unprocessed} unprocessed`,
+    );
+  }
+  if (inventory.envelopes.length === 0) {
+    await deps.envelopes.clearCursor(dlq.arn);
+    return { ...base, outcome: 'empty', reason: 'the DLQ was empty at inventory time: nothing to triage' };
+  }
+  const now = deps.now();
+  const { summary, incidentClassification } = summarise(inventory.envelopes, {
+    now,
+    partial: inventory.partial,
+  });
+  const sourceArns = [
+    ...new Set([
+      ...listedSources.map((url) => sourceArnOfUrl(url, dlq.arn)),
+      ...inventory.envelopes.map((e) => e.sourceArn).filter((s) => s !== 'unknown'),
+    ]),
+  ].sort();
+  const iso = new Date(now).toISOString();
+  const incident: Incident = {
+    incidentId,
+    dlqArn: dlq.arn,
+    dlqUrl: dlq.url,
+    alarmArn: alarm.alarmArn,
+    alarmName: alarm.alarmName,
+    dedupeKey: alarm.dedupeKey,
+    stateTimestamp: alarm.stateTimestamp,
+    sourceArns,
+    status: inventory.partial ? 'PARTIAL' : 'OPEN',
+    summary,
+    createdAt: iso,
+    updatedAt: iso,
+  };
+  const { created } = await deps.incidents.putIncident(incident);
+  if (!created)
+    await deps.incidents.updateIncident(incidentId, {
+      summary,
+      sourceArns,
+      status: incident.status,
+      updatedAt: iso,
+    });
+  const outcome: QueueOutcome = {
+    ...base,
+    outcome: inventory.partial ? 'partial' : 'triaged',
+    reason: '',
+    incidentId,
+    summary,
+    sourceArns,
+    written: inventory.written,
+  };
+  if (incidentClassification)
+    deps.log.warn('systemic failure', { incidentId, reason: incidentClassification.reason });
+
+  if (inventory.partial) {
+    const previous = await deps.envelopes.getCursor(dlq.arn);
+    await deps.envelopes.putCursor({
+      dlqArn: dlq.arn,
+      incidentId,
+      dedupeKey: alarm.dedupeKey,
+      runs: (previous?.runs ?? 0) + 1,
+      inventoried: (previous?.inventoried ?? 0) + inventory.created,
+      reason: inventory.stopReason,
+      updatedAt: iso,
+    });
+    outcome.reason = `partial inventory (${inventory.stopReason}): ${summary.messageCount} messages seen, cursor stored; no workflow until the inventory is complete`;
+    return outcome;
+  }
+  await deps.envelopes.clearCursor(dlq.arn);
+  // No random or time fields: a retried triage sends byte-identical input (C19).
+  const started = await deps.workflow.startWorkflow({
+    incidentId,
+    input: { dlqArn: dlq.arn, incidentId, requestedBy: 'triage' },
+  });
+  if (started.alreadyStarted)
+    deps.log.info('duplicate workflow start', { incidentId, executionArn: started.executionArn });
+  await deps.incidents.updateIncident(incidentId, {
+    status: 'WORKFLOW_STARTED',
+    executionArn: started.executionArn,
+  });
+  outcome.executionArn = started.executionArn;
+  outcome.workflowAlreadyStarted = started.alreadyStarted;
+  outcome.reason = `${summary.messageCount} messages inventoried, incident ${incidentId}, workflow ${started.alreadyStarted ? 'already started' : 'started'}`;
+  return outcome;
+}
