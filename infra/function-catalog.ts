@@ -1,0 +1,257 @@
+/**
+ * The pipeline's Lambda functions (one per `functions/<name>/` folder, see docs/contracts.md) and
+ * what each one may touch. The stack turns every entry into a NodejsFunction with its own role
+ * holding exactly the access listed here; a test checks that the AWS SDK commands each function's
+ * code reaches are covered by its entry, and that no function folder is missing from the list.
+ *
+ * SQS actions are split by queue class because the ARNs differ: registered DLQs, their source
+ * queues (the redrive destinations) and the pipeline's parking queue. Grants on DLQs and source
+ * queues are added per registered queue by {@link MonitoredDlq}; nothing is granted on `*`.
+ *
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-api-permissions-reference.html
+ * @see https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonsqs.html
+ */
+
+/** Logical function names: the folder names under `functions/`. */
+export const FUNCTION_NAMES = [
+  'triage',
+  'validate-input',
+  'preflight',
+  'request-approval',
+  'park',
+  'sample-redrive',
+  'verify-sample',
+  'move-task',
+  'reconcile',
+  'notify',
+  'slack-interaction',
+] as const;
+export type FunctionName = (typeof FUNCTION_NAMES)[number];
+
+/** Access to the pipeline table: none, reads only, or reads and writes (items and the key index). */
+export type TableAccess = 'none' | 'read' | 'readWrite';
+
+/** What one function may do. Every list holds IAM action names (`service:Action`). */
+export interface FunctionAccess {
+  /** Actions on every registered DLQ. */
+  readonly dlq: readonly string[];
+  /** Actions on the source queues of every registered DLQ (redrive destinations). */
+  readonly sourceQueues: readonly string[];
+  /** Actions on the pipeline's parking queue. */
+  readonly parkingQueue: readonly string[];
+  readonly table: TableAccess;
+  /** Read the Slack secret (signing secret and bot token). */
+  readonly slackSecret: boolean;
+  /** Actions on the redrive state machine (`states:StartExecution`, task callbacks). */
+  readonly stateMachine: readonly string[];
+  /** The function invokes itself asynchronously (Slack's 3-second acknowledgement, then work). */
+  readonly selfInvoke: boolean;
+  /** Timeout, seconds. */
+  readonly timeoutSeconds: number;
+  /** Memory, MiB. */
+  readonly memoryMiB: number;
+  /** One line for the function's description. */
+  readonly description: string;
+}
+
+/**
+ * Actions a move task needs on its source (the DLQ) besides `sqs:StartMessageMoveTask`: the SQS
+ * permissions reference lists `sqs:ReceiveMessage`, `sqs:DeleteMessage` and
+ * `sqs:GetQueueAttributes` on the DLQ for StartMessageMoveTask and CancelMessageMoveTask, and
+ * `sqs:SendMessage` on the destination queue (here: the source queues, or a custom destination
+ * that is itself a registered source queue).
+ *
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-api-permissions-reference.html
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-configure-dead-letter-queue-redrive.html
+ */
+export const MOVE_TASK_DLQ_ACTIONS = [
+  'sqs:StartMessageMoveTask',
+  'sqs:ListMessageMoveTasks',
+  'sqs:CancelMessageMoveTask',
+  'sqs:ReceiveMessage',
+  'sqs:DeleteMessage',
+  'sqs:GetQueueAttributes',
+  'sqs:GetQueueUrl',
+] as const;
+
+/** SQS actions that read message bodies: a KMS-encrypted queue also needs `kms:Decrypt`. */
+export const SQS_ACTIONS_NEEDING_DECRYPT = ['sqs:ReceiveMessage', 'sqs:StartMessageMoveTask'] as const;
+/** SQS actions that write messages: a KMS-encrypted queue also needs `kms:GenerateDataKey` and `kms:Decrypt`. */
+export const SQS_ACTIONS_NEEDING_DATA_KEY = ['sqs:SendMessage'] as const;
+
+const none: readonly string[] = [];
+
+/** The access of every function, from what its code calls (see the test in test/infra). */
+export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
+  triage: {
+    description: 'Alarm transition -> inventory of the DLQ into envelopes, incident, workflow start',
+    dlq: [
+      'sqs:ReceiveMessage',
+      'sqs:ChangeMessageVisibility',
+      'sqs:GetQueueAttributes',
+      'sqs:GetQueueUrl',
+      'sqs:ListDeadLetterSourceQueues',
+    ],
+    sourceQueues: ['sqs:GetQueueAttributes'],
+    parkingQueue: none,
+    table: 'readWrite',
+    slackSecret: false,
+    stateMachine: ['states:StartExecution'],
+    selfInvoke: false,
+    timeoutSeconds: 300,
+    memoryMiB: 1024,
+  },
+  'validate-input': {
+    description: 'ValidateInput: execution input -> normalised plan',
+    dlq: ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes'],
+    sourceQueues: ['sqs:GetQueueAttributes'],
+    parkingQueue: ['sqs:GetQueueUrl'],
+    table: 'readWrite',
+    slackSecret: false,
+    stateMachine: none,
+    selfInvoke: false,
+    timeoutSeconds: 30,
+    memoryMiB: 512,
+  },
+  preflight: {
+    description:
+      'Preflight / CheckDlqStillHasMessages: DLQ depth, sources, active move tasks, retention headroom',
+    dlq: [
+      'sqs:GetQueueUrl',
+      'sqs:GetQueueAttributes',
+      'sqs:ListDeadLetterSourceQueues',
+      'sqs:ListMessageMoveTasks',
+    ],
+    sourceQueues: ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes'],
+    parkingQueue: none,
+    table: 'read',
+    slackSecret: false,
+    stateMachine: none,
+    selfInvoke: false,
+    timeoutSeconds: 60,
+    memoryMiB: 512,
+  },
+  'request-approval': {
+    description: 'RequestApproval: posts the Slack approval and stores the task token server-side',
+    dlq: none,
+    sourceQueues: none,
+    parkingQueue: none,
+    table: 'readWrite',
+    slackSecret: true,
+    stateMachine: none,
+    selfInvoke: false,
+    timeoutSeconds: 30,
+    memoryMiB: 512,
+  },
+  park: {
+    description: 'Park: moves poison/permanent messages to the parking queue (or discards on request)',
+    dlq: [
+      'sqs:GetQueueUrl',
+      'sqs:GetQueueAttributes',
+      'sqs:ReceiveMessage',
+      'sqs:ChangeMessageVisibility',
+      'sqs:DeleteMessage',
+    ],
+    sourceQueues: none,
+    parkingQueue: ['sqs:GetQueueUrl', 'sqs:SendMessage'],
+    table: 'readWrite',
+    slackSecret: false,
+    stateMachine: none,
+    selfInvoke: false,
+    timeoutSeconds: 300,
+    memoryMiB: 1024,
+  },
+  'sample-redrive': {
+    description: 'SampleRedrive: record, send, delete a handful of messages one by one',
+    dlq: [
+      'sqs:GetQueueUrl',
+      'sqs:GetQueueAttributes',
+      'sqs:ReceiveMessage',
+      'sqs:ChangeMessageVisibility',
+      'sqs:DeleteMessage',
+    ],
+    sourceQueues: ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes', 'sqs:SendMessage'],
+    parkingQueue: none,
+    table: 'readWrite',
+    slackSecret: false,
+    stateMachine: none,
+    selfInvoke: false,
+    timeoutSeconds: 120,
+    memoryMiB: 512,
+  },
+  'verify-sample': {
+    description: 'VerifySample: did the samples come back to the DLQ, were they processed',
+    dlq: ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes', 'sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility'],
+    sourceQueues: none,
+    parkingQueue: none,
+    table: 'readWrite',
+    slackSecret: false,
+    stateMachine: none,
+    selfInvoke: false,
+    timeoutSeconds: 300,
+    memoryMiB: 1024,
+  },
+  'move-task': {
+    description: 'StartMoveTask / CheckProgress / StepUp: the ramped StartMessageMoveTask',
+    dlq: MOVE_TASK_DLQ_ACTIONS,
+    sourceQueues: ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
+    parkingQueue: none,
+    table: 'readWrite',
+    slackSecret: false,
+    stateMachine: none,
+    selfInvoke: false,
+    timeoutSeconds: 60,
+    memoryMiB: 512,
+  },
+  reconcile: {
+    description: 'Reconcile: every inventoried envelope in exactly one state, counts add up',
+    dlq: ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes'],
+    sourceQueues: none,
+    parkingQueue: none,
+    table: 'readWrite',
+    slackSecret: false,
+    stateMachine: none,
+    selfInvoke: false,
+    timeoutSeconds: 300,
+    memoryMiB: 1024,
+  },
+  notify: {
+    description: 'Notify / RecordFailure: outcome to Slack (thread of the incident) and DynamoDB',
+    dlq: none,
+    sourceQueues: none,
+    parkingQueue: none,
+    table: 'readWrite',
+    slackSecret: true,
+    stateMachine: none,
+    selfInvoke: false,
+    timeoutSeconds: 30,
+    memoryMiB: 512,
+  },
+  'slack-interaction': {
+    description:
+      'Slack interactivity (Function URL): verifies the signature, records the decision, answers the task token',
+    dlq: none,
+    sourceQueues: none,
+    parkingQueue: none,
+    table: 'readWrite',
+    slackSecret: true,
+    stateMachine: ['states:SendTaskSuccess', 'states:SendTaskFailure'],
+    selfInvoke: true,
+    timeoutSeconds: 30,
+    memoryMiB: 512,
+  },
+};
+
+/** `validate-input` -> `ValidateInputFunctionArn`: the ASL placeholder of a function (docs/contracts.md). */
+export function placeholderOf(name: FunctionName): string {
+  const pascal = name
+    .split('-')
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('');
+  return `${pascal}FunctionArn`;
+}
+
+/** `validate-input` -> `ValidateInput`: the construct id and name stem of a function. */
+export function pascalOf(name: FunctionName): string {
+  return placeholderOf(name).replace(/FunctionArn$/, '');
+}

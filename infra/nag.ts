@@ -1,0 +1,29 @@
+/**
+ * cdk-nag v3 wiring. v3 runs as a CDK policy-validation plugin; a finding is suppressed with
+ * `Validations.of(construct).acknowledge({ id, reason })`, which covers the construct and all of
+ * its children. A finding id may be narrowed to one finding: `AwsSolutions-IAM5[Resource::*]`.
+ *
+ * @see https://github.com/cdklabs/cdk-nag/blob/main/MIGRATION.md
+ * @see https://docs.aws.amazon.com/cdk/v2/guide/policy-validation-synthesis.html
+ */
+import { Validations } from 'aws-cdk-lib';
+import type { IConstruct } from 'constructs';
+
+/** A suppression: the rule (or single finding) id and the written reason. */
+export interface Acknowledgement {
+  readonly id: string;
+  readonly reason: string;
+}
+
+/**
+ * Acknowledges cdk-nag findings on a construct and its children, each with its reason.
+ * @throws Error when a reason is shorter than 20 characters (a suppression must say why).
+ */
+export function acknowledge(construct: IConstruct, ...rules: readonly Acknowledgement[]): void {
+  for (const rule of rules) {
+    if (rule.reason.trim().length < 20) {
+      throw new Error(`suppression ${rule.id} on ${construct.node.path} needs a written reason`);
+    }
+    Validations.of(construct).acknowledge({ id: rule.id, reason: rule.reason });
+  }
+}

@@ -1,0 +1,297 @@
+/**
+ * MonitoredDlq: prop validation, alarms, routing, registration and queue grants.
+ *
+ * These stacks skip asset bundling (`aws:cdk:bundling-stacks: []`, CDK's own switch) and build
+ * the pipeline from stub function folders, so the file runs in seconds and does not depend on
+ * which real handlers exist yet; test/infra/pipeline-stack.test.ts bundles the real ones.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { App, Duration, aws_kms as kms, Stack, aws_sqs as sqs } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InvalidInputError } from '../../functions/shared/errors.js';
+import { QueueRegistration } from '../../functions/shared/model.js';
+import { FUNCTION_NAMES } from '../../infra/function-catalog.js';
+import { MonitoredDlq, type MonitoredDlqProps, registrationItem } from '../../infra/monitored-dlq.js';
+import { type AlarmDelivery, PipelineStack, REPO_ROOT } from '../../infra/pipeline-stack.js';
+
+const ENV = { account: '111122223333', region: 'us-east-1' };
+const DLQ_ARN = 'arn:aws:sqs:us-east-1:111122223333:orders-dlq';
+const QUEUE_ARN = 'arn:aws:sqs:us-east-1:111122223333:orders';
+
+let functionsDir: string;
+
+beforeAll(() => {
+  // Under the project root (NodejsFunction requires it); .local/ is git-ignored.
+  mkdirSync(join(REPO_ROOT, '.local'), { recursive: true });
+  functionsDir = mkdtempSync(join(REPO_ROOT, '.local', 'infra-fns-'));
+  for (const name of FUNCTION_NAMES) {
+    mkdirSync(join(functionsDir, name));
+    writeFileSync(join(functionsDir, name, 'handler.ts'), 'export const handler = async () => ({});\n');
+  }
+});
+
+afterAll(() => {
+  rmSync(functionsDir, { recursive: true, force: true });
+});
+
+/** An app whose stacks skip bundling, with a pipeline built from stub handlers. */
+function pipelineApp(alarmDelivery: AlarmDelivery = 'eventbridge'): { app: App; pipeline: PipelineStack } {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const pipeline = new PipelineStack(app, 'Pipeline', { env: ENV, functionsDir, alarmDelivery });
+  return { app, pipeline };
+}
+
+function importedQueues(stack: Stack): { queue: sqs.IQueue; dlq: sqs.IQueue } {
+  return {
+    queue: sqs.Queue.fromQueueArn(stack, 'Orders', QUEUE_ARN),
+    dlq: sqs.Queue.fromQueueArn(stack, 'OrdersDlq', DLQ_ARN),
+  };
+}
+
+describe('MonitoredDlq prop validation', () => {
+  it('rejects several bad props in one error that names each prop, its allowed range and the value given', () => {
+    const { app, pipeline } = pipelineApp();
+    const stack = new Stack(app, 'Consumer', { env: ENV });
+    const { queue, dlq } = importedQueues(stack);
+
+    let caught: unknown;
+    try {
+      new MonitoredDlq(stack, 'Bad', {
+        pipeline,
+        queue,
+        dlq,
+        sampleSize: 0,
+        rampRates: [600, 5],
+        dwellSeconds: 7200,
+        producerKey: { jsonPath: 'orderId' },
+        oldestMessageAgeRatio: 2,
+        alarmNamePrefix: 'has spaces',
+      });
+    } catch (error) {
+      caught = error;
+    }
+
+    expect(caught).toBeInstanceOf(InvalidInputError);
+    const error = caught as InvalidInputError;
+    expect(error.name).toBe('Redrive.InvalidInput');
+    const details = error.details.join('\n');
+    expect(details).toMatch(/sampleSize: .*>=1.*\(given: 0\)/);
+    expect(details).toMatch(/rampRates\.0: .*<=500.*\(given: 600\)/);
+    expect(details).toMatch(/rampRates: must be strictly ascending \(given: \[600,5\]\)/);
+    expect(details).toMatch(/dwellSeconds: .*<=3600.*\(given: 7200\)/);
+    expect(details).toMatch(/producerKey.*\(given: /);
+    expect(details).toMatch(/oldestMessageAgeRatio: must be greater than 0 and at most 1 \(given: 2\)/);
+    expect(details).toMatch(/alarmNamePrefix: .*\(given: "has spaces"\)/);
+    expect(error.details.length).toBeGreaterThanOrEqual(7);
+  });
+
+  it('rejects a FIFO DLQ under a standard source queue and a retention period over 14 days', () => {
+    const { app, pipeline } = pipelineApp();
+    const stack = new Stack(app, 'Consumer', { env: ENV });
+    const queue = sqs.Queue.fromQueueArn(stack, 'Orders', QUEUE_ARN);
+    const dlq = sqs.Queue.fromQueueAttributes(stack, 'Dlq', { queueArn: `${DLQ_ARN}.fifo`, fifo: true });
+
+    let message = '';
+    try {
+      new MonitoredDlq(stack, 'Bad', { pipeline, queue, dlq, dlqRetentionPeriod: Duration.days(15) });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+
+    expect(message).toMatch(/dlq: must be the same queue type as queue \(queue is standard, dlq is FIFO\)/);
+    expect(message).toMatch(
+      /dlqRetentionPeriod: must be 60\.\.1209600 seconds \(1 minute\.\.14 days\) \(given: 1296000 seconds\)/,
+    );
+  });
+
+  it('rejects a MonitoredDlq in another Region than the pipeline', () => {
+    const { app, pipeline } = pipelineApp();
+    const stack = new Stack(app, 'Elsewhere', { env: { ...ENV, region: 'eu-west-1' } });
+    const { queue, dlq } = importedQueues(stack);
+
+    expect(() => new MonitoredDlq(stack, 'Far', { pipeline, queue, dlq })).toThrow(
+      /region: MonitoredDlq must be in the pipeline's region \(pipeline: us-east-1, this stack: eu-west-1\)/,
+    );
+  });
+
+  it('applies the registration defaults and keeps every field the schema knows', () => {
+    const { app, pipeline } = pipelineApp();
+    const stack = new Stack(app, 'Consumer', { env: ENV });
+    const { queue, dlq } = importedQueues(stack);
+    const props: MonitoredDlqProps = { pipeline, queue, dlq, owner: 'team-orders', approvers: ['U1'] };
+
+    const item = registrationItem(props);
+
+    const { pk, sk, ...registration } = item;
+    expect(pk).toBe(`DLQ#${DLQ_ARN}`);
+    expect(sk).toBe('CONFIG');
+    expect(QueueRegistration.parse(registration)).toEqual({
+      dlqArn: DLQ_ARN,
+      owner: 'team-orders',
+      approvers: ['U1'],
+      sampleSize: 5,
+      rampRates: [5, 50, 200],
+      dwellSeconds: 60,
+      maxRedrives: 3,
+      allowInventoryOfQueueWithRedrivePolicy: false,
+      allowPreApproved: false,
+    });
+  });
+});
+
+describe('MonitoredDlq resources', () => {
+  let pipelineTemplate: Template;
+  let consumerTemplate: Template;
+  let monitored: MonitoredDlq;
+  let dlqLogicalId: string;
+
+  beforeAll(() => {
+    const { app, pipeline } = pipelineApp();
+    const stack = new Stack(app, 'Consumer', { env: ENV });
+    const key = new kms.Key(stack, 'SourceKey', { enableKeyRotation: true });
+    const dlq = new sqs.Queue(stack, 'Dlq', { retentionPeriod: Duration.days(14), queueName: 'orders-dlq' });
+    const queue = new sqs.Queue(stack, 'Orders', {
+      encryption: sqs.QueueEncryption.KMS,
+      encryptionMasterKey: key,
+      deadLetterQueue: { queue: dlq, maxReceiveCount: 5 },
+    });
+    monitored = new MonitoredDlq(stack, 'OrdersMonitored', {
+      pipeline,
+      queue,
+      dlq,
+      slackChannel: 'C0EXAMPLE00',
+      approvers: ['U0EXAMPLE1'],
+      producerKey: { attribute: 'order-id' },
+    });
+    app.synth();
+    dlqLogicalId = stack.getLogicalId(dlq.node.defaultChild as sqs.CfnQueue);
+    pipelineTemplate = Template.fromStack(pipeline);
+    consumerTemplate = Template.fromStack(stack);
+  });
+
+  it('C04 alarms on ApproximateNumberOfMessagesVisible >= 1 and treats missing data as not breaching', () => {
+    consumerTemplate.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'dlq-redrive-orders-dlq-visible',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Namespace: 'AWS/SQS',
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+    });
+  });
+
+  it('alarms when the oldest message has used half of the DLQ retention period (14 days -> 604800 s)', () => {
+    consumerTemplate.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'dlq-redrive-orders-dlq-oldest-age',
+      MetricName: 'ApproximateAgeOfOldestMessage',
+      Threshold: 604_800,
+      TreatMissingData: 'notBreaching',
+    });
+  });
+
+  it('C01 routes exactly the two alarm ARNs to triage, on state changes only, and enables the rule', () => {
+    const rules = pipelineTemplate.findResources('AWS::Events::Rule');
+    const [rule] = Object.values(rules);
+    expect(Object.keys(rules)).toHaveLength(1);
+    const pattern = rule?.Properties.EventPattern;
+    expect(pattern.source).toEqual(['aws.cloudwatch']);
+    expect(pattern['detail-type']).toEqual(['CloudWatch Alarm State Change']);
+    expect(JSON.stringify(pattern.resources)).toContain(':alarm:dlq-redrive-orders-dlq-visible');
+    expect(JSON.stringify(pattern.resources)).toContain(':alarm:dlq-redrive-orders-dlq-oldest-age');
+    expect(pattern.resources).toHaveLength(2);
+    expect(rule?.Properties.State).toBe('ENABLED');
+    expect(monitored.routedAlarmArns).toHaveLength(2);
+  });
+
+  it('writes the registration item DLQ#<dlqArn> / CONFIG on create and update, deletes it on delete', () => {
+    const resources = consumerTemplate.findResources('Custom::DlqRedriveRegistration');
+    const [registration] = Object.values(resources);
+    const create = JSON.stringify(registration?.Properties.Create);
+    const update = JSON.stringify(registration?.Properties.Update);
+    const remove = JSON.stringify(registration?.Properties.Delete);
+    expect(create).toContain('\\"action\\":\\"putItem\\"');
+    expect(create).toContain('\\"sk\\":{\\"S\\":\\"CONFIG\\"}');
+    expect(create).toContain('\\"approvers\\":{\\"L\\":[{\\"S\\":\\"U0EXAMPLE1\\"}]}');
+    expect(create).toContain('\\"producerKey\\":{\\"M\\":{\\"attribute\\":{\\"S\\":\\"order-id\\"}}}');
+    expect(update).toBe(create);
+    expect(remove).toContain('\\"action\\":\\"deleteItem\\"');
+    expect(remove).toContain('\\"sk\\":{\\"S\\":\\"CONFIG\\"}');
+  });
+
+  it('scopes the registration writer to DLQ# partition keys of the pipeline table', () => {
+    consumerTemplate.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Action: ['dynamodb:PutItem', 'dynamodb:DeleteItem'],
+            Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['DLQ#*'] } },
+          }),
+        ]),
+      },
+    });
+  });
+
+  it('grants sqs:StartMessageMoveTask on the registered DLQ to the move-task role and to no other role', () => {
+    const policies = consumerTemplate.findResources('AWS::IAM::Policy');
+    const holders: string[] = [];
+    for (const [id, policy] of Object.entries(policies)) {
+      for (const statement of policy.Properties.PolicyDocument.Statement) {
+        const actions = [statement.Action].flat();
+        if (!actions.includes('sqs:StartMessageMoveTask')) continue;
+        holders.push(JSON.stringify(policy.Properties.Roles));
+        expect(statement.Resource, id).not.toBe('*');
+        expect(statement.Resource).toEqual({ 'Fn::GetAtt': [dlqLogicalId, 'Arn'] });
+      }
+    }
+    expect(holders).toHaveLength(1);
+    expect(holders[0]).toContain('MoveTaskRole');
+  });
+
+  it('gives the roles that send to a KMS-encrypted source queue kms:GenerateDataKey on its key, and no others', () => {
+    const policies = consumerTemplate.findResources('AWS::IAM::Policy');
+    const withDataKey = Object.values(policies)
+      .filter((policy) =>
+        policy.Properties.PolicyDocument.Statement.some((s: { Action: unknown }) =>
+          [s.Action].flat().includes('kms:GenerateDataKey'),
+        ),
+      )
+      .map((policy) => JSON.stringify(policy.Properties.Roles));
+    expect(withDataKey).toHaveLength(2);
+    expect(withDataKey.join()).toContain('SampleRedriveRole');
+    expect(withDataKey.join()).toContain('MoveTaskRole');
+  });
+
+  it('adds no reference from the pipeline stack to the consumer stack (no dependency cycle)', () => {
+    expect(JSON.stringify(pipelineTemplate.toJSON())).not.toContain('Fn::ImportValue');
+    expect(JSON.stringify(consumerTemplate.toJSON())).toContain('Fn::ImportValue');
+  });
+});
+
+describe('alarm delivery', () => {
+  it('keeps the rule disabled while no alarm is routed, so it never matches every alarm in the account', () => {
+    const { app, pipeline } = pipelineApp();
+    app.synth();
+
+    Template.fromStack(pipeline).hasResourceProperties('AWS::Events::Rule', { State: 'DISABLED' });
+  });
+
+  it('with SNS delivery makes the encrypted topic the alarms action and creates no rule', () => {
+    const { app, pipeline } = pipelineApp('sns');
+    const stack = new Stack(app, 'Consumer', { env: ENV });
+    const { queue, dlq } = importedQueues(stack);
+    new MonitoredDlq(stack, 'OrdersMonitored', { pipeline, queue, dlq });
+    app.synth();
+
+    const pipelineTemplate = Template.fromStack(pipeline);
+    pipelineTemplate.resourceCountIs('AWS::Events::Rule', 0);
+    pipelineTemplate.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: Match.anyValue() });
+    pipelineTemplate.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'lambda' });
+    const alarms = Template.fromStack(stack).findResources('AWS::CloudWatch::Alarm');
+    for (const alarm of Object.values(alarms)) {
+      expect(JSON.stringify(alarm.Properties.AlarmActions)).toContain('AlarmTopic');
+    }
+    expect(Object.keys(alarms)).toHaveLength(2);
+  });
+});
