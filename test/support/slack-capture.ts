@@ -61,8 +61,11 @@ function parseArgs(contentType: string, text: string): Record<string, unknown> {
   return out;
 }
 
-/** Starts a capture server on a free loopback port. */
-export async function startSlackCapture(): Promise<SlackCapture> {
+/**
+ * Starts a capture server on a free loopback port.
+ * @param options.unref - do not keep the process alive for it (the local runner).
+ */
+export async function startSlackCapture(options: { unref?: boolean } = {}): Promise<SlackCapture> {
   const apiCalls: CapturedApiCall[] = [];
   const responses: CapturedResponse[] = [];
   const failures = new Map<string, string>();
@@ -103,6 +106,7 @@ export async function startSlackCapture(): Promise<SlackCapture> {
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
+  if (options.unref) server.unref();
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   let responseCounter = 0;
 
