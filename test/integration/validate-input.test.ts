@@ -14,6 +14,7 @@ import { ExecutionPlan } from '../../functions/shared/execution-input.js';
 import { createQueueRegistry } from '../../functions/shared/queue-registry.js';
 import { handler } from '../../functions/validate-input/handler.js';
 import { lambdaContext } from '../../local/lambda-context.js';
+import { LocalWorkflowRunner } from '../../local/runner.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 
 const EVENTS = new URL('../../events/console/', import.meta.url);
@@ -229,5 +230,55 @@ describe('C20 bad console input against the local stack', () => {
       }),
     );
     expect(out.Attributes?.ApproximateNumberOfMessages).toBe('3');
+  });
+});
+
+describe('C20 in the real state machine (statemachines/redrive.asl.json, run locally)', () => {
+  /** The real ASL with ValidateInput bound to its real handler; later Tasks record their payload. */
+  function runner(seen: Record<string, unknown[]>) {
+    const record = (state: string, result: unknown) => async (payload: unknown) => {
+      seen[state] = [...(seen[state] ?? []), payload];
+      return result;
+    };
+    const refusal = { ok: false, refusal: 'test stops here', dlqDepth: 3, sourceArns: [], fifo: false };
+    return new LocalWorkflowRunner({
+      region: stack.region,
+      accountId: stack.accountId,
+      retryIntervalMs: 1,
+      bindings: {
+        Preflight: record('Preflight', { ...refusal, verifyWindowSeconds: 0, warnings: [] }),
+        Notify: record('Notify', { notified: true }),
+        RecordFailure: record('RecordFailure', { notified: true }),
+      },
+    });
+  }
+
+  it('C20 a bad console input fails at ValidateInput with every problem in $.error, and no later task runs', async () => {
+    const seen: Record<string, unknown[]> = {};
+    const before = await snapshot();
+    const result = await runner(seen).start(load(INVALID, 'wrong-types.json'), 'c20-wrong-types').result;
+    expect(result.status).toBe('FAILED');
+    expect(result.invocations).toEqual({ ValidateInput: 1, RecordFailure: 1 });
+    const run = (
+      seen.RecordFailure?.[0] as { run: { error: { Error: string; Cause: string }; plan?: unknown } }
+    ).run;
+    expect(run.error.Error).toBe('Redrive.InvalidInput');
+    expect((JSON.parse(run.error.Cause) as { errorMessage: string }).errorMessage).toBe(
+      'invalid execution input: sampleSize: must be >= 1 (an integer 1..100), got -3; maxRate: must be an integer 1..500, got "fifty"',
+    );
+    expect(run.plan).toBeUndefined();
+    expect(await snapshot()).toBe(before);
+  });
+
+  it('puts the plan at $.plan, where Preflight reads it', async () => {
+    const seen: Record<string, unknown[]> = {};
+    const result = await runner(seen).start(load(EVENTS, 'minimal.json'), 'console-minimal').result;
+    expect(result.path.slice(0, 2)).toEqual(['ValidateInput', 'Preflight']);
+    const { plan } = seen.Preflight?.[0] as { plan: ExecutionPlan };
+    expect(ExecutionPlan.parse(plan)).toMatchObject({
+      dlqUrl: `${stack.sqsEndpoint}/${stack.accountId}/orders-dlq`,
+      sampleSize: 8,
+      preApproved: false,
+    });
   });
 });
