@@ -7,7 +7,9 @@ import {
   parseSqsArn,
   queueUrlToArnHint,
 } from '../../functions/shared/execution-input.js';
+import { incidentIdOf } from '../../functions/shared/incident-store.js';
 import { QueueRegistration } from '../../functions/shared/model.js';
+import { createQueueLocator } from '../../functions/validate-input/queue-locator.js';
 import {
   deriveIncidentId,
   parseExecutionInput,
@@ -349,6 +351,58 @@ describe('C19 the derived incident id of a console start', () => {
     const { deps } = fakeDeps();
     const plan = await validateInput({ input: { ...input, incidentId: 'inc-1' }, executionName: 'x' }, deps);
     expect(plan.incidentId).toBe('inc-1');
+  });
+});
+
+describe('the input triage sends', () => {
+  it('passes unchanged: triage keeps its incident id and is recorded as the requester', async () => {
+    const dlqArn = 'arn:aws:sqs:us-east-1:111122223333:orders-dlq';
+    const incidentId = incidentIdOf(
+      'arn:aws:cloudwatch:us-east-1:111122223333:alarm:orders-dlq-not-empty',
+      '2026-01-02T10:35:00.000+0000',
+      dlqArn,
+    );
+    const { deps } = fakeDeps();
+    const plan = await validateInput({ input: { dlqArn, incidentId, requestedBy: 'triage' } }, deps);
+    expect([plan.incidentId, plan.requestedBy, plan.preApproved]).toEqual([incidentId, 'triage', false]);
+  });
+});
+
+describe('queue locator (GetQueueUrl errors, client stubbed: rare paths)', () => {
+  /** An SQS client whose send fails like the SDK does, with `$metadata` and a name. */
+  function failingClient(name: string, httpStatusCode: number) {
+    const error = Object.assign(new Error(name), { name, $metadata: { httpStatusCode } });
+    const sent: unknown[] = [];
+    const client = {
+      send: async (command: { input: unknown }) => {
+        sent.push(command.input);
+        throw error;
+      },
+    };
+    return { client: client as unknown as Parameters<typeof createQueueLocator>[0], sent };
+  }
+  const dlqArn = 'arn:aws:sqs:us-east-1:444455556666:orders-dlq.fifo';
+
+  it('asks GetQueueUrl for the ARN name in the ARN account', async () => {
+    const { client, sent } = failingClient('QueueDoesNotExist', 400);
+    const error = (await createQueueLocator(client)
+      .queueUrl(dlqArn)
+      .catch((e: unknown) => e)) as Error;
+    expect(sent).toEqual([{ QueueName: 'orders-dlq.fifo', QueueOwnerAWSAccountId: '444455556666' }]);
+    expect([error.name, error.message]).toEqual(['Redrive.QueueNotFound', `queue not found: ${dlqArn}`]);
+  });
+
+  it.each([
+    ['AccessDenied', 403, 'Redrive.AccessDenied'],
+    ['RequestThrottled', 400, 'Redrive.Transient'],
+    ['InternalError', 500, 'Redrive.Transient'],
+    ['InvalidParameterValue', 400, 'RedriveError'],
+  ])('maps %s (HTTP %i) to %s', async (name, status, expected) => {
+    const { client } = failingClient(name, status);
+    const error = (await createQueueLocator(client)
+      .queueUrl(dlqArn)
+      .catch((e: unknown) => e)) as Error;
+    expect(error.name).toBe(expected);
   });
 });
 
