@@ -118,7 +118,9 @@ export function approvalWarnings(view: ApprovalRequestView): string[] {
     const expiring = view.summary?.expiringWithin24h;
     add(
       `< 24 h of retention left: the earliest message expires at ${iso(deadline)} (in ${formatDuration(deadline - view.nowMs)})` +
-        (expiring ? `; ${plural(expiring, 'message')} expire within 24 h` : ''),
+        (expiring
+          ? `; ${plural(expiring, 'message')} ${expiring === 1 ? 'expires' : 'expire'} within 24 h`
+          : ''),
     );
   }
   if (view.preflight.fifo) {
@@ -137,7 +139,9 @@ export function approvalWarnings(view: ApprovalRequestView): string[] {
   }
   const unknownSource = view.summary?.countBySource.unknown ?? 0;
   if (unknownSource > 0) {
-    add(`${plural(unknownSource, 'message')} have no DeadLetterQueueSourceArn (sent straight to the DLQ)`);
+    add(
+      `${plural(unknownSource, 'message')} ${unknownSource === 1 ? 'has' : 'have'} no DeadLetterQueueSourceArn (sent straight to the DLQ)`,
+    );
   }
   if ((byClass?.systemic ?? 0) > 0) {
     add('systemic failures found: fix the cause (credentials, endpoint, deploy) before redriving');

@@ -1,0 +1,99 @@
+/**
+ * The Slack {@link Notifier}: progress and the final report go into the incident's Slack thread
+ * (`thread_ts` = the approval message's `ts`, remembered by request-approval in the approval
+ * store). An incident without a thread yet (pre-approved console start, refusal before approval)
+ * gets a new top-level message in the queue's channel, which becomes the thread for the rest.
+ *
+ * Delivery problems are logged and handed to a fallback notifier (the log notifier), never thrown:
+ * a Slack outage must not fail a redrive that already moved messages.
+ *
+ * @see https://api.slack.com/methods/chat.postMessage#arg_thread_ts
+ */
+import { type ApprovalStore, createApprovalStore } from './approval-store.js';
+import { errorMessage } from './errors.js';
+import { createIncidentStore } from './incident-store.js';
+import { logger } from './middleware.js';
+import { createLogNotifier, type Notifier } from './notifier.js';
+import { createQueueRegistry } from './queue-registry.js';
+import { createSlackApi, loadSlackSecrets, type SlackApi } from './slack-client.js';
+import { threadNotice } from './slack-messages.js';
+
+/** How long a thread pointer is kept after a top-level notice, seconds (30 days). */
+const THREAD_TTL_SECONDS = 30 * 86_400;
+
+/** Ports of {@link createSlackNotifier}. */
+export interface SlackNotifierDeps {
+  slack: Pick<SlackApi, 'postMessage'>;
+  threads: Pick<ApprovalStore, 'getThread' | 'putThread'>;
+  /** The channel for an incident without a thread (its queue's `slackChannel`, or the default). */
+  channelFor: (incidentId: string) => Promise<string | null>;
+  /** Gets every notification that could not be delivered to Slack. @default the log notifier */
+  fallback?: Notifier;
+  /** Now, epoch milliseconds. */
+  now: () => number;
+}
+
+/**
+ * A notifier that posts into the incident's Slack thread.
+ *
+ * @returns a {@link Notifier} whose `notify` never throws (failures go to `fallback`).
+ */
+export function createSlackNotifier(deps: SlackNotifierDeps): Notifier {
+  const fallback = deps.fallback ?? createLogNotifier();
+  return {
+    async notify(n) {
+      const message = threadNotice(n.kind, n.text, n.fields);
+      try {
+        const thread = await deps.threads.getThread(n.incidentId);
+        if (thread) {
+          await deps.slack.postMessage(thread.channel, message, { threadTs: thread.ts });
+          return;
+        }
+        const channel = await deps.channelFor(n.incidentId);
+        if (!channel) {
+          await fallback.notify(n);
+          return;
+        }
+        const posted = await deps.slack.postMessage(channel, message);
+        await deps.threads.putThread(
+          n.incidentId,
+          posted,
+          Math.floor(deps.now() / 1000) + THREAD_TTL_SECONDS,
+        );
+      } catch (error) {
+        logger.warn('Slack notification failed; logging it instead', {
+          incidentId: n.incidentId,
+          kind: n.kind,
+          error: errorMessage(error),
+        });
+        await fallback.notify(n);
+      }
+    },
+  };
+}
+
+/**
+ * The notifier the Notify function should use: Slack when credentials are configured
+ * (`SLACK_SECRET_ARN`, or `SLACK_BOT_TOKEN` locally), else the log notifier. The channel for an
+ * incident without a thread is its queue's `slackChannel`, else `SLACK_DEFAULT_CHANNEL`.
+ *
+ * @see https://api.slack.com/methods/chat.postMessage
+ */
+export async function notifierFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<Notifier> {
+  if (!env.SLACK_SECRET_ARN && !env.SLACK_BOT_TOKEN) return createLogNotifier();
+  const token = env.SLACK_BOT_TOKEN ?? (await loadSlackSecrets(env)).botToken;
+  const incidents = createIncidentStore();
+  const registry = createQueueRegistry();
+  return createSlackNotifier({
+    slack: createSlackApi({ token }),
+    threads: createApprovalStore(),
+    channelFor: async (incidentId) => {
+      const incident = await incidents.getIncident(incidentId);
+      const registered = incident
+        ? (await registry.getRegistration(incident.dlqArn)).slackChannel
+        : undefined;
+      return registered ?? env.SLACK_DEFAULT_CHANNEL ?? null;
+    },
+    now: () => Date.now(),
+  });
+}
