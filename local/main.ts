@@ -61,6 +61,8 @@ async function main(): Promise<number> {
   const startedAt = Date.now();
   const argv = process.argv.slice(2);
   const args = parseArgs(argv);
+  // Optional approvers register themselves when imported (`--approve-via slack`).
+  if (argv.includes('--approve-via')) await import('./slack-approver.js');
   const approver = await approverFromArgs(argv);
   const out = args.json ? process.stderr : process.stdout;
   const say = (line: string) => out.write(`${line}\n`);

@@ -68,6 +68,17 @@ export interface ConsumerStats {
   processedTwice: number;
 }
 
+/** One message as the consumer received it (every receive, redeliveries included). */
+export interface Delivery {
+  messageId: string;
+  /** The producer's id (`$.orderId`). */
+  key: string;
+  /** The pipeline's `idempotency-key` attribute: set on copies the pipeline sent (sample, park). */
+  pipelineKey: string | null;
+  /** The pipeline's `redrive-id` attribute. */
+  redriveId: string | null;
+}
+
 const ERROR_CLASS = 'error-class';
 const ERROR_MESSAGE = 'error-message';
 
@@ -88,6 +99,8 @@ export class DemoConsumer {
     failedAttempts: 0,
     processedTwice: 0,
   };
+  /** Every receive, in order. */
+  public readonly deliveries: Delivery[] = [];
   private outage = false;
   private running = false;
   private loops: Promise<void>[] = [];
@@ -166,6 +179,12 @@ export class DemoConsumer {
   private async handle(message: Message): Promise<boolean> {
     const body = message.Body ?? '';
     const key = readJsonPath(body, this.options.keyPath ?? '$.orderId') ?? message.MessageId ?? '';
+    this.deliveries.push({
+      messageId: message.MessageId ?? '',
+      key,
+      pipelineKey: message.MessageAttributes?.['idempotency-key']?.StringValue ?? null,
+      redriveId: message.MessageAttributes?.['redrive-id']?.StringValue ?? null,
+    });
     try {
       if (await this.keys.alreadyProcessed(key)) {
         this.stats.duplicatesSkipped += 1;
