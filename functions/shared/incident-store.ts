@@ -10,7 +10,9 @@
  *
  * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html
  */
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { documentClient } from './clients.js';
 import { awsErrorName, RedriveError } from './errors.js';
 import { sha256Hex } from './idempotency-key.js';
@@ -184,10 +186,13 @@ export function createIncidentStore(
         return { claimed: true };
       } catch (error) {
         if (awsErrorName(error) !== 'ConditionalCheckFailedException') throw error;
-        const item = (error as { Item?: Record<string, unknown> }).Item;
+        // ReturnValuesOnConditionCheckFailure comes back in the low-level (AttributeValue) form.
+        const item = (error as { Item?: Record<string, AttributeValue> }).Item;
         return {
           claimed: false,
-          existing: item ? strip<TransitionRecord>(item) : await this.getTransition(claim.dedupeKey),
+          existing: item
+            ? strip<TransitionRecord>(unmarshall(item))
+            : await this.getTransition(claim.dedupeKey),
         };
       }
     },
