@@ -134,8 +134,8 @@ export function planRampRates(input: ExecutionInput, registration: QueueRegistra
   return [...new Set(capped)].sort((a, b) => a - b);
 }
 
-/** Problems that need the registration or the pipeline's region; each names its field. */
-function policyProblems(input: ExecutionInput, registration: QueueRegistration, region: string): string[] {
+/** Queues outside the pipeline's region: its SQS client cannot reach them. Pure. */
+function regionProblems(input: ExecutionInput, region: string): string[] {
   const problems: string[] = [];
   for (const field of ['dlqArn', 'destinationArn'] as const) {
     const arn = input[field];
@@ -146,6 +146,12 @@ function policyProblems(input: ExecutionInput, registration: QueueRegistration, 
       );
     }
   }
+  return problems;
+}
+
+/** Problems that need the queue registration; each names its field. */
+function registrationProblems(input: ExecutionInput, registration: QueueRegistration): string[] {
+  const problems: string[] = [];
   if (input.approvedBy !== undefined && !registration.allowPreApproved) {
     problems.push('approvedBy: pre-approved starts are not allowed for this queue');
   }
@@ -158,9 +164,10 @@ function policyProblems(input: ExecutionInput, registration: QueueRegistration, 
 /**
  * Validates the execution input and builds the plan.
  *
- * 1. Parses the input with {@link ExecutionInput} (no I/O). Every problem is listed.
- * 2. Reads the queue registration, checks the pre-approval rule (`approvedBy` needs
- *    `allowPreApproved`) and that the queues are in the pipeline's region.
+ * 1. Parses the input with {@link ExecutionInput} and checks that the queues are in the pipeline's
+ *    region (no I/O). Every problem is listed.
+ * 2. Reads the queue registration and checks the pre-approval rule (`approvedBy` needs
+ *    `allowPreApproved`).
  * 3. Resolves the DLQ URL (and checks that the destination and parking queues exist).
  * 4. Applies defaults: mode `redrive`, registration's sampleSize / rampRates / dwellSeconds /
  *    maxRedrives, verifyMarginSeconds 30, requestedBy `console`, a derived incidentId.
@@ -176,8 +183,11 @@ export async function validateInput(event: unknown, deps: ValidateInputDeps): Pr
   const { input: raw, executionName } = isWrapped(event) ? event : { input: event, executionName: undefined };
   const input = parseExecutionInput(raw);
 
+  const outOfRegion = regionProblems(input, deps.region);
+  if (outOfRegion.length > 0) throw new InvalidInputError('invalid execution input', outOfRegion);
+
   const registration = await deps.registrations.getRegistration(input.dlqArn);
-  const problems = policyProblems(input, registration, deps.region);
+  const problems = registrationProblems(input, registration);
   if (problems.length > 0) throw new InvalidInputError('invalid execution input', problems);
 
   const dlqUrl = await deps.queues.queueUrl(input.dlqArn);

@@ -282,7 +282,7 @@ describe('the plan', () => {
     expect((await validateInput({ dlqArn, maxRate: 3 }, deps)).rampRates).toEqual([3]);
   });
 
-  it('refuses a queue in another region than the pipeline, naming the field', async () => {
+  it('refuses a queue in another region than the pipeline, naming the field, before any call', async () => {
     const { deps, calls } = fakeDeps();
     const error = (await validateInput(
       { dlqArn: 'arn:aws:sqs:eu-west-1:111122223333:orders-dlq' },
@@ -291,7 +291,7 @@ describe('the plan', () => {
     expect(error.details).toEqual([
       'dlqArn: the queue is in eu-west-1, but this pipeline runs in us-east-1 (start the pipeline deployed in eu-west-1)',
     ]);
-    expect(calls.filter((c) => c.startsWith('GetQueueUrl'))).toEqual([]);
+    expect(calls).toEqual([]);
   });
 
   it('fails with Redrive.QueueNotFound when the destination queue does not exist', async () => {
