@@ -18,9 +18,10 @@ import { resetClients } from '../../functions/shared/clients.js';
 import { createIncidentStore } from '../../functions/shared/incident-store.js';
 import type { IncidentSummary } from '../../functions/shared/model.js';
 import { createQueueRegistry } from '../../functions/shared/queue-registry.js';
-import { resetSlackSecrets } from '../../functions/shared/slack-client.js';
+import { createSlackApi, resetSlackSecrets } from '../../functions/shared/slack-client.js';
 import { EXPIRED_TEXT } from '../../functions/shared/slack-messages.js';
 import { signSlackRequest } from '../../functions/shared/slack-signature.js';
+import { startSlackEndpoint } from '../../local/slack-endpoint.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { type SlackCapture, startSlackCapture } from '../support/slack-capture.js';
 
@@ -374,4 +375,45 @@ describe('slack-interaction handler against DynamoDB Local (C16, C17)', () => {
       expect(updatesFor(approvalId).at(-1)).toMatchObject({ text: EXPIRED_TEXT, replace_original: true });
     },
   );
+});
+
+describe('local interactivity endpoint (HTTP, real core, DynamoDB Local)', () => {
+  it('C16 with SendTaskSuccess taking 2.5 s, the 200 empty-body ack arrives before the callback finishes', async () => {
+    const approvalId = await requestFor('token-slow');
+    const events: string[] = [];
+    // In-process fake of SendTaskSuccess with the case's simulated latency (no local Step Functions).
+    const endpoint = await startSlackEndpoint({
+      signingSecret: SECRET,
+      approvals: createApprovalStore(),
+      slack: createSlackApi({
+        token: 'xoxb-test',
+        slackApiUrl: capture.apiUrl,
+        allowedResponseUrlPrefixes: [capture.url],
+      }),
+      callbacks: {
+        sendTaskSuccess: async (token, output) => {
+          events.push(`send-start ${token}`);
+          await new Promise((r) => setTimeout(r, 2500));
+          events.push(`send-done ${output.decision}`);
+        },
+      },
+    });
+    try {
+      const event = click(approvalId, { id: 'U0EXAMPLE1', username: 'example.approver' }, { base64: false });
+      const response = await fetch(endpoint.url, {
+        method: 'POST',
+        headers: event.headers,
+        body: event.body,
+      });
+      events.push(`ack ${response.status} "${await response.text()}"`);
+      await endpoint.settled();
+      // The follow-up may start while the client reads the ack; it cannot finish before it.
+      expect(events.indexOf('ack 200 ""')).toBeGreaterThanOrEqual(0);
+      expect(events.indexOf('ack 200 ""')).toBeLessThan(events.indexOf('send-done approved'));
+      expect(events.filter((e) => e.startsWith('send-start'))).toEqual(['send-start token-slow']);
+      expect(endpoint.followUpResults).toEqual(['sent']);
+    } finally {
+      await endpoint.close();
+    }
+  });
 });
