@@ -259,9 +259,11 @@ describe('C20 in the real state machine (statemachines/redrive.asl.json, run loc
     const result = await runner(seen).start(load(INVALID, 'wrong-types.json'), 'c20-wrong-types').result;
     expect(result.status).toBe('FAILED');
     expect(result.invocations).toEqual({ ValidateInput: 1, RecordFailure: 1 });
-    const run = (
-      seen.RecordFailure?.[0] as { run: { error: { Error: string; Cause: string }; plan?: unknown } }
-    ).run;
+    const [failure] = (seen.RecordFailure ?? []) as {
+      run: { error: { Error: string; Cause: string }; plan?: unknown };
+    }[];
+    if (!failure) throw new Error('RecordFailure did not run');
+    const { run } = failure;
     expect(run.error.Error).toBe('Redrive.InvalidInput');
     expect((JSON.parse(run.error.Cause) as { errorMessage: string }).errorMessage).toBe(
       'invalid execution input: sampleSize: must be >= 1 (an integer 1..100), got -3; maxRate: must be an integer 1..500, got "fifty"',
@@ -274,7 +276,9 @@ describe('C20 in the real state machine (statemachines/redrive.asl.json, run loc
     const seen: Record<string, unknown[]> = {};
     const result = await runner(seen).start(load(EVENTS, 'minimal.json'), 'console-minimal').result;
     expect(result.path.slice(0, 2)).toEqual(['ValidateInput', 'Preflight']);
-    const { plan } = seen.Preflight?.[0] as { plan: ExecutionPlan };
+    const [preflight] = (seen.Preflight ?? []) as { plan: ExecutionPlan }[];
+    if (!preflight) throw new Error('Preflight did not run');
+    const { plan } = preflight;
     expect(ExecutionPlan.parse(plan)).toMatchObject({
       dlqUrl: `${stack.sqsEndpoint}/${stack.accountId}/orders-dlq`,
       sampleSize: 8,
