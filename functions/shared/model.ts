@@ -127,7 +127,7 @@ export const QueueRegistration = z
   .object({
     dlqArn: z
       .string()
-      .regex(/^arn:aws[a-z-]*:sqs:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,80}$/, 'must be an SQS ARN'),
+      .regex(/^arn:aws[a-z-]*:sqs:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,75}(\.fifo)?$/, 'must be an SQS ARN'),
     owner: z.string().min(1).optional(),
     slackChannel: z.string().min(1).optional(),
     /** Slack user ids allowed to approve. Empty: nobody can approve from Slack. */

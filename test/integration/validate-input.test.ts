@@ -185,10 +185,7 @@ describe('ValidateInput against the local stack', () => {
     expect(error.message).toContain('gone-queue');
   });
 
-  // Fails today: model.ts's QueueRegistration.dlqArn pattern refuses `.fifo` names, so the queue
-  // registry cannot build even the default registration of a FIFO DLQ. `it.fails` turns red once
-  // the pattern is fixed: then make this a plain `it`.
-  it.fails('C08 resolves a FIFO DLQ with its FIFO destination', async () => {
+  it('C08 resolves a FIFO DLQ with its FIFO destination', async () => {
     const plan = (await invoke({ input: load(EVENTS, 'fifo.json') })) as ExecutionPlan;
     expect([plan.dlqUrl, plan.destinationArn, plan.mode]).toEqual([
       `${stack.sqsEndpoint}/${stack.accountId}/orders-dlq.fifo`,
