@@ -1,0 +1,317 @@
+/**
+ * The ramped bulk redrive (states StartMoveTask, CheckProgress, StepUp; one function, `action`):
+ *
+ * - `start`: StartMessageMoveTask at `rampRates[0]`, DestinationArn omitted unless the plan names
+ *   one (each message returns to its own DeadLetterQueueSourceArn).
+ * - `check`: the health gate after each dwell. It reads ListMessageMoveTasks (every status, not only
+ *   RUNNING), the DLQ depth against what the task still has to move (more means re-inflow: sampled
+ *   by key to confirm that redriven messages are coming back), and the source queues' backlog.
+ *   Decides `step-up`, `hold`, `done` or `halt`; a halt on re-inflow cancels the running task.
+ * - `step-up`: CancelMessageMoveTask (valid only on RUNNING) then Start at the next rate: a running
+ *   task's rate cannot change. While the cancelled task is still CANCELLING the restart is pending
+ *   and the next `check` finishes it.
+ *
+ * FAILED surfaces FailureReason and ApproximateNumberOfMessagesMoved (case C06) and halts; the rest
+ * stays in the DLQ. A Start refused with InvalidParameterValue because a task is active becomes a
+ * halt with the refusal text, never a retry.
+ *
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-configure-dead-letter-queue-redrive.html
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ListMessageMoveTasks.html
+ */
+import { z } from 'zod';
+import { scanDlq, type VisitResult } from '../shared/dlq-scan.js';
+import type { EnvelopeStore } from '../shared/envelope-store.js';
+import { ExecutionPlan, parseSqsArn } from '../shared/execution-input.js';
+import { idempotencyKeyOfMessage } from '../shared/idempotency-key.js';
+import { activeTask, type MoveTask, type MoveTasks } from '../shared/move-tasks.js';
+import { checkRampRates } from '../shared/redrive-plan.js';
+import type { SqsQueues } from '../shared/sqs-queues.js';
+
+/** `$.ramp` (docs/contracts.md) plus the gate's measurements. */
+export const RampState = z.looseObject({
+  decision: z.enum(['step-up', 'hold', 'done', 'halt']),
+  rateIndex: z.number().int().min(0),
+  rate: z.number().int(),
+  taskHandle: z.string().nullable(),
+  status: z.string().nullable(),
+  moved: z.number(),
+  toMove: z.number(),
+  failureReason: z.string().nullable(),
+  reason: z.string(),
+  dwellSeconds: z.number().int().min(0),
+  /** Rate index to start once the cancelled task has stopped (step-up in progress). */
+  pendingRateIndex: z.number().int().nullable().optional(),
+  /** Messages moved by earlier tasks of this run. */
+  movedBefore: z.number().optional(),
+});
+export type RampState = z.infer<typeof RampState>;
+
+/** Input of the MoveTask function. */
+export const MoveTaskInput = z.object({
+  action: z.enum(['start', 'check', 'step-up']),
+  plan: ExecutionPlan,
+  preflight: z.looseObject({ sourceArns: z.array(z.string()) }),
+  ramp: RampState.optional(),
+});
+export type MoveTaskInput = z.infer<typeof MoveTaskInput>;
+
+/** Output: the ramp slot. */
+export type RampResult = z.output<typeof RampState> & {
+  pendingRateIndex: number | null;
+  movedBefore: number;
+  reinflow: number;
+  sourceBacklog: number;
+};
+
+/** Ports of {@link moveTask}. */
+export interface MoveTaskDeps {
+  moveTasks: MoveTasks;
+  queues: Pick<SqsQueues, 'describe' | 'resolveByName' | 'receive' | 'changeVisibility'>;
+  envelopes: Pick<EnvelopeStore, 'findByIdempotencyKey'>;
+  sleep?: (ms: number) => Promise<void>;
+  /** How long a step-up waits for the cancelled task to stop, milliseconds. @default 20000 */
+  cancelWaitMs?: number;
+  /** Source backlog above rate x dwell x this factor holds the ramp. @default 2 */
+  backlogFactor?: number;
+}
+
+const MAX_DWELL = 3600;
+
+function base(plan: ExecutionPlan, prev: RampState | undefined): RampResult {
+  const rateIndex = prev?.rateIndex ?? 0;
+  return {
+    decision: 'hold',
+    rateIndex,
+    rate: plan.rampRates[rateIndex] ?? plan.rampRates[0] ?? 1,
+    taskHandle: prev?.taskHandle ?? null,
+    status: prev?.status ?? null,
+    moved: prev?.moved ?? 0,
+    toMove: prev?.toMove ?? 0,
+    failureReason: null,
+    reason: '',
+    dwellSeconds: plan.dwellSeconds,
+    pendingRateIndex: prev?.pendingRateIndex ?? null,
+    movedBefore: prev?.movedBefore ?? 0,
+    reinflow: 0,
+    sourceBacklog: 0,
+  };
+}
+
+async function dlqDepth(deps: MoveTaskDeps, plan: ExecutionPlan): Promise<number> {
+  const dlq = await deps.queues.describe(plan.dlqUrl);
+  return dlq.visible + dlq.inFlight;
+}
+
+async function startAt(
+  plan: ExecutionPlan,
+  rateIndex: number,
+  deps: MoveTaskDeps,
+  out: RampResult,
+): Promise<RampResult> {
+  const rate = plan.rampRates[rateIndex] as number;
+  const problems = checkRampRates([rate]);
+  if (problems.length > 0)
+    return { ...out, decision: 'halt', reason: `redrive refused: ${problems[0]?.message}` };
+  const started = await deps.moveTasks.start({
+    sourceArn: plan.dlqArn,
+    destinationArn: plan.destinationArn,
+    rate,
+  });
+  if (!started.ok) return { ...out, decision: 'halt', reason: started.refusal, taskHandle: null };
+  return {
+    ...out,
+    decision: 'hold',
+    rateIndex,
+    rate,
+    taskHandle: started.taskHandle,
+    status: 'RUNNING',
+    pendingRateIndex: null,
+    moved: 0,
+    toMove: 0,
+    reason: `move task started at ${rate} msg/s`,
+  };
+}
+
+/** The task this run is watching: the RUNNING one with our handle, else the newest. */
+function currentTask(tasks: readonly MoveTask[], handle: string | null): MoveTask | undefined {
+  return (handle ? tasks.find((t) => t.taskHandle === handle) : undefined) ?? tasks[0];
+}
+
+/** Counts peeked DLQ messages whose key belongs to an envelope seen earlier under another MessageId. */
+async function confirmedReinflow(deps: MoveTaskDeps, plan: ExecutionPlan): Promise<number> {
+  let count = 0;
+  await scanDlq(
+    deps.queues,
+    { queueUrl: plan.dlqUrl, visibilityTimeoutSeconds: 5, maxMessages: 10, emptyReceives: 1 },
+    async (batch) => {
+      const results = new Map<string, VisitResult>();
+      for (const message of batch) {
+        results.set(message.MessageId as string, 'hold');
+        const key =
+          message.MessageAttributes?.['idempotency-key']?.StringValue ?? idempotencyKeyOfMessage(message).key;
+        const envelopes = await deps.envelopes.findByIdempotencyKey(key);
+        if (envelopes.some((e) => e.messageId !== message.MessageId)) count += 1;
+      }
+      return { results, stop: true };
+    },
+  );
+  return count;
+}
+
+async function sourceBacklog(deps: MoveTaskDeps, arns: readonly string[]): Promise<number> {
+  let total = 0;
+  for (const arn of arns) {
+    const parsed = parseSqsArn(arn);
+    if (!parsed) continue;
+    const info = await deps.queues.resolveByName(parsed.queueName, parsed.accountId);
+    total += info.visible;
+  }
+  return total;
+}
+
+/**
+ * Runs one ramp action.
+ * @returns the ramp slot; `decision` drives the workflow's RampDecision? state.
+ * @throws TransientError on throttling/5xx (CheckProgress is safe to retry).
+ */
+export async function moveTask(input: MoveTaskInput, deps: MoveTaskDeps): Promise<RampResult> {
+  const { plan } = input;
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const out = base(plan, input.ramp);
+
+  if (input.action === 'start') {
+    if ((await dlqDepth(deps, plan)) === 0)
+      return { ...out, decision: 'done', reason: 'the DLQ is empty: no move task needed' };
+    return startAt(plan, 0, deps, out);
+  }
+
+  if (input.action === 'step-up') {
+    const next = Math.min(out.rateIndex + 1, plan.rampRates.length - 1);
+    if (out.taskHandle) {
+      const cancelled = await deps.moveTasks.cancel(out.taskHandle);
+      if (!cancelled.cancelled) return check(input, deps, out);
+    }
+    const waitUntil = Date.now() + (deps.cancelWaitMs ?? 20_000);
+    for (;;) {
+      const tasks = await deps.moveTasks.list(plan.dlqArn);
+      const active = activeTask(tasks);
+      if (!active) {
+        const last = tasks[0];
+        return startAt(plan, next, deps, {
+          ...out,
+          movedBefore: out.movedBefore + (last?.moved ?? out.moved),
+        });
+      }
+      if (Date.now() >= waitUntil)
+        return {
+          ...out,
+          decision: 'hold',
+          status: active.status,
+          taskHandle: null,
+          pendingRateIndex: next,
+          dwellSeconds: Math.min(plan.dwellSeconds, 10),
+          reason: `step-up to ${plan.rampRates[next]} msg/s waits for the cancelled task (${active.status})`,
+        };
+      await sleep(1000);
+    }
+  }
+  return check(input, deps, out);
+}
+
+async function check(input: MoveTaskInput, deps: MoveTaskDeps, out: RampResult): Promise<RampResult> {
+  const { plan } = input;
+  const tasks = await deps.moveTasks.list(plan.dlqArn);
+  const task = currentTask(tasks, out.taskHandle);
+  if (!task) {
+    return { ...out, decision: 'halt', status: null, reason: 'no move task found for this DLQ' };
+  }
+  const seen: RampResult = {
+    ...out,
+    status: task.status,
+    moved: task.moved,
+    toMove: task.toMove ?? out.toMove,
+    taskHandle: task.taskHandle ?? out.taskHandle,
+    failureReason: task.failureReason,
+  };
+  const total = seen.movedBefore + task.moved;
+  switch (task.status) {
+    case 'COMPLETED':
+      if (seen.pendingRateIndex !== null) break; // an older task; the restart below handles it
+      return { ...seen, decision: 'done', reason: `move task completed: ${total} message(s) moved` };
+    case 'FAILED':
+      return {
+        ...seen,
+        decision: 'halt',
+        reason: `move task FAILED (${task.failureReason ?? 'no reason given'}) after moving ${task.moved} of ${task.toMove ?? '?'} message(s); the rest stays in the DLQ`,
+      };
+    case 'CANCELLING':
+      return {
+        ...seen,
+        decision: 'hold',
+        dwellSeconds: Math.min(plan.dwellSeconds, 10),
+        reason: 'move task is cancelling',
+      };
+    case 'CANCELLED':
+      if (seen.pendingRateIndex === null)
+        return {
+          ...seen,
+          decision: 'halt',
+          reason: `move task was cancelled outside the workflow after moving ${task.moved} message(s)`,
+        };
+      break;
+    case 'RUNNING':
+      return gate(input, deps, seen, task);
+    default:
+      return { ...seen, decision: 'hold', reason: `move task status ${task.status}: waiting` };
+  }
+  // A step-up whose cancel has finished: start at the pending rate.
+  const pending = seen.pendingRateIndex as number;
+  return startAt(plan, pending, deps, { ...seen, movedBefore: total });
+}
+
+async function gate(
+  input: MoveTaskInput,
+  deps: MoveTaskDeps,
+  seen: RampResult,
+  task: MoveTask,
+): Promise<RampResult> {
+  const { plan } = input;
+  const depth = await dlqDepth(deps, plan);
+  const expected = Math.max(0, (task.toMove ?? 0) - task.moved);
+  const surplus = Math.max(0, depth - expected);
+  const reinflow = surplus > 0 ? await confirmedReinflow(deps, plan) : 0;
+  const backlog = await sourceBacklog(deps, input.preflight.sourceArns);
+  const measured = { ...seen, reinflow, sourceBacklog: backlog };
+  if (reinflow > 0) {
+    if (task.taskHandle) await deps.moveTasks.cancel(task.taskHandle);
+    return {
+      ...measured,
+      decision: 'halt',
+      status: 'CANCELLING',
+      reason: `re-inflow: the DLQ holds ${surplus} more message(s) than the task has left to move, and ${reinflow} peeked message(s) were redriven before; task cancelled after moving ${task.moved}`,
+    };
+  }
+  const limit = seen.rate * plan.dwellSeconds * (deps.backlogFactor ?? 2);
+  if (backlog > limit) {
+    return {
+      ...measured,
+      decision: 'hold',
+      reason: `source backlog ${backlog} exceeds ${limit} (rate x dwell x ${deps.backlogFactor ?? 2}): holding at ${seen.rate} msg/s`,
+    };
+  }
+  if (seen.rateIndex < plan.rampRates.length - 1) {
+    return {
+      ...measured,
+      decision: 'step-up',
+      reason: `healthy at ${seen.rate} msg/s (${task.moved} moved, no re-inflow): stepping up to ${plan.rampRates[seen.rateIndex + 1]} msg/s`,
+    };
+  }
+  // Top rate: dwell longer so a long backlog costs few state transitions.
+  const remainingSeconds = Math.ceil(expected / Math.max(1, seen.rate));
+  return {
+    ...measured,
+    decision: 'hold',
+    dwellSeconds: Math.min(MAX_DWELL, Math.max(plan.dwellSeconds, Math.ceil(remainingSeconds / 4))),
+    reason: `healthy at the top rate ${seen.rate} msg/s: ${task.moved} of ${task.toMove ?? '?'} moved`,
+  };
+}

@@ -1,0 +1,147 @@
+/**
+ * Notify and RecordFailure: tells people how a run ended and records the outcome on the incident.
+ * Both states pass the whole state document (`run`), because the slots that exist depend on where
+ * the run ended (RecordFailure may run before `$.plan` exists). Only ids, counts and reasons are
+ * sent: message bodies never enter the workflow.
+ *
+ * @see https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html
+ */
+import { z } from 'zod';
+import {
+  type Notifier,
+  type RedriveOutcome,
+  type RunRecorder,
+  recordRunOnIncident,
+} from '../shared/notifier.js';
+
+const Slot = z.looseObject({}).nullish();
+
+/** Input of the Notify function (states `Notify` and `RecordFailure`). */
+export const NotifyInput = z.object({
+  outcome: z.string().min(1, 'must name the outcome'),
+  run: z.looseObject({
+    input: z.looseObject({ incidentId: z.string().optional(), dlqArn: z.unknown().optional() }).nullish(),
+    plan: z.looseObject({ incidentId: z.string(), dlqArn: z.string() }).nullish(),
+    preflight: Slot,
+    recheck: Slot,
+    approval: Slot,
+    park: Slot,
+    sample: Slot,
+    verify: Slot,
+    ramp: Slot,
+    reconcile: Slot,
+    error: z.looseObject({ Error: z.string().optional(), Cause: z.string().optional() }).nullish(),
+  }),
+});
+export type NotifyInput = z.infer<typeof NotifyInput>;
+
+/** `$.notification`. */
+export interface NotifyResult {
+  notified: boolean;
+  outcome: string;
+  text: string;
+  /** False when there was no incident record to update (console start without triage). */
+  recorded: boolean;
+}
+
+/** Ports of {@link notify}. */
+export interface NotifyDeps {
+  notifier: Notifier;
+  incidents: RunRecorder;
+}
+
+type Run = NotifyInput['run'];
+type Fields = Record<string, string | number | boolean | null>;
+
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+const num = (v: unknown): number | null => (typeof v === 'number' ? v : null);
+
+/** The message of a Step Functions `Cause` (a Lambda error is `{"errorType","errorMessage",...}` JSON). */
+export function causeMessage(cause: string | undefined): string {
+  if (!cause) return 'no cause given';
+  try {
+    const parsed = JSON.parse(cause) as { errorMessage?: unknown };
+    if (typeof parsed.errorMessage === 'string') return parsed.errorMessage;
+  } catch {
+    // not JSON: use as is
+  }
+  return cause;
+}
+
+function counts(run: Run): Fields {
+  const fields: Fields = {};
+  const r = run.reconcile ?? {};
+  for (const k of [
+    'inventoried',
+    'redriven',
+    'parked',
+    'discarded',
+    'inDlq',
+    'lost',
+    'duplicateSendsPrevented',
+  ]) {
+    const v = num(r[k]);
+    if (v !== null) fields[k] = v;
+  }
+  const ramp = run.ramp ?? {};
+  if (num(ramp.rate) !== null) fields.lastRate = num(ramp.rate);
+  if (str(ramp.status)) fields.moveTaskStatus = str(ramp.status);
+  if (str(ramp.failureReason)) fields.failureReason = str(ramp.failureReason);
+  if (num(ramp.moved) !== null) fields.movedByTask = num(ramp.moved);
+  const depth = num(run.recheck?.dlqDepth ?? run.preflight?.dlqDepth);
+  if (depth !== null) fields.dlqDepth = depth;
+  return fields;
+}
+
+/** The sentence a person on call reads for each outcome. */
+export function outcomeText(outcome: RedriveOutcome | string, run: Run): string {
+  const dlq = run.plan?.dlqArn ?? (typeof run.input?.dlqArn === 'string' ? run.input.dlqArn : 'the DLQ');
+  const rec = run.reconcile ?? {};
+  const tally = `${num(rec.redriven) ?? 0} redriven, ${num(rec.parked) ?? 0} parked, ${num(rec.discarded) ?? 0} discarded, ${num(rec.inDlq) ?? 0} still in the DLQ, ${num(rec.lost) ?? 0} lost`;
+  switch (outcome) {
+    case 'completed':
+      return `Redrive of ${dlq} complete: ${tally}.`;
+    case 'sample-only':
+      return `Sample of ${dlq} passed (${str(run.verify?.reason) ?? 'no returns'}); mode sample-only, nothing bulk-moved: ${tally}.`;
+    case 'dry-run':
+      return `Dry run for ${dlq}: preflight ok, ${num(run.preflight?.dlqDepth) ?? 0} message(s) would be redriven; nothing moved.`;
+    case 'nothing-to-redrive':
+      return `${dlq} is empty: nothing to redrive.`;
+    case 'refused':
+      return `${str((run.recheck ?? run.preflight)?.refusal) ?? 'redrive refused'}; nothing moved.`;
+    case 'rejected':
+      return `Redrive of ${dlq} rejected${str(run.approval?.approvedBy) ? ` by ${str(run.approval?.approvedBy)}` : ''}${str(run.approval?.reason) ? ` (${str(run.approval?.reason)})` : ''}: nothing moved.`;
+    case 'approval-expired':
+      return `Approval for ${dlq} expired: approval expired, nothing moved.`;
+    case 'sample-failed':
+      return `Sample redrive of ${dlq} failed: ${str(run.verify?.reason) ?? 'verification failed'}. ${tally}.`;
+    case 'halted':
+      return `Redrive of ${dlq} halted: ${str(run.ramp?.reason) ?? 'health gate'}. ${tally}.`;
+    case 'failed':
+      return `Redrive of ${dlq} failed at a step: ${run.error?.Error ?? 'error'}: ${causeMessage(run.error?.Cause)}.`;
+    default:
+      return `Redrive of ${dlq} ended: ${outcome}.`;
+  }
+}
+
+/**
+ * Sends the notification and records the outcome on the incident.
+ * @throws whatever the notifier or the incident store throws (the workflow retries transient ones).
+ */
+export async function notify(input: NotifyInput, deps: NotifyDeps): Promise<NotifyResult> {
+  const { run, outcome } = input;
+  const incidentId = run.plan?.incidentId ?? run.input?.incidentId ?? 'unknown';
+  const text = outcomeText(outcome, run);
+  const fields = counts(run);
+  await deps.notifier.notify({ incidentId, kind: outcome, text, fields });
+  const recorded =
+    incidentId === 'unknown'
+      ? false
+      : await recordRunOnIncident(deps.incidents, incidentId, {
+          outcome,
+          outcomeText: text,
+          ...(run.ramp ? { ramp: run.ramp } : {}),
+          ...(run.reconcile ? { reconcile: run.reconcile } : {}),
+        });
+  return { notified: true, outcome, text, recorded };
+}

@@ -1,0 +1,160 @@
+/**
+ * Park: takes every message that must not be bulk-redriven out of the DLQ before the move task
+ * runs, because a move task cannot skip or filter messages (case C07).
+ *
+ * A message is parked when its envelope is classified `poison` or `permanent`, when it has been
+ * redriven `plan.maxRedrives` times already, or when it has no DeadLetterQueueSourceArn and no
+ * destination is given (a move task could not return it: `CouldNotDetermineMessageSource`).
+ * With `plan.discardPoison` such messages are deleted instead, as a recorded decision.
+ *
+ * Per message, in this order: envelope state (PARKED / DISCARDED, with the reason) and ledger entry,
+ * then send to the parking queue, then delete from the DLQ. A crash anywhere leaves state the retry
+ * completes: the ledger entry names the DLQ MessageId (stable while the message stays in the DLQ),
+ * so a retry deletes an already-sent copy instead of sending it again. Messages are received 10 at
+ * a time within a budget; the ones not to be parked are released (visibility 0) at the end.
+ *
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-configure-dead-letter-queue-redrive.html
+ */
+import { z } from 'zod';
+import { scanDlq, type VisitResult } from '../shared/dlq-scan.js';
+import type { EnvelopeStore, StoredEnvelope } from '../shared/envelope-store.js';
+import { RedriveRefusedError } from '../shared/errors.js';
+import { ExecutionPlan } from '../shared/execution-input.js';
+import { type TransferPorts, transferMessage } from '../shared/message-transfer.js';
+import type { SqsQueues } from '../shared/sqs-queues.js';
+
+/** Input of the Park function. */
+export const ParkInput = z.object({ plan: ExecutionPlan });
+export type ParkInput = z.infer<typeof ParkInput>;
+
+/** `$.park`. `skipped`: messages to park that were not found or not handled in this run. */
+export interface ParkResult {
+  parked: number;
+  discarded: number;
+  skipped: number;
+  duplicateSendsPrevented: number;
+}
+
+/** Ports of {@link park}. */
+export interface ParkDeps extends TransferPorts {
+  queues: Pick<SqsQueues, 'receive' | 'changeVisibility'>;
+  envelopes: Pick<EnvelopeStore, 'listEnvelopes' | 'setState'>;
+  /** Visibility timeout of each receive, seconds. @default 30 */
+  visibilityTimeoutSeconds?: number;
+  /** Most messages received in one invocation. @default 20000 */
+  maxMessages?: number;
+}
+
+/**
+ * Why an envelope must stay out of the bulk move, or undefined when it may be redriven.
+ * @param plan - uses `maxRedrives` and `destinationArn`.
+ */
+export function parkReason(
+  envelope: Pick<StoredEnvelope, 'classification' | 'redriveCount' | 'sourceArn'>,
+  plan: Pick<ExecutionPlan, 'maxRedrives' | 'destinationArn'>,
+): string | undefined {
+  if (envelope.classification === 'poison' || envelope.classification === 'permanent')
+    return `classified ${envelope.classification}: do not redrive`;
+  if (envelope.redriveCount >= plan.maxRedrives)
+    return `redriven ${envelope.redriveCount} times (maxRedrives ${plan.maxRedrives})`;
+  if (envelope.sourceArn === 'unknown' && !plan.destinationArn)
+    return 'no DeadLetterQueueSourceArn (sent straight to the DLQ): a move task cannot return it';
+  return undefined;
+}
+
+/** The ledger key of a park/discard: per DLQ message, so duplicates with one idempotency key are each parked. */
+export function parkLedgerKey(envelope: Pick<StoredEnvelope, 'idempotencyKey' | 'messageId'>): string {
+  return `${envelope.idempotencyKey}@${envelope.messageId}`;
+}
+
+/**
+ * Parks (or discards) the do-not-redrive messages of the plan's DLQ.
+ *
+ * @throws RedriveRefusedError when messages must be parked but there is no parking queue and
+ *   `discardPoison` is false (nothing is moved).
+ * @throws TransientError on throttling/5xx (safe to retry).
+ */
+export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult> {
+  const { plan } = input;
+  const redriveId = plan.incidentId;
+  const targets = new Map<string, { envelope: StoredEnvelope; reason: string }>();
+  for await (const envelope of deps.envelopes.listEnvelopes(plan.dlqArn)) {
+    if (envelope.state === 'REDRIVEN') continue;
+    if (envelope.state !== 'IN_DLQ' && !envelope.stateReason?.includes(`(run ${redriveId})`)) continue;
+    // PARKED/DISCARDED envelopes are included: a crash between record and delete leaves the message
+    // in the DLQ with its envelope already moved on; if it is gone, no receive matches it.
+    const reason =
+      envelope.state === 'IN_DLQ' ? parkReason(envelope, plan) : (envelope.stateReason ?? 'parked earlier');
+    if (reason) targets.set(envelope.messageId, { envelope, reason });
+  }
+  const result: ParkResult = { parked: 0, discarded: 0, skipped: 0, duplicateSendsPrevented: 0 };
+  if (targets.size === 0) return result;
+  if (!plan.discardPoison && !plan.parkingQueueUrl)
+    throw new RedriveRefusedError(
+      `${targets.size} message(s) must stay out of the bulk move but no parking queue is configured (registration parkingQueueArn or PARKING_QUEUE_URL); set discardPoison to discard them instead`,
+    );
+
+  const vt = deps.visibilityTimeoutSeconds ?? 30;
+  let remaining = targets.size;
+  await scanDlq(
+    deps.queues,
+    { queueUrl: plan.dlqUrl, visibilityTimeoutSeconds: vt, maxMessages: deps.maxMessages ?? 20_000 },
+    async (batch) => {
+      const results = new Map<string, VisitResult>();
+      for (const message of batch) {
+        const target = targets.get(message.MessageId as string);
+        if (!target) {
+          results.set(message.MessageId as string, 'hold');
+          continue;
+        }
+        const discard = plan.discardPoison || !plan.parkingQueueUrl;
+        const state = discard ? 'DISCARDED' : 'PARKED';
+        if (target.envelope.state !== state)
+          await deps.envelopes.setState(
+            plan.dlqArn,
+            target.envelope.messageId,
+            state,
+            `${target.reason} (run ${redriveId})`,
+          );
+        const request = {
+          message,
+          key: parkLedgerKey(target.envelope),
+          redriveId,
+          kind: discard ? ('discard' as const) : ('park' as const),
+          dlqArn: plan.dlqArn,
+          dlqUrl: plan.dlqUrl,
+          destinationUrl: discard ? null : plan.parkingQueueUrl,
+          fifo: plan.dlqArn.endsWith('.fifo'),
+          visibilityTimeoutSeconds: vt,
+          addPipelineAttributes: false,
+        };
+        const outcome = await transferMessage(request, deps);
+        if (outcome.result === 'sent' || outcome.result === 'duplicate-prevented') {
+          if (outcome.result === 'duplicate-prevented') result.duplicateSendsPrevented += 1;
+          if (discard) result.discarded += 1;
+          else result.parked += 1;
+          remaining -= 1;
+          targets.delete(message.MessageId as string);
+          results.set(message.MessageId as string, 'consumed');
+        } else {
+          results.set(message.MessageId as string, 'hold');
+        }
+      }
+      return { results, stop: remaining <= 0 };
+    },
+  );
+  // Counts come from the ledger, so a retry after a crash reports the whole run, not its own part.
+  const done = new Set<string>();
+  result.parked = 0;
+  result.discarded = 0;
+  for (const entry of await deps.ledger.listRun(redriveId)) {
+    if (!entry.dlqDeleted || entry.dlqArn !== plan.dlqArn) continue;
+    if (entry.kind === 'park') result.parked += 1;
+    else if (entry.kind === 'discard') result.discarded += 1;
+    else continue;
+    done.add(entry.dlqMessageId);
+  }
+  // Targets neither handled now nor by an earlier attempt: not found within the budget.
+  result.skipped = [...targets.keys()].filter((id) => !done.has(id)).length;
+  return result;
+}

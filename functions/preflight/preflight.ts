@@ -1,0 +1,243 @@
+/**
+ * Preflight: decides whether a redrive plan is safe to start, before anything moves (cases C06,
+ * C07, C08), and serves `CheckDlqStillHasMessages` after the approval (case C04).
+ *
+ * Checks, cheapest first; the ones that need no API call run before any call:
+ * 1. every ramp rate is 1..500 msg/s ("max 500 msg/s");
+ * 2. a custom destination has the DLQ's queue type ("queue types differ (FIFO vs standard)"),
+ *    read from the ARNs;
+ * 3. the DLQ exists; its source queues (ListDeadLetterSourceQueues, plus every
+ *    DeadLetterQueueSourceArn seen on its envelopes) exist and have its type;
+ * 4. without a destination each message returns to its own DeadLetterQueueSourceArn; with one, a
+ *    DLQ shared by several sources is refused unless `allowCustomDestinationForSharedDlq`;
+ * 5. no move task is RUNNING or CANCELLING on the DLQ ("redrive refused: task <handle> already active");
+ * 6. the ramp can move the backlog before the last task hits 36 hours;
+ * and reports the verification window (source visibility timeout x maxReceiveCount + margin)
+ * and the retention headroom (earliest envelope deadline - now).
+ *
+ * Refusals are data (`ok: false`), never throws, so the workflow notifies and ends cleanly.
+ *
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_StartMessageMoveTask.html
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ListDeadLetterSourceQueues.html
+ */
+import { z } from 'zod';
+import type { EnvelopeStore } from '../shared/envelope-store.js';
+import { QueueNotFoundError } from '../shared/errors.js';
+import { ExecutionPlan, parseSqsArn } from '../shared/execution-input.js';
+import { activeTask, activeTaskRefusal, type MoveTasks } from '../shared/move-tasks.js';
+import {
+  checkQueueTypes,
+  checkRampCapacity,
+  checkRampRates,
+  MAX_MOVE_TASK_RATE,
+  verifyWindowSeconds,
+} from '../shared/redrive-plan.js';
+import type { QueueInfo, SqsQueues } from '../shared/sqs-queues.js';
+
+/** Input of the Preflight function (states `Preflight` and `CheckDlqStillHasMessages`). */
+export const PreflightInput = z.object({
+  action: z.enum(['preflight', 'recheck']).default('preflight'),
+  plan: ExecutionPlan,
+});
+export type PreflightInput = z.infer<typeof PreflightInput>;
+
+/** `$.preflight` / `$.recheck` (docs/contracts.md). Times are epoch milliseconds, durations seconds. */
+export interface PreflightResult {
+  ok: boolean;
+  refusal: string | null;
+  /** Visible + in-flight messages in the DLQ. */
+  dlqDepth: number;
+  /** Queues the messages go back to (the destination when one is given). */
+  sourceArns: string[];
+  fifo: boolean;
+  verifyWindowSeconds: number;
+  earliestRetentionDeadline: number | null;
+  retentionHeadroomSeconds: number | null;
+  activeMoveTask: string | null;
+  warnings: string[];
+}
+
+/** Ports of {@link preflight}. */
+export interface PreflightDeps {
+  queues: Pick<SqsQueues, 'describe' | 'resolveByName' | 'listDeadLetterSourceQueues'>;
+  moveTasks: Pick<MoveTasks, 'list'>;
+  envelopes: Pick<EnvelopeStore, 'listEnvelopes'>;
+  now: () => number;
+}
+
+const shortName = (arn: string) => arn.split(':').pop() ?? arn;
+
+function refused(reason: string, partial: Partial<PreflightResult> = {}): PreflightResult {
+  return {
+    ok: false,
+    refusal: reason.startsWith('redrive refused') ? reason : `redrive refused: ${reason}`,
+    dlqDepth: 0,
+    sourceArns: [],
+    fifo: false,
+    verifyWindowSeconds: 0,
+    earliestRetentionDeadline: null,
+    retentionHeadroomSeconds: null,
+    activeMoveTask: null,
+    warnings: [],
+    ...partial,
+  };
+}
+
+async function describeArn(deps: PreflightDeps, arn: string): Promise<QueueInfo | undefined> {
+  const parsed = parseSqsArn(arn);
+  if (!parsed) return undefined;
+  try {
+    return await deps.queues.resolveByName(parsed.queueName, parsed.accountId);
+  } catch (error) {
+    if (error instanceof QueueNotFoundError) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Runs the preflight checks for a plan.
+ *
+ * @param input - `{ action, plan }`; `recheck` runs the same checks after the approval.
+ * @returns the preflight slot; `ok: false` with `refusal` when the redrive must not start.
+ * @throws TransientError on throttling/5xx (retried by the workflow); AccessDeniedError.
+ */
+export async function preflight(input: PreflightInput, deps: PreflightDeps): Promise<PreflightResult> {
+  const { plan } = input;
+  const warnings: string[] = [];
+
+  // 1-2: no API call yet.
+  const rateProblems = checkRampRates(plan.rampRates);
+  if (rateProblems.length > 0) return refused(rateProblems.map((p) => p.message).join('; '));
+  if (plan.destinationArn) {
+    const mismatch = checkQueueTypes(plan.dlqArn, [plan.destinationArn]);
+    if (mismatch) return refused(mismatch.message);
+  }
+
+  // 3: the DLQ and its sources.
+  let dlq: QueueInfo;
+  try {
+    dlq = await deps.queues.describe(plan.dlqUrl);
+  } catch (error) {
+    if (error instanceof QueueNotFoundError) return refused(`queue not found: ${plan.dlqArn}`);
+    throw error;
+  }
+  const dlqDepth = dlq.visible + dlq.inFlight;
+  const sourceUrls = await deps.queues.listDeadLetterSourceQueues(plan.dlqUrl);
+  const sources = new Map<string, QueueInfo>();
+  for (const url of sourceUrls) {
+    const info = await deps.queues.describe(url);
+    sources.set(info.arn, info);
+  }
+
+  // Envelopes: where the messages came from, and the earliest retention deadline.
+  const envelopeSources = new Map<string, number>();
+  let unknownOrigin = 0;
+  let earliest: number | null = null;
+  for await (const envelope of deps.envelopes.listEnvelopes(plan.dlqArn)) {
+    if (envelope.state !== 'IN_DLQ') continue;
+    if (envelope.sourceArn === 'unknown') unknownOrigin += 1;
+    else envelopeSources.set(envelope.sourceArn, (envelopeSources.get(envelope.sourceArn) ?? 0) + 1);
+    if (earliest === null || envelope.retentionDeadline < earliest) earliest = envelope.retentionDeadline;
+  }
+  for (const arn of envelopeSources.keys()) {
+    if (sources.has(arn)) continue;
+    const info = await describeArn(deps, arn);
+    if (!info && !plan.destinationArn)
+      return refused(
+        `source queue ${arn} no longer exists: ${envelopeSources.get(arn)} message(s) would fail the move task (AWS.SimpleQueueService.NonExistentQueue); give a destinationArn or recreate the queue`,
+        { dlqDepth },
+      );
+    if (info) {
+      sources.set(info.arn, info);
+      warnings.push(
+        `${shortName(arn)} sent messages to this DLQ but no longer names it in its RedrivePolicy`,
+      );
+    }
+  }
+  const allSources = [...sources.keys()];
+  if (unknownOrigin > 0) {
+    warnings.push(
+      plan.destinationArn
+        ? `${unknownOrigin} message(s) have no DeadLetterQueueSourceArn (sent straight to the DLQ); they go to ${shortName(plan.destinationArn)}`
+        : `${unknownOrigin} message(s) have no DeadLetterQueueSourceArn (sent straight to the DLQ); Park moves them out of the DLQ first`,
+    );
+  }
+
+  // 4: where the messages go.
+  let targets: QueueInfo[];
+  if (plan.destinationArn) {
+    const destination = await describeArn(deps, plan.destinationArn);
+    if (!destination) return refused(`queue not found: ${plan.destinationArn}`, { dlqDepth });
+    const others = allSources.filter((arn) => arn !== plan.destinationArn);
+    if (others.length > 0 && !plan.allowCustomDestinationForSharedDlq) {
+      const list = others.map(shortName).join(', ');
+      return refused(
+        allSources.includes(plan.destinationArn)
+          ? `this DLQ is shared: ${list} messages would be delivered to ${shortName(plan.destinationArn)}; omit destinationArn (each message returns to its own source) or set allowCustomDestinationForSharedDlq`
+          : `${shortName(plan.destinationArn)} is not a source queue of this DLQ: ${list || 'its'} messages would be delivered there; set allowCustomDestinationForSharedDlq to confirm`,
+        { dlqDepth },
+      );
+    }
+    targets = [destination];
+  } else {
+    if (allSources.length === 0)
+      return refused(
+        `${shortName(plan.dlqArn)} is not the DLQ of any queue (ListDeadLetterSourceQueues is empty and no envelope names a source)`,
+        { dlqDepth },
+      );
+    targets = [...sources.values()];
+  }
+  const mismatch = checkQueueTypes(
+    plan.dlqArn,
+    targets.map((t) => t.arn),
+  );
+  if (mismatch) return refused(mismatch.message, { dlqDepth });
+
+  // 5: one active move task per source ARN.
+  const active = activeTask(await deps.moveTasks.list(plan.dlqArn));
+  if (active) {
+    return refused(activeTaskRefusal(active), {
+      dlqDepth,
+      activeMoveTask: active.taskHandle ?? active.status,
+    });
+  }
+
+  // 6: the 36-hour limit of one move task.
+  if (plan.mode === 'redrive') {
+    const tooSlow = checkRampCapacity(dlqDepth, plan.rampRates, plan.dwellSeconds);
+    if (tooSlow) return refused(tooSlow.message, { dlqDepth });
+  }
+
+  const windowSources = targets.map((t) => ({
+    visibilityTimeoutSeconds: t.visibilityTimeoutSeconds,
+    maxReceiveCount: t.redrivePolicy?.maxReceiveCount ?? 1,
+  }));
+  const window = verifyWindowSeconds(windowSources, plan.verifyMarginSeconds);
+  const now = deps.now();
+  const headroom = earliest === null ? null : Math.floor((earliest - now) / 1000);
+  if (headroom !== null) {
+    const top = Math.min(plan.rampRates.at(-1) ?? 1, MAX_MOVE_TASK_RATE);
+    const needed = window + Math.ceil(dlqDepth / top);
+    if (headroom < needed)
+      warnings.push(
+        `retention: the earliest message expires in ${headroom} s, before the sample window and the move (about ${needed} s) complete`,
+      );
+  }
+  if (dlq.fifo)
+    warnings.push(
+      'FIFO: redriven messages interleave with new traffic; order within a group is not preserved',
+    );
+
+  return {
+    ok: true,
+    refusal: null,
+    dlqDepth,
+    sourceArns: targets.map((t) => t.arn),
+    fifo: dlq.fifo,
+    verifyWindowSeconds: window,
+    earliestRetentionDeadline: earliest,
+    retentionHeadroomSeconds: headroom,
+    activeMoveTask: null,
+    warnings,
+  };
+}

@@ -1,0 +1,37 @@
+/**
+ * SampleRedrive: `{ plan, preflight }` in, `$.sample` out. Sends `plan.sampleSize` messages back
+ * to their source queues one by one (record -> send -> delete), safe to retry after a crash.
+ * Tests and the local runner can simulate a crash with `setTransferFaultHook` (message-transfer.ts).
+ *
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessage.html
+ */
+import { parser } from '@aws-lambda-powertools/parser/middleware';
+import middy from '@middy/core';
+import { createEnvelopeStore } from '../shared/envelope-store.js';
+import { createTransferSqs } from '../shared/message-transfer.js';
+import { standardMiddleware } from '../shared/middleware.js';
+import { createRedriveLedger } from '../shared/redrive-ledger.js';
+import { createSqsQueues } from '../shared/sqs-queues.js';
+import {
+  type SampleRedriveDeps,
+  SampleRedriveInput,
+  type SampleRedriveResult,
+  sampleRedrive,
+} from './sample-redrive.js';
+
+function deps(): SampleRedriveDeps {
+  const vt = Number(process.env.SAMPLE_VISIBILITY_TIMEOUT_SECONDS);
+  return {
+    queues: createSqsQueues(),
+    envelopes: createEnvelopeStore(),
+    ledger: createRedriveLedger(),
+    sqs: createTransferSqs(),
+    ...(Number.isInteger(vt) && vt > 0 ? { visibilityTimeoutSeconds: vt } : {}),
+  };
+}
+
+/** The Lambda handler. */
+export const handler = middy<SampleRedriveInput, SampleRedriveResult>()
+  .use(standardMiddleware())
+  .use(parser({ schema: SampleRedriveInput }))
+  .handler((input) => sampleRedrive(input, deps()));

@@ -1,0 +1,170 @@
+/**
+ * SampleRedrive: sends a handful of DLQ messages (plan.sampleSize) back to their own source queue
+ * one by one, so the verification can see whether the consumer now copes, before anything is
+ * bulk-moved.
+ *
+ * Per message: receive from the DLQ, record the idempotency key in the ledger (conditional write,
+ * IN_PROGRESS), send to the message's DeadLetterQueueSourceArn (or `plan.destinationArn`) with the
+ * body and attributes unchanged plus `redrive-count` (incremented), `redrive-id` and
+ * `idempotency-key`, mark SENT, delete from the DLQ, mark the envelope REDRIVEN. FIFO: the
+ * MessageGroupId is kept and the MessageDeduplicationId derives from the key (case C08).
+ *
+ * Crash safety (the workflow retries this step on `Lambda.Unknown` / `Sandbox.Timedout`):
+ * - crash between send and delete: the ledger says SENT for that DLQ MessageId, so the retry
+ *   deletes the DLQ copy without sending and counts `duplicateSendsPrevented`;
+ * - crash between record and send: the retry sends again. On FIFO the deduplication id makes that
+ *   harmless; on a standard queue the send may have reached SQS before the crash, so the consumer
+ *   can get a duplicate, which the consumer-side middleware skips by its `idempotency-key`.
+ *   Resending is chosen over not sending because not sending could lose the message;
+ * - the crashed message stays invisible for the receive's visibility timeout, so the retry first
+ *   waits until its own unfinished ledger entries are visible again (bounded by that timeout)
+ *   and the bulk move can never carry a message that was already sent.
+ *
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessage.html
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_DeleteMessage.html
+ */
+import { z } from 'zod';
+import { scanDlq, type VisitResult } from '../shared/dlq-scan.js';
+import type { EnvelopeStore } from '../shared/envelope-store.js';
+import { ExecutionPlan, parseSqsArn } from '../shared/execution-input.js';
+import { type TransferPorts, transferMessage } from '../shared/message-transfer.js';
+import type { SqsQueues } from '../shared/sqs-queues.js';
+
+/** Input of the SampleRedrive function. Only the preflight fields it uses are required. */
+export const SampleRedriveInput = z.object({
+  plan: ExecutionPlan,
+  preflight: z.looseObject({ verifyWindowSeconds: z.number().int().min(0), fifo: z.boolean() }),
+});
+export type SampleRedriveInput = z.infer<typeof SampleRedriveInput>;
+
+/** `$.sample` (docs/contracts.md) plus `duplicateSendsPrevented`. */
+export interface SampleRedriveResult {
+  redriveId: string;
+  /** Messages sent by this invocation. */
+  sent: number;
+  /** Messages of this run sent by an earlier (crashed) attempt. */
+  alreadySent: number;
+  /** Idempotency keys of every sample message of the run (at most the sample size). */
+  keys: string[];
+  /** Seconds the workflow waits before VerifySample. */
+  verifyAfterSeconds: number;
+  duplicateSendsPrevented: number;
+  /** Messages that could not be sampled because SQS's 10 attributes leave no room for ours. */
+  noRoomForAttributes: number;
+}
+
+/** Ports of {@link sampleRedrive}. */
+export interface SampleRedriveDeps extends TransferPorts {
+  queues: Pick<SqsQueues, 'receive' | 'changeVisibility' | 'resolveByName'>;
+  envelopes: Pick<EnvelopeStore, 'getEnvelope' | 'setState'>;
+  /** Visibility timeout of each receive, seconds; also how long a crashed attempt hides a message. @default 30 */
+  visibilityTimeoutSeconds?: number;
+  /** Most messages received looking for eligible samples. @default 1000 */
+  maxMessages?: number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+const DO_NOT_REDRIVE = new Set(['poison', 'permanent', 'systemic']);
+
+/**
+ * Redrives the sample.
+ * @throws TransientError on throttling/5xx; QueueNotFoundError when a source queue is gone.
+ */
+export async function sampleRedrive(
+  input: SampleRedriveInput,
+  deps: SampleRedriveDeps,
+): Promise<SampleRedriveResult> {
+  const { plan, preflight } = input;
+  const redriveId = plan.incidentId;
+  const now = deps.now ?? Date.now;
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const vt = deps.visibilityTimeoutSeconds ?? 30;
+
+  const earlier = (await deps.ledger.listRun(redriveId)).filter(
+    (e) => e.kind === 'redrive' && e.dlqArn === plan.dlqArn,
+  );
+  const keys = new Set(earlier.map((e) => e.key));
+  const unfinished = new Map(earlier.filter((e) => !e.dlqDeleted).map((e) => [e.dlqMessageId, e]));
+  const result: SampleRedriveResult = {
+    redriveId,
+    sent: 0,
+    alreadySent: earlier.filter((e) => e.status === 'SENT').length,
+    keys: [],
+    verifyAfterSeconds: preflight.verifyWindowSeconds,
+    duplicateSendsPrevented: 0,
+    noRoomForAttributes: 0,
+  };
+  // A crashed attempt left messages invisible until their visibility timeout ends: wait for them,
+  // or the bulk move could later carry a message this run already sent.
+  if (unfinished.size > 0) {
+    const visibleAt = Math.max(...[...unfinished.values()].map((e) => e.visibleAfter));
+    const wait = Math.min(visibleAt - now(), vt * 1000) + 250;
+    if (wait > 0) await sleep(wait);
+  }
+
+  let need = plan.sampleSize - earlier.length;
+  const urls = new Map<string, string>();
+  const urlOf = async (arn: string): Promise<string> => {
+    let url = urls.get(arn);
+    if (!url) {
+      const parsed = parseSqsArn(arn);
+      url = (await deps.queues.resolveByName(parsed?.queueName ?? arn, parsed?.accountId)).url;
+      urls.set(arn, url);
+    }
+    return url;
+  };
+
+  if (need > 0 || unfinished.size > 0) {
+    await scanDlq(
+      deps.queues,
+      { queueUrl: plan.dlqUrl, visibilityTimeoutSeconds: vt, maxMessages: deps.maxMessages ?? 1000 },
+      async (batch) => {
+        const results = new Map<string, VisitResult>();
+        for (const message of batch) {
+          const id = message.MessageId as string;
+          results.set(id, 'hold');
+          const pending = unfinished.get(id);
+          const envelope = await deps.envelopes.getEnvelope(plan.dlqArn, id);
+          if (!envelope) continue; // arrived after triage: no classification, not a sample candidate
+          const eligible =
+            envelope.state === 'IN_DLQ' &&
+            !DO_NOT_REDRIVE.has(envelope.classification) &&
+            envelope.redriveCount < plan.maxRedrives &&
+            (envelope.sourceArn !== 'unknown' || plan.destinationArn !== null);
+          if (!pending && (need <= 0 || !eligible)) continue;
+          const destinationArn = plan.destinationArn ?? envelope.sourceArn;
+          const outcome = await transferMessage(
+            {
+              message,
+              key: envelope.idempotencyKey,
+              redriveId,
+              kind: 'redrive',
+              dlqArn: plan.dlqArn,
+              dlqUrl: plan.dlqUrl,
+              destinationUrl: await urlOf(destinationArn),
+              fifo: preflight.fifo,
+              visibilityTimeoutSeconds: vt,
+              addPipelineAttributes: true,
+            },
+            deps,
+          );
+          if (outcome.result === 'no-room') {
+            result.noRoomForAttributes += 1;
+            continue;
+          }
+          if (outcome.result === 'other-message') continue;
+          results.set(id, 'consumed');
+          await deps.envelopes.setState(plan.dlqArn, id, 'REDRIVEN', `sample redrive (run ${redriveId})`);
+          if (pending) unfinished.delete(id);
+          else need -= 1;
+          keys.add(envelope.idempotencyKey);
+          if (outcome.result === 'duplicate-prevented') result.duplicateSendsPrevented += 1;
+          else result.sent += 1;
+        }
+        return { results, stop: need <= 0 && unfinished.size === 0 };
+      },
+    );
+  }
+  result.keys = [...keys].slice(0, plan.sampleSize);
+  return result;
+}

@@ -1,0 +1,226 @@
+/**
+ * Moving one DLQ message somewhere by hand (sample redrive, parking, discarding) in the only safe
+ * order: record in the ledger, send, mark SENT, delete from the DLQ, mark deleted. A crash between
+ * any two steps leaves state that a retry completes without sending twice (see
+ * `redrive-ledger.ts` for the decision table).
+ *
+ * The outgoing message keeps the body string exactly as received and every original message
+ * attribute (DataType and value bytes unchanged), and adds the pipeline's `redrive-count`
+ * (incremented), `redrive-id` and `idempotency-key`. SQS allows at most 10 message attributes per
+ * message, so a message that has no room for them is reported back (`no-room`) and left in the DLQ.
+ * FIFO: the MessageGroupId is kept and the MessageDeduplicationId is derived from the idempotency key,
+ * so a resend within 5 minutes is accepted but not delivered twice (case C08).
+ *
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-message-metadata.html
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/using-messagededuplicationid-property.html
+ */
+import {
+  DeleteMessageCommand,
+  type Message,
+  type MessageAttributeValue,
+  SendMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import { sqsClient } from './clients.js';
+import { errorMessage, isRetryable, TransientError } from './errors.js';
+import { PIPELINE_ATTRIBUTES, sha256Hex } from './idempotency-key.js';
+import type { LedgerKind, RedriveLedger } from './redrive-ledger.js';
+import { adaptSqsError } from './sqs-queues.js';
+
+/** SQS's limit of message attributes per message. */
+export const MAX_MESSAGE_ATTRIBUTES = 10;
+
+/** A message to send, already shaped for SendMessage. */
+export interface OutgoingMessage {
+  body: string;
+  attributes: Record<string, MessageAttributeValue>;
+  groupId?: string;
+  deduplicationId?: string;
+}
+
+/** Send and delete, the two SQS calls of a transfer. */
+export interface TransferSqs {
+  /** @returns the MessageId the destination assigned. */
+  send(queueUrl: string, message: OutgoingMessage): Promise<string | null>;
+  delete(queueUrl: string, receiptHandle: string): Promise<void>;
+}
+
+/**
+ * Points where a test can simulate a crash (throw) between the steps. Production code never sets
+ * them; see {@link setTransferFaultHook}.
+ */
+export type TransferStep = 'after-record' | 'after-send' | 'after-delete';
+export type TransferFaultHook = (step: TransferStep, key: string) => void | Promise<void>;
+
+let globalFaultHook: TransferFaultHook | undefined;
+
+/**
+ * Installs a process-wide fault hook (tests and the local workflow runner only), so a test that
+ * drives the real handler can crash it between send and delete. Pass undefined to remove it.
+ */
+export function setTransferFaultHook(hook: TransferFaultHook | undefined): void {
+  globalFaultHook = hook;
+}
+
+/** Ports of {@link transferMessage}. */
+export interface TransferPorts {
+  sqs: TransferSqs;
+  ledger: RedriveLedger;
+  /** @default the hook installed with {@link setTransferFaultHook} */
+  faultHook?: TransferFaultHook;
+  now?: () => number;
+}
+
+/** What one transfer did. */
+export type TransferResult =
+  | { result: 'sent'; sentMessageId: string | null }
+  /** The ledger said SENT for this very DLQ message: deleted without sending again. */
+  | { result: 'duplicate-prevented' }
+  /** The key is already being handled in this run through another DLQ message: left alone. */
+  | { result: 'other-message' }
+  /** No room for the pipeline's attributes (SQS allows 10): left in the DLQ. */
+  | { result: 'no-room' };
+
+/** Parameters of one {@link transferMessage}. */
+export interface TransferRequest {
+  message: Message;
+  key: string;
+  redriveId: string;
+  kind: LedgerKind;
+  dlqArn: string;
+  dlqUrl: string;
+  /** Where to send; null for a discard (delete only). */
+  destinationUrl: string | null;
+  fifo: boolean;
+  /** The visibility timeout the message was received with, seconds (for crash recovery). */
+  visibilityTimeoutSeconds: number;
+  /** Add the pipeline attributes (`redrive-count`, `redrive-id`, `idempotency-key`). */
+  addPipelineAttributes: boolean;
+}
+
+/**
+ * Builds the outgoing copy of a received message: body and attributes unchanged, pipeline
+ * attributes added or replaced. Returns undefined when the attributes would exceed 10.
+ *
+ * @param message - received with `MessageAttributeNames: ['All']` and system attributes.
+ */
+export function outgoingCopy(
+  message: Message,
+  opts: { key: string; redriveId: string; fifo: boolean; addPipelineAttributes: boolean },
+): OutgoingMessage | undefined {
+  const attributes: Record<string, MessageAttributeValue> = {};
+  for (const [name, value] of Object.entries(message.MessageAttributes ?? {})) {
+    if (opts.addPipelineAttributes && (PIPELINE_ATTRIBUTES as readonly string[]).includes(name)) continue;
+    attributes[name] = {
+      DataType: value.DataType as string,
+      ...(value.StringValue !== undefined ? { StringValue: value.StringValue } : {}),
+      ...(value.BinaryValue !== undefined ? { BinaryValue: value.BinaryValue } : {}),
+    };
+  }
+  if (opts.addPipelineAttributes) {
+    const previous = Number(message.MessageAttributes?.['redrive-count']?.StringValue ?? 0);
+    const count = Number.isFinite(previous) && previous >= 0 ? Math.trunc(previous) + 1 : 1;
+    if (Object.keys(attributes).length + PIPELINE_ATTRIBUTES.length > MAX_MESSAGE_ATTRIBUTES)
+      return undefined;
+    attributes['redrive-count'] = { DataType: 'Number', StringValue: String(count) };
+    attributes['redrive-id'] = { DataType: 'String', StringValue: opts.redriveId };
+    attributes['idempotency-key'] = { DataType: 'String', StringValue: opts.key };
+  }
+  const out: OutgoingMessage = { body: message.Body ?? '', attributes };
+  if (opts.fifo) {
+    out.groupId = message.Attributes?.MessageGroupId ?? 'redrive';
+    out.deduplicationId = fifoDeduplicationId(opts.key);
+  }
+  return out;
+}
+
+/** The MessageDeduplicationId of a FIFO redrive: SHA-256 of the idempotency key, hex (64 chars). */
+export function fifoDeduplicationId(key: string): string {
+  return sha256Hex(`idempotency-key:${key}`);
+}
+
+/**
+ * Takes one received DLQ message through record -> send -> mark SENT -> delete -> mark deleted.
+ * Envelope state is the caller's: park records PARKED before calling, the sample marks REDRIVEN after.
+ *
+ * @throws TransientError on throttling/5xx (the step is safe to retry); anything the fault hook throws.
+ */
+export async function transferMessage(req: TransferRequest, ports: TransferPorts): Promise<TransferResult> {
+  const hook = ports.faultHook ?? globalFaultHook;
+  const now = ports.now ?? Date.now;
+  const messageId = req.message.MessageId as string;
+  const receipt = req.message.ReceiptHandle as string;
+  let outgoing: OutgoingMessage | undefined;
+  if (req.destinationUrl) {
+    outgoing = outgoingCopy(req.message, {
+      key: req.key,
+      redriveId: req.redriveId,
+      fifo: req.fifo,
+      addPipelineAttributes: req.addPipelineAttributes,
+    });
+    if (!outgoing) return { result: 'no-room' };
+  }
+  const begun = await ports.ledger.begin({
+    key: req.key,
+    redriveId: req.redriveId,
+    kind: req.kind,
+    dlqArn: req.dlqArn,
+    dlqMessageId: messageId,
+    destinationUrl: req.destinationUrl,
+    visibleAfter: now() + req.visibilityTimeoutSeconds * 1000,
+  });
+  if (begun.outcome === 'other-message') return { result: 'other-message' };
+  if (begun.outcome === 'already-sent') {
+    await ports.sqs.delete(req.dlqUrl, receipt);
+    await ports.ledger.markDeleted(req.key, req.redriveId, messageId, true);
+    return { result: 'duplicate-prevented' };
+  }
+  await hook?.('after-record', req.key);
+  let sentMessageId: string | null = null;
+  if (req.destinationUrl && outgoing) sentMessageId = await ports.sqs.send(req.destinationUrl, outgoing);
+  await ports.ledger.markSent(req.key, req.redriveId, messageId, sentMessageId);
+  await hook?.('after-send', req.key);
+  await ports.sqs.delete(req.dlqUrl, receipt);
+  await ports.ledger.markDeleted(req.key, req.redriveId, messageId);
+  await hook?.('after-delete', req.key);
+  return { result: 'sent', sentMessageId };
+}
+
+/**
+ * The SQS side of a transfer.
+ * @param options.client - @default the shared SQS client
+ */
+export function createTransferSqs(options: { client?: SQSClient } = {}): TransferSqs {
+  const client = () => options.client ?? sqsClient();
+  const call = async <T>(action: string, url: string, fn: () => Promise<T>): Promise<T> => {
+    try {
+      return await fn();
+    } catch (error) {
+      const adapted = adaptSqsError(error, action, url);
+      if (adapted === error && isRetryable(error))
+        throw new TransientError(`${action}: ${errorMessage(error)}`, error);
+      throw adapted;
+    }
+  };
+  return {
+    async send(queueUrl, message) {
+      const out = await call('sqs:SendMessage', queueUrl, () =>
+        client().send(
+          new SendMessageCommand({
+            QueueUrl: queueUrl,
+            MessageBody: message.body,
+            ...(Object.keys(message.attributes).length > 0 ? { MessageAttributes: message.attributes } : {}),
+            ...(message.groupId ? { MessageGroupId: message.groupId } : {}),
+            ...(message.deduplicationId ? { MessageDeduplicationId: message.deduplicationId } : {}),
+          }),
+        ),
+      );
+      return out.MessageId ?? null;
+    },
+    async delete(queueUrl, receiptHandle) {
+      await call('sqs:DeleteMessage', queueUrl, () =>
+        client().send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: receiptHandle })),
+      );
+    },
+  };
+}

@@ -1,0 +1,100 @@
+/**
+ * The notifier port: how the workflow tells people what happened (docs/contracts.md "Stores").
+ * The default {@link createLogNotifier} writes a structured log line; the Slack notifier implements
+ * the same {@link Notifier} interface.
+ *
+ * @example
+ * ```ts
+ * const notifier: Notifier = createLogNotifier();
+ * await notifier.notify({ incidentId: 'inc-1', kind: 'refused', text: 'redrive refused: ...', fields: {} });
+ * ```
+ * @see https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html
+ */
+
+import { RedriveError } from './errors.js';
+import type { IncidentStore } from './incident-store.js';
+import { logger } from './middleware.js';
+
+/** Outcomes of a redrive run, as the ASL's Pass states write them to `$.outcome`. */
+export const REDRIVE_OUTCOMES = [
+  'completed',
+  'sample-only',
+  'dry-run',
+  'nothing-to-redrive',
+  'refused',
+  'rejected',
+  'approval-expired',
+  'sample-failed',
+  'halted',
+  'failed',
+] as const;
+export type RedriveOutcome = (typeof REDRIVE_OUTCOMES)[number];
+
+/** One notification. `fields` are short label/value pairs (counts, ids), never message bodies. */
+export interface Notification {
+  incidentId: string;
+  /** The outcome, or another event name such as `approval-requested`. */
+  kind: RedriveOutcome | (string & {});
+  /** One or two sentences a person on call can act on. */
+  text: string;
+  fields: Record<string, string | number | boolean | null>;
+}
+
+/** Where notifications go. Implementations must not throw for a delivery problem they can log. */
+export interface Notifier {
+  notify(notification: Notification): Promise<void>;
+}
+
+/**
+ * A notifier that writes one JSON log line per notification (level WARN for outcomes a person must
+ * look at, INFO otherwise). The default when no Slack notifier is configured.
+ */
+export function createLogNotifier(log: Pick<typeof logger, 'info' | 'warn'> = logger): Notifier {
+  const attention = new Set<string>(['refused', 'approval-expired', 'sample-failed', 'halted', 'failed']);
+  return {
+    async notify(n) {
+      const line = { incidentId: n.incidentId, kind: n.kind, fields: n.fields };
+      if (attention.has(n.kind)) log.warn(n.text, line);
+      else log.info(n.text, line);
+    },
+  };
+}
+
+/** A notifier that keeps every notification in memory (tests, the local demo). */
+export function createMemoryNotifier(): Notifier & { sent: Notification[] } {
+  const sent: Notification[] = [];
+  return {
+    sent,
+    async notify(n) {
+      sent.push(n);
+    },
+  };
+}
+
+/** The part of the incident store the workflow writes its results with. */
+export type RunRecorder = Pick<IncidentStore, 'updateIncident'>;
+
+/**
+ * Writes workflow results onto the incident as extra top-level fields (`reconcile`, `outcome`,
+ * `outcomeText`, `ramp`...), next to triage's own fields. A run started from the console without
+ * triage has no incident: that is logged, not an error.
+ *
+ * @throws whatever the store throws other than "incident does not exist".
+ */
+export async function recordRunOnIncident(
+  incidents: RunRecorder,
+  incidentId: string,
+  fields: Record<string, unknown>,
+): Promise<boolean> {
+  try {
+    // The incident item is open to extra attributes; its TypeScript type lists triage's fields only.
+    await incidents.updateIncident(incidentId, fields as Parameters<RunRecorder['updateIncident']>[1]);
+    return true;
+  } catch (error) {
+    if (error instanceof RedriveError && error.code === 'CONFLICT') {
+      logger.info('no incident record to update (console start without triage?)', { incidentId });
+      return false;
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * Pure checks of a redrive plan against what SQS can do, run by Preflight before any API call
+ * where possible (case C06, C08):
+ *
+ * - every ramp rate is an integer 1..500 messages per second (StartMessageMoveTask's cap);
+ * - the plan can move the backlog: a move task runs at most 36 hours, so the last ramp rate must
+ *   move what the earlier steps leave within 129 600 s (1 msg/s x 129 600 s < 200 000 is refused);
+ * - the DLQ and its destination (or every source queue) are the same queue type (FIFO vs standard),
+ *   read from the ARNs (`.fifo` suffix) so a mismatch is refused before any call;
+ * - the verification window: the source's visibility timeout x maxReceiveCount plus a margin, long
+ *   enough for a consumer that still fails to send a sample back to the DLQ.
+ *
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_StartMessageMoveTask.html
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-configure-dead-letter-queue-redrive.html
+ */
+
+/** StartMessageMoveTask's maximum rate, messages per second. */
+export const MAX_MOVE_TASK_RATE = 500;
+/** The longest a move task runs, seconds (36 hours). */
+export const MAX_MOVE_TASK_SECONDS = 36 * 60 * 60;
+
+/** One problem found in a plan; `message` is shown to the operator as is. */
+export interface PlanProblem {
+  code: 'RATE_ABOVE_MAX' | 'RATE_INVALID' | 'RAMP_TOO_SLOW' | 'QUEUE_TYPE_MISMATCH';
+  message: string;
+}
+
+/**
+ * Checks every ramp rate: an integer from 1 to 500 messages per second.
+ * Pure; call it before any API call.
+ *
+ * @param rates - the ramp, messages per second.
+ * @returns the problems (empty when every rate is valid), e.g. `rampRates[2]: 600 exceeds max 500 msg/s`.
+ */
+export function checkRampRates(rates: readonly number[]): PlanProblem[] {
+  const problems: PlanProblem[] = [];
+  if (rates.length === 0)
+    problems.push({ code: 'RATE_INVALID', message: 'rampRates: at least one rate is needed' });
+  rates.forEach((rate, i) => {
+    if (!Number.isInteger(rate) || rate < 1) {
+      problems.push({
+        code: 'RATE_INVALID',
+        message: `rampRates[${i}]: ${rate} is not an integer >= 1 msg/s`,
+      });
+    } else if (rate > MAX_MOVE_TASK_RATE) {
+      problems.push({
+        code: 'RATE_ABOVE_MAX',
+        message: `rampRates[${i}]: ${rate} exceeds max ${MAX_MOVE_TASK_RATE} msg/s`,
+      });
+    }
+  });
+  return problems;
+}
+
+/**
+ * How many messages a ramp can move: every step but the last runs one dwell period (each in its
+ * own move task), the last runs until the 36-hour task limit.
+ *
+ * @param rates - messages per second, one per ramp step.
+ * @param dwellSeconds - seconds spent at each non-final step.
+ * @returns messages.
+ */
+export function rampCapacity(rates: readonly number[], dwellSeconds: number): number {
+  if (rates.length === 0) return 0;
+  const early = rates.slice(0, -1).reduce((sum, rate) => sum + rate * dwellSeconds, 0);
+  return early + (rates.at(-1) ?? 0) * MAX_MOVE_TASK_SECONDS;
+}
+
+/**
+ * Refuses a plan whose rates cannot move the backlog before the last move task hits 36 hours.
+ *
+ * @param backlog - messages in the DLQ.
+ * @returns a problem naming the capacity and the backlog, or undefined when the plan fits.
+ */
+export function checkRampCapacity(
+  backlog: number,
+  rates: readonly number[],
+  dwellSeconds: number,
+): PlanProblem | undefined {
+  const capacity = rampCapacity(rates, dwellSeconds);
+  if (backlog <= capacity) return undefined;
+  const top = rates.at(-1) ?? 0;
+  return {
+    code: 'RAMP_TOO_SLOW',
+    message: `a move task runs at most 36 h: at ${top} msg/s the ramp moves about ${capacity} messages, fewer than the ${backlog} in the DLQ; raise the last ramp rate to at least ${Math.ceil(backlog / MAX_MOVE_TASK_SECONDS)} msg/s`,
+  };
+}
+
+/** True when an SQS ARN or URL names a FIFO queue (`.fifo` suffix). */
+export function isFifoName(arnOrUrl: string): boolean {
+  return arnOrUrl.replace(/\/+$/, '').endsWith('.fifo');
+}
+
+/**
+ * Refuses mixing queue types: a FIFO DLQ only redrives into FIFO queues and a standard one only into
+ * standard queues. FIFO -> FIFO is supported (since November 2023; older SDK doc comments that say
+ * "standard only" are out of date).
+ *
+ * @param dlqArn - the DLQ.
+ * @param targets - the destination ARN, or every source queue ARN when no destination is given.
+ */
+export function checkQueueTypes(dlqArn: string, targets: readonly string[]): PlanProblem | undefined {
+  const fifo = isFifoName(dlqArn);
+  const odd = targets.filter((t) => isFifoName(t) !== fifo);
+  if (odd.length === 0) return undefined;
+  return {
+    code: 'QUEUE_TYPE_MISMATCH',
+    message: `queue types differ (FIFO vs standard): ${dlqArn} is ${fifo ? 'FIFO' : 'standard'}, ${odd.join(', ')} ${odd.length === 1 ? 'is' : 'are'} ${fifo ? 'standard' : 'FIFO'}`,
+  };
+}
+
+/**
+ * The verification window: long enough for a consumer that still fails to receive a sample
+ * `maxReceiveCount` times and for SQS to move it back to the DLQ.
+ *
+ * @param sources - each source queue's VisibilityTimeout (seconds) and maxReceiveCount.
+ * @param marginSeconds - added on top (consumer start-up, polling delay).
+ * @returns seconds (the longest over the sources).
+ */
+export function verifyWindowSeconds(
+  sources: ReadonlyArray<{ visibilityTimeoutSeconds: number; maxReceiveCount: number }>,
+  marginSeconds: number,
+): number {
+  const longest = sources.reduce(
+    (max, s) => Math.max(max, s.visibilityTimeoutSeconds * Math.max(1, s.maxReceiveCount)),
+    0,
+  );
+  return longest + marginSeconds;
+}
