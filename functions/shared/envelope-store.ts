@@ -6,9 +6,9 @@
  *
  * BatchWriteItem only has unconditional Put/Delete, and a Put replaces the whole item: a blind
  * re-put of an envelope would reset `firstSeenAt` and, worse, a `state` the workflow already moved
- * on (REDRIVEN, PARKED...). So {@link EnvelopeStore.putEnvelopes} splits each group of 25:
+ * on (REDRIVEN, PARKED...). So {@link EnvelopeStore.putEnvelopes} works in three steps:
  *
- * 1. `BatchGetItem` (keys only) finds which envelopes already exist.
+ * 1. `BatchGetItem` (keys only, 100 per call) finds which envelopes already exist.
  * 2. New envelopes: their chunk items first (content-addressed by MessageId and index, identical
  *    on every write, so safe to overwrite), then the envelope items, in `BatchWriteItem` Puts.
  *    An envelope nobody has seen before cannot have a state other than IN_DLQ, and the workflow
@@ -212,9 +212,8 @@ export function createEnvelopeStore(options: EnvelopeStoreOptions = {}): Envelop
     return items;
   }
 
-  /** Writes requests in batches of 25 (and under the request byte limit); returns what is left. */
-  async function batchWrite(requests: WriteRequest[], deadline: number): Promise<WriteRequest[]> {
-    const left: WriteRequest[] = [];
+  /** Splits requests into batches of at most 25 and under the request byte limit. */
+  function toBatches(requests: readonly WriteRequest[]): WriteRequest[][] {
     const batches: WriteRequest[][] = [];
     let current: WriteRequest[] = [];
     let bytes = 0;
@@ -229,22 +228,31 @@ export function createEnvelopeStore(options: EnvelopeStoreOptions = {}): Envelop
       bytes += size;
     }
     if (current.length > 0) batches.push(current);
-    for (const batch of batches) {
-      let pending = batch;
-      for (let attempt = 0; pending.length > 0; attempt++) {
+    return batches;
+  }
+
+  /**
+   * Writes requests with BatchWriteItem: every batch once, then the UnprocessedItems of the round
+   * again after a backoff, until none are left or the deadline passes. Returns what is left.
+   */
+  async function batchWrite(requests: WriteRequest[], deadline: number): Promise<WriteRequest[]> {
+    let pending = requests;
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      const next: WriteRequest[] = [];
+      await pool(toBatches(pending), concurrency, async (batch) => {
         try {
-          const out = await client().send(new BatchWriteCommand({ RequestItems: { [table]: pending } }));
-          pending = (out.UnprocessedItems?.[table] ?? []) as WriteRequest[];
+          const out = await client().send(new BatchWriteCommand({ RequestItems: { [table]: batch } }));
+          next.push(...((out.UnprocessedItems?.[table] ?? []) as WriteRequest[]));
         } catch (error) {
           if (!isRetryable(error)) throw error;
+          next.push(...batch);
         }
-        if (pending.length === 0) break;
-        if (Date.now() >= deadline) break;
-        await sleep(delay(attempt, deadline));
-      }
-      left.push(...pending);
+      });
+      pending = next;
+      if (pending.length === 0 || Date.now() >= deadline) break;
+      await sleep(delay(attempt, deadline));
     }
-    return left;
+    return pending;
   }
 
   /** Keys (pk/sk) of the envelopes that already exist; unchecked keys after the deadline in `unchecked`. */
@@ -299,59 +307,62 @@ export function createEnvelopeStore(options: EnvelopeStoreOptions = {}): Envelop
     }
   }
 
-  async function putGroup(group: readonly EnvelopeWrite[], deadline: number, result: PutEnvelopesResult) {
-    const { found, unchecked } = await existing(group, deadline);
-    const fresh: EnvelopeWrite[] = [];
-    const failed: string[] = [];
-    const updates: EnvelopeWrite[] = [];
-    for (const w of group) {
-      const k = `${keys.dlq(w.envelope.dlqArn)}|${keys.message(w.envelope.messageId)}`;
-      if (unchecked.has(k)) failed.push(w.envelope.messageId);
-      else if (found.has(k)) updates.push(w);
-      else fresh.push(w);
-    }
-    let written = 0;
-    await pool(updates, 8, async (w) => {
-      if (await touch(w)) written++;
-      else fresh.push(w);
-    });
-    // Chunks before envelopes: an envelope item never points at chunks that are not there.
-    const chunkLeft = await batchWrite(
-      fresh.flatMap((w) => chunkItems(w).map((Item) => ({ PutRequest: { Item } }))),
-      deadline,
-    );
-    const chunkFailed = new Set(chunkLeft.map((r) => String(r.PutRequest.Item.messageId)));
-    const toPut = fresh.filter((w) => !chunkFailed.has(w.envelope.messageId));
-    failed.push(...chunkFailed);
-    const envLeft = await batchWrite(
-      toPut.map((w) => ({ PutRequest: { Item: envelopeItem(w) } })),
-      deadline,
-    );
-    const envFailed = envLeft.map((r) => String(r.PutRequest.Item.messageId));
-    failed.push(...envFailed);
-    written += toPut.length - envFailed.length;
-    result.written += written;
-    result.created += toPut.length - envFailed.length;
-    result.unprocessed += failed.length;
-    result.unprocessedMessageIds.push(...failed);
-  }
-
   return {
     async putEnvelopes(items, opts) {
       const deadline = opts.deadlineMs < 1e12 ? Date.now() + opts.deadlineMs : opts.deadlineMs;
       const unique = new Map<string, EnvelopeWrite>();
-      for (const w of items) unique.set(`${w.envelope.dlqArn}|${w.envelope.messageId}`, w);
-      const all = [...unique.values()];
-      const groups: EnvelopeWrite[][] = [];
-      for (let i = 0; i < all.length; i += BATCH) groups.push(all.slice(i, i + BATCH));
-      const result: PutEnvelopesResult = {
-        written: 0,
-        unprocessed: 0,
-        created: 0,
-        unprocessedMessageIds: [],
+      for (const w of items)
+        unique.set(`${keys.dlq(w.envelope.dlqArn)}|${keys.message(w.envelope.messageId)}`, w);
+      const all = [...unique.entries()];
+      const groups: Array<typeof all> = [];
+      for (let i = 0; i < all.length; i += 100) groups.push(all.slice(i, i + 100));
+
+      // 1. Which envelopes exist already.
+      const found = new Set<string>();
+      const unchecked = new Set<string>();
+      await pool(groups, concurrency, async (group) => {
+        const r = await existing(
+          group.map(([, w]) => w),
+          deadline,
+        );
+        for (const k of r.found) found.add(k);
+        for (const k of r.unchecked) unchecked.add(k);
+      });
+      const failed: string[] = [];
+      const fresh: EnvelopeWrite[] = [];
+      const updates: EnvelopeWrite[] = [];
+      for (const [k, w] of all) {
+        if (unchecked.has(k)) failed.push(w.envelope.messageId);
+        else if (found.has(k)) updates.push(w);
+        else fresh.push(w);
+      }
+      // 2. Existing ones: observation fields only.
+      let touched = 0;
+      await pool(updates, 8, async (w) => {
+        if (await touch(w)) touched++;
+        else fresh.push(w);
+      });
+      // 3. New ones: chunks first, so an envelope item never points at chunks that are not there.
+      const chunkLeft = await batchWrite(
+        fresh.flatMap((w) => chunkItems(w).map((Item) => ({ PutRequest: { Item } }))),
+        deadline,
+      );
+      const chunkFailed = new Set(chunkLeft.map((r) => String(r.PutRequest.Item.messageId)));
+      failed.push(...chunkFailed);
+      const toPut = fresh.filter((w) => !chunkFailed.has(w.envelope.messageId));
+      const envLeft = await batchWrite(
+        toPut.map((w) => ({ PutRequest: { Item: envelopeItem(w) } })),
+        deadline,
+      );
+      const envFailed = envLeft.map((r) => String(r.PutRequest.Item.messageId));
+      failed.push(...envFailed);
+      const created = toPut.length - envFailed.length;
+      return {
+        written: touched + created,
+        unprocessed: failed.length,
+        created,
+        unprocessedMessageIds: failed,
       };
-      await pool(groups, concurrency, (group) => putGroup(group, deadline, result));
-      return result;
     },
 
     async getEnvelope(dlqArn, messageId) {

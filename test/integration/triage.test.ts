@@ -241,12 +241,14 @@ describe('triage on the local stack', () => {
       messages: [{ body: '{"paymentId":"p-1"}' }, { body: '{"paymentId":"p-2"}' }],
     });
     const rowsBefore = await tableCount();
+    sqsCalls.length = 0;
 
     const search = await invoke(load('sns/alarm-notification-search-expression.json'));
     expect([search.outcome, search.message]).toEqual([
       'unresolvable',
       'unresolvable alarm: no QueueName dimension',
     ]);
+    expect(sqsCalls).toEqual([]);
     expect(await tableCount()).toBe(rowsBefore);
 
     const math = await invoke(load('sns/alarm-notification-metric-math.json'));

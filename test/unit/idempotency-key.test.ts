@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import {
+  deriveIdempotencyKey,
+  idempotencyKeyOfMessage,
+  type KeyInput,
+} from '../../functions/shared/idempotency-key.js';
+
+const SOURCE = 'arn:aws:sqs:us-east-1:111122223333:orders-queue';
+const MESSAGE_ID = '11111111-0000-4000-8000-000000000001';
+
+describe('idempotency key derivation', () => {
+  it('uses the producer id from the message attribute the registration names', () => {
+    const key = deriveIdempotencyKey({
+      sourceArn: SOURCE,
+      body: '{"orderId":"o-1"}',
+      messageAttributes: { 'producer-id': { dataType: 'String', stringValue: 'evt-42' } },
+      producerKey: { attribute: 'producer-id' },
+    });
+    expect(key).toEqual({ key: 'evt-42', keySource: 'attribute' });
+  });
+
+  it('uses the producer id at the JSON path the registration names', () => {
+    const key = deriveIdempotencyKey({
+      sourceArn: SOURCE,
+      body: '{"meta":{"eventId":"evt-7"},"orderId":"o-1"}',
+      messageAttributes: {},
+      producerKey: { jsonPath: '$.meta.eventId' },
+    });
+    expect(key).toEqual({ key: 'evt-7', keySource: 'jsonPath' });
+  });
+
+  it('C12 uses the SNS MessageId for a non-raw SNS notification body', () => {
+    const body = JSON.stringify({
+      Type: 'Notification',
+      MessageId: '9a1c7e55-0000-4000-8000-000000000001',
+      TopicArn: 'arn:aws:sns:us-east-1:111122223333:order-events',
+      Message: '{"orderId":"o-8"}',
+    });
+    expect(idempotencyKeyOfMessage({ Body: body, Attributes: { DeadLetterQueueSourceArn: SOURCE } })).toEqual(
+      {
+        key: '9a1c7e55-0000-4000-8000-000000000001',
+        keySource: 'snsMessageId',
+      },
+    );
+  });
+
+  it('hashes source ARN, body and attributes identically whatever the attribute order', () => {
+    const a: KeyInput = {
+      sourceArn: SOURCE,
+      body: 'payload',
+      messageAttributes: {
+        tenant: { dataType: 'String', stringValue: 'acme' },
+        sig: { dataType: 'Binary', binaryValueBase64: '3q2+7w==' },
+      },
+    };
+    const b: KeyInput = {
+      ...a,
+      messageAttributes: {
+        sig: { dataType: 'Binary', binaryValueBase64: '3q2+7w==' },
+        tenant: { dataType: 'String', stringValue: 'acme' },
+      },
+    };
+    const ka = deriveIdempotencyKey(a);
+    expect(ka.keySource).toBe('hash');
+    expect(ka.key).toMatch(/^[0-9a-f]{64}$/);
+    expect(deriveIdempotencyKey(b).key).toBe(ka.key);
+    expect(deriveIdempotencyKey({ ...a, body: 'payload!' }).key).not.toBe(ka.key);
+    expect(deriveIdempotencyKey({ ...a, sourceArn: `${SOURCE}-2` }).key).not.toBe(ka.key);
+  });
+
+  it('never uses the SQS MessageId: the same message with a new MessageId after a redrive keeps its key', () => {
+    const first = idempotencyKeyOfMessage({ Body: 'x', Attributes: { DeadLetterQueueSourceArn: SOURCE } });
+    const redriven = idempotencyKeyOfMessage({
+      Body: 'x',
+      Attributes: { DeadLetterQueueSourceArn: SOURCE },
+      MessageAttributes: {
+        'redrive-count': { DataType: 'Number', StringValue: '1' },
+        'redrive-id': { DataType: 'String', StringValue: 'run-1' },
+      },
+    });
+    expect(redriven).toEqual(first);
+    expect(first.key).not.toContain(MESSAGE_ID);
+  });
+
+  it('prefers the idempotency-key attribute a previous redrive attached', () => {
+    const key = idempotencyKeyOfMessage({
+      Body: 'x',
+      MessageAttributes: { 'idempotency-key': { DataType: 'String', StringValue: 'k-from-redrive' } },
+    });
+    expect(key).toEqual({ key: 'k-from-redrive', keySource: 'attribute' });
+  });
+
+  it('falls back to the hash when the named producer attribute is missing', () => {
+    const key = deriveIdempotencyKey({
+      sourceArn: SOURCE,
+      body: '{}',
+      messageAttributes: {},
+      producerKey: { attribute: 'producer-id' },
+    });
+    expect(key.keySource).toBe('hash');
+  });
+});
