@@ -1,0 +1,200 @@
+import { SetQueueAttributesCommand, StartMessageMoveTaskCommand } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { handler } from '../../functions/preflight/handler.js';
+import { type PreflightDeps, type PreflightResult, preflight } from '../../functions/preflight/preflight.js';
+import { sqsClient } from '../../functions/shared/clients.js';
+import { createEnvelopeStore } from '../../functions/shared/envelope-store.js';
+import { createMoveTasks } from '../../functions/shared/move-tasks.js';
+import { createSqsQueues } from '../../functions/shared/sqs-queues.js';
+import { type LocalStack, startLocalStack } from '../../local/stack.js';
+import { createQueue, drain, lambdaContext, planFor, seedAndInventory } from '../support/redrive-fixtures.js';
+
+/** Real ports, with every AWS call counted. */
+function countingDeps(): PreflightDeps & { calls: string[] } {
+  const calls: string[] = [];
+  const count = <T extends object>(target: T, prefix: string): T =>
+    new Proxy(target, {
+      get(obj, prop, receiver) {
+        const value = Reflect.get(obj, prop, receiver);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          calls.push(`${prefix}.${String(prop)}`);
+          return value.apply(obj, args);
+        };
+      },
+    });
+  return {
+    queues: count(createSqsQueues(), 'sqs'),
+    moveTasks: count(createMoveTasks(), 'moveTasks'),
+    envelopes: count(createEnvelopeStore(), 'dynamodb'),
+    now: Date.now,
+    calls,
+  };
+}
+
+const run = (event: unknown) => handler(event as never, lambdaContext) as Promise<PreflightResult>;
+
+describe('Preflight against the local stack', () => {
+  let stack: LocalStack;
+  beforeAll(async () => {
+    stack = await startLocalStack();
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('C06 refuses while a move task is RUNNING on the DLQ and names its handle', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'c06-active-dlq',
+      sourceNames: ['c06-active-src'],
+      messages: Array.from({ length: 30 }, (_, i) => ({ body: `{"n":${i}}` })),
+      incidentId: 'inc-c06-active',
+    });
+    const started = await sqsClient().send(
+      new StartMessageMoveTaskCommand({ SourceArn: dlq.dlqArn, MaxNumberOfMessagesPerSecond: 1 }),
+    );
+    const result = await run({ action: 'preflight', plan: planFor(dlq) });
+    expect(result.ok).toBe(false);
+    expect(result.refusal).toBe(`redrive refused: task ${started.TaskHandle} already active`);
+    expect(result.activeMoveTask).toBe(started.TaskHandle);
+    await createMoveTasks().cancel(started.TaskHandle as string);
+  });
+
+  it('C06 rejects a ramp step above 500 msg/s before any API call', async () => {
+    const deps = countingDeps();
+    const plan = planFor({
+      dlqArn: 'arn:aws:sqs:us-east-1:123456789012:x-dlq',
+      dlqUrl: 'http://x',
+      incidentId: 'i',
+    });
+    const result = await preflight(
+      { action: 'preflight', plan: { ...plan, rampRates: [10, 100, 600] } },
+      deps,
+    );
+    expect(result.ok).toBe(false);
+    expect(result.refusal).toBe('redrive refused: rampRates[2]: 600 exceeds max 500 msg/s');
+    expect(deps.calls).toEqual([]);
+  });
+
+  it('C08 accepts FIFO -> FIFO and reports the DLQ as FIFO', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'c08-orders-dlq.fifo',
+      sourceNames: ['c08-orders-queue.fifo'],
+      messages: [{ body: '{"orderId":"o-7","step":2}', groupId: 'customer-42' }],
+      incidentId: 'inc-c08-fifo',
+    });
+    const result = await run({
+      action: 'preflight',
+      plan: planFor(dlq, { destinationArn: dlq.sources[0]?.arn as string }),
+    });
+    expect(result.refusal).toBeNull();
+    expect([result.ok, result.fifo, result.sourceArns]).toEqual([true, true, [dlq.sources[0]?.arn]]);
+  });
+
+  it('C08 refuses FIFO DLQ -> standard destination and standard DLQ -> FIFO destination before any API call', async () => {
+    const fifoDlq = 'arn:aws:sqs:us-east-1:123456789012:orders-dlq.fifo';
+    const stdDlq = 'arn:aws:sqs:us-east-1:123456789012:orders-dlq';
+    const deps = countingDeps();
+    const plans = [
+      planFor(
+        { dlqArn: fifoDlq, dlqUrl: 'http://x/orders-dlq.fifo', incidentId: 'i' },
+        {
+          destinationArn: 'arn:aws:sqs:us-east-1:123456789012:orders-replay',
+        },
+      ),
+      planFor(
+        { dlqArn: stdDlq, dlqUrl: 'http://x/orders-dlq', incidentId: 'i' },
+        {
+          destinationArn: 'arn:aws:sqs:us-east-1:123456789012:orders-queue.fifo',
+        },
+      ),
+    ];
+    const results = await Promise.all(plans.map((plan) => preflight({ action: 'preflight', plan }, deps)));
+    for (const r of results) {
+      expect(r.ok).toBe(false);
+      expect(r.refusal).toMatch(/^redrive refused: queue types differ \(FIFO vs standard\)/);
+    }
+    expect(deps.calls).toEqual([]);
+  });
+
+  it('C07 refuses a single custom destination for a DLQ shared by two sources, naming the other source', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'c07-shared-dlq',
+      sourceNames: ['c07-orders-queue', 'c07-payments-queue'],
+      messages: [
+        { body: '{"orderId":"o-1"}', source: 0 },
+        { body: '{"paymentId":"p-9"}', source: 1 },
+      ],
+      incidentId: 'inc-c07',
+    });
+    const orders = dlq.sources[0]?.arn as string;
+    const refused = await run({ action: 'preflight', plan: planFor(dlq, { destinationArn: orders }) });
+    expect(refused.ok).toBe(false);
+    expect(refused.refusal).toContain('c07-payments-queue messages would be delivered to c07-orders-queue');
+
+    const overridden = await run({
+      action: 'preflight',
+      plan: planFor(dlq, { destinationArn: orders, allowCustomDestinationForSharedDlq: true }),
+    });
+    expect(overridden.ok).toBe(true);
+
+    const ownSources = await run({ action: 'preflight', plan: planFor(dlq) });
+    expect(ownSources.ok).toBe(true);
+    expect([...ownSources.sourceArns].sort()).toEqual(dlq.sources.map((s) => s.arn).sort());
+  });
+
+  it('sizes the verification window as visibility timeout x maxReceiveCount + margin and reports retention headroom', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'window-dlq',
+      sourceNames: ['window-src'],
+      messages: [{ body: 'a' }, { body: 'b' }],
+      maxReceiveCount: 3,
+      incidentId: 'inc-window',
+    });
+    await sqsClient().send(
+      new SetQueueAttributesCommand({
+        QueueUrl: dlq.sources[0]?.url,
+        Attributes: { VisibilityTimeout: '7' },
+      }),
+    );
+    const result = await run({ action: 'preflight', plan: planFor(dlq, { verifyMarginSeconds: 30 }) });
+    expect(result.verifyWindowSeconds).toBe(7 * 3 + 30);
+    expect(result.dlqDepth).toBe(2);
+    // Standard DLQ: deadline = SentTimestamp + the DLQ's retention (default 4 days).
+    expect(result.retentionHeadroomSeconds).toBeGreaterThan(4 * 86_400 - 120);
+    expect(result.retentionHeadroomSeconds).toBeLessThanOrEqual(4 * 86_400);
+  });
+
+  it('C04 recheck reports an emptied DLQ as dlqDepth 0', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'c04-dlq',
+      sourceNames: ['c04-src'],
+      messages: [{ body: 'x' }],
+      incidentId: 'inc-c04',
+    });
+    const { DeleteMessageCommand } = await import('@aws-sdk/client-sqs');
+    for (const m of await drain(sqsClient(), dlq.dlqUrl))
+      await sqsClient().send(
+        new DeleteMessageCommand({ QueueUrl: dlq.dlqUrl, ReceiptHandle: m.ReceiptHandle }),
+      );
+    const result = await run({ action: 'recheck', plan: planFor(dlq) });
+    expect([result.ok, result.dlqDepth]).toEqual([true, 0]);
+  });
+
+  it('refuses a DLQ that no queue names in its RedrivePolicy', async () => {
+    const url = await createQueue(sqsClient(), 'orphan-dlq');
+    const plan = planFor({
+      dlqArn: 'arn:aws:sqs:us-east-1:123456789012:orphan-dlq',
+      dlqUrl: url,
+      incidentId: 'i',
+    });
+    const result = await run({ action: 'preflight', plan });
+    expect(result.ok).toBe(false);
+    expect(result.refusal).toContain('orphan-dlq is not the DLQ of any queue');
+  });
+});

@@ -1,0 +1,99 @@
+/**
+ * Test support for the redrive workflow's functions: a DLQ seeded by a real failing consumer
+ * (`seed-dlq.ts`), its envelopes stored by the real inventory (`inventory.ts` + the envelope store),
+ * and an `$.plan` for it.
+ */
+import { CreateQueueCommand, type Message, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { Context } from 'aws-lambda';
+import { createEnvelopeStore } from '../../functions/shared/envelope-store.js';
+import type { ExecutionPlan } from '../../functions/shared/execution-input.js';
+import { inventoryDlq } from '../../functions/shared/inventory.js';
+import { QueueRegistration } from '../../functions/shared/model.js';
+import { createSqsQueues } from '../../functions/shared/sqs-queues.js';
+import { type SeedDlqOptions, type SeededDlq, seedDlq } from './seed-dlq.js';
+
+/** A seeded DLQ whose envelopes are stored. */
+export interface InventoriedDlq extends SeededDlq {
+  incidentId: string;
+  envelopes: number;
+}
+
+/** Seeds the DLQ through a failing consumer, then stores its envelopes as triage would. */
+export async function seedAndInventory(
+  options: SeedDlqOptions & { incidentId: string },
+): Promise<InventoriedDlq> {
+  const seeded = await seedDlq(options);
+  const queues = createSqsQueues({ client: options.sqs });
+  const dlq = await queues.describe(seeded.dlqUrl);
+  const result = await inventoryDlq(
+    {
+      dlq,
+      registration: QueueRegistration.parse({ dlqArn: seeded.dlqArn }),
+      incidentId: options.incidentId,
+      waitTimeSeconds: 0,
+    },
+    { queues, envelopes: createEnvelopeStore(), remainingTimeMs: () => 60_000, now: Date.now },
+  );
+  return { ...seeded, incidentId: options.incidentId, envelopes: result.written };
+}
+
+/** An `$.plan` for a seeded DLQ (defaults of a small, fast run). */
+export function planFor(
+  seeded: Pick<InventoriedDlq, 'dlqArn' | 'dlqUrl' | 'incidentId'>,
+  overrides: Partial<ExecutionPlan> = {},
+): ExecutionPlan {
+  return {
+    incidentId: seeded.incidentId,
+    dlqArn: seeded.dlqArn,
+    dlqUrl: seeded.dlqUrl,
+    mode: 'redrive',
+    destinationArn: null,
+    allowCustomDestinationForSharedDlq: false,
+    sampleSize: 2,
+    rampRates: [5, 50],
+    dwellSeconds: 60,
+    verifyMarginSeconds: 0,
+    discardPoison: false,
+    preApproved: true,
+    approvedBy: 'tester',
+    requestedBy: 'test',
+    parkingQueueUrl: null,
+    maxRedrives: 3,
+    ...overrides,
+  };
+}
+
+/** Creates a plain queue (parking queue, custom destination). */
+export async function createQueue(sqs: SQSClient, name: string, attributes: Record<string, string> = {}) {
+  const out = await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
+  return out.QueueUrl as string;
+}
+
+/** Receives (and leaves invisible for 60 s) every message currently visible in a queue. */
+export async function drain(sqs: SQSClient, url: string): Promise<Message[]> {
+  const all: Message[] = [];
+  for (let empty = 0; empty < 2; ) {
+    const out = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: url,
+        MaxNumberOfMessages: 10,
+        VisibilityTimeout: 60,
+        WaitTimeSeconds: 0,
+        MessageAttributeNames: ['All'],
+        MessageSystemAttributeNames: ['All'],
+        AttributeNames: ['All'],
+      }),
+    );
+    const batch = out.Messages ?? [];
+    if (batch.length === 0) empty += 1;
+    else all.push(...batch);
+  }
+  return all;
+}
+
+/** A Lambda context good enough for middy handlers run in tests. */
+export const lambdaContext = {
+  functionName: 'test',
+  awsRequestId: 'req-1',
+  getRemainingTimeInMillis: () => 60_000,
+} as unknown as Context;
