@@ -5,8 +5,9 @@
  * Slack thread that progress and the final report go to.
  *
  * Status moves PENDING -> DECIDED (the first decision, taken with a conditional write: retries,
- * double clicks and a second approver change nothing, C16) -> CLOSED (the callback was sent, or
- * Step Functions said the task is gone, C17). `expiresAt` (epoch seconds) is the table's TTL.
+ * double clicks and a second approver change nothing, C16) -> SENDING (one follow-up holds a lease
+ * on the callback, so concurrent duplicate deliveries send once) -> CLOSED (the callback was sent,
+ * or Step Functions said the task is gone, C17). `expiresAt` (epoch seconds) is the table's TTL.
  *
  * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html
  * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/TTL.html
@@ -18,8 +19,11 @@ import { documentClient } from './clients.js';
 import { awsErrorName } from './errors.js';
 import { DEFAULT_TABLE_NAME, keys } from './table.js';
 
-/** Where an approval stands. */
-export type ApprovalStatus = 'PENDING' | 'DECIDED' | 'CLOSED';
+/**
+ * Where an approval stands: PENDING (waiting for a click), DECIDED (first decision taken),
+ * SENDING (one follow-up holds the callback lease), CLOSED (callback sent, or the task was gone).
+ */
+export type ApprovalStatus = 'PENDING' | 'DECIDED' | 'SENDING' | 'CLOSED';
 /** What the approver chose. */
 export type ApprovalDecision = 'approved' | 'rejected';
 /**
@@ -61,6 +65,8 @@ export interface ApprovalRecord {
   reason: string | null;
   closedReason: ApprovalClosedReason | null;
   closedAt: number | null;
+  /** While SENDING: when another follow-up may take the callback over, epoch milliseconds. */
+  callbackLeaseUntil?: number | null;
   createdAt: number;
   /** How many times a post was attempted (a Lambda retry increments it). */
   postAttempts: number;
@@ -99,6 +105,12 @@ export interface ApprovalStore {
     approvalId: string,
     decision: { decision: ApprovalDecision; by: SlackUser; at: number; reason: string | null },
   ): Promise<ClaimResult>;
+  /**
+   * Takes the callback lease: DECIDED -> SENDING, or SENDING whose lease ended (the holder died).
+   * @param leaseUntil - epoch milliseconds; @param now - epoch milliseconds.
+   * @returns false when another follow-up holds the lease or the approval is CLOSED.
+   */
+  claimCallback(approvalId: string, now: number, leaseUntil: number): Promise<boolean>;
   /** Undoes a claim whose follow-up could not be scheduled (DECIDED -> PENDING, same decider only). */
   releaseDecision(approvalId: string, by: SlackUser): Promise<void>;
   /** Marks the record CLOSED (idempotent). */
@@ -143,6 +155,7 @@ const RECORD_FIELDS = [
   'reason',
   'closedReason',
   'closedAt',
+  'callbackLeaseUntil',
   'createdAt',
   'postAttempts',
   'expiresAt',
@@ -254,6 +267,30 @@ export function createApprovalStore(options: ApprovalStoreOptions = {}): Approva
       }
     },
 
+    async claimCallback(approvalId, now, leaseUntil) {
+      try {
+        await client().send(
+          new UpdateCommand({
+            TableName,
+            Key: key(approvalId),
+            UpdateExpression: 'SET #s = :sending, callbackLeaseUntil = :until',
+            ConditionExpression: '#s = :decided OR (#s = :sending AND callbackLeaseUntil < :now)',
+            ExpressionAttributeNames: { '#s': 'status' },
+            ExpressionAttributeValues: {
+              ':sending': 'SENDING',
+              ':decided': 'DECIDED',
+              ':until': leaseUntil,
+              ':now': now,
+            },
+          }),
+        );
+        return true;
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+        return false;
+      }
+    },
+
     async releaseDecision(approvalId, by) {
       try {
         await client().send(
@@ -361,6 +398,13 @@ export function createInMemoryApprovalStore(): ApprovalStore & { records: Map<st
         reason: d.reason,
       });
       return { claimed: true, record: structuredClone(r) };
+    },
+    async claimCallback(approvalId, now, leaseUntil) {
+      const r = records.get(approvalId);
+      const free = r?.status === 'DECIDED' || (r?.status === 'SENDING' && (r.callbackLeaseUntil ?? 0) < now);
+      if (!r || !free) return false;
+      Object.assign(r, { status: 'SENDING', callbackLeaseUntil: leaseUntil });
+      return true;
     },
     async releaseDecision(approvalId, by) {
       const r = records.get(approvalId);

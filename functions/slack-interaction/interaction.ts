@@ -106,6 +106,9 @@ export interface FollowUpDeps {
   now: () => number;
 }
 
+/** How long a follow-up holds the callback before a retry may take over, milliseconds. */
+export const CALLBACK_LEASE_MS = 30_000;
+
 const EMPTY_200: InteractionResponse = { statusCode: 200, headers: {}, body: '' };
 
 /**
@@ -230,14 +233,15 @@ function stateMessage(record: ApprovalRecord): ResponseUrlMessage {
 /**
  * Runs the work deferred by {@link acknowledgeInteraction}.
  *
- * `callback`: sends `SendTaskSuccess` once for a DECIDED approval, closes it and replaces the
- * Slack message with the decision. A closed task (`TaskTimedOut`, `TaskDoesNotExist`,
+ * `callback`: takes the callback lease (DECIDED -> SENDING, conditional), sends `SendTaskSuccess`
+ * once, closes the approval and replaces the Slack message with the decision. A closed task (`TaskTimedOut`, `TaskDoesNotExist`,
  * `InvalidToken`) closes the approval and replaces the message with "expired or already decided";
- * it is not retried and nothing is redriven. An approval already CLOSED (a duplicate async
- * delivery) sends nothing.
+ * it is not retried and nothing is redriven. A duplicate delivery (the approval is SENDING under
+ * another follow-up's lease, or CLOSED) sends nothing and leaves Slack alone.
  *
  * @returns what happened, for logs and tests.
- * @throws other SDK errors (the async invocation retries; the record stays DECIDED until sent).
+ * @throws other SDK errors (the async invocation retries; it takes the callback over once the
+ *   lease of {@link CALLBACK_LEASE_MS} has passed).
  * @see https://docs.aws.amazon.com/step-functions/latest/apireference/API_SendTaskSuccess.html
  */
 export async function runFollowUp(
@@ -249,13 +253,15 @@ export async function runFollowUp(
     return 'replied';
   }
   const record = await deps.approvals.get(followUp.approvalId);
-  if (record?.status !== 'DECIDED' || !record.decision || !record.decidedBy) {
-    await deps.slack.respond(
-      followUp.responseUrl,
-      record ? stateMessage(record) : { ...expiredMessage(), replace_original: true },
-    );
+  if (!record) {
+    await deps.slack.respond(followUp.responseUrl, { ...expiredMessage(), replace_original: true });
     return 'skipped';
   }
+  // One follow-up holds the callback; a duplicate delivery (even a concurrent one) stops here and
+  // leaves the Slack update to the holder.
+  const nowMs = deps.now();
+  const claimed = await deps.approvals.claimCallback(record.approvalId, nowMs, nowMs + CALLBACK_LEASE_MS);
+  if (!claimed || !record.decision || !record.decidedBy) return 'skipped';
   const output: ApprovalOutput = {
     decision: record.decision,
     approvedBy: record.decidedBy.username,

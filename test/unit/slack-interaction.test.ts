@@ -7,6 +7,7 @@ import { EXPIRED_TEXT, NOT_APPROVER_TEXT } from '../../functions/shared/slack-me
 import { signSlackRequest } from '../../functions/shared/slack-signature.js';
 import {
   acknowledgeInteraction,
+  CALLBACK_LEASE_MS,
   type FollowUp,
   type FunctionUrlRequest,
   runFollowUp,
@@ -323,18 +324,43 @@ describe('Slack interaction: closed task tokens (C17)', () => {
     },
   );
 
-  it('C17 an SDK error other than a closed task is rethrown and leaves the approval DECIDED for the retry', async () => {
+  it('C17 an SDK error other than a closed task is rethrown; the retry after the lease sends once', async () => {
+    let attempts = 0;
     const h = harness({
       sendTaskSuccess: async () => {
-        throw Object.assign(new Error('Rate exceeded'), {
-          name: 'ThrottlingException',
-          $metadata: { httpStatusCode: 400 },
-        });
+        attempts += 1;
+        if (attempts === 1) {
+          throw Object.assign(new Error('Rate exceeded'), {
+            name: 'ThrottlingException',
+            $metadata: { httpStatusCode: 400 },
+          });
+        }
       },
     });
     await h.approvals.create(pendingRecord());
     await acknowledgeInteraction(withHeaders(headersOf('first_click')), h.ackDeps);
-    await expect(h.drain()).rejects.toThrow('Rate exceeded');
-    expect((await h.approvals.get(APPROVAL_ID))?.status).toBe('DECIDED');
+    const followUp = h.deferred[0] as FollowUp;
+    await expect(runFollowUp(followUp, h.followUpDeps)).rejects.toThrow('Rate exceeded');
+    expect((await h.approvals.get(APPROVAL_ID))?.status).toBe('SENDING');
+    // A retry inside the lease sends nothing; one after it takes over and sends.
+    expect(await runFollowUp(followUp, h.followUpDeps)).toBe('skipped');
+    const later = { ...h.followUpDeps, now: () => NOW_MS + 1000 + CALLBACK_LEASE_MS + 1 };
+    expect(await runFollowUp(followUp, later)).toBe('sent');
+    expect(attempts).toBe(2);
+    expect((await h.approvals.get(APPROVAL_ID))?.status).toBe('CLOSED');
+  });
+
+  it('C16 two deliveries of the same follow-up running at once send SendTaskSuccess once', async () => {
+    const h = harness();
+    await h.approvals.create(pendingRecord());
+    await acknowledgeInteraction(withHeaders(headersOf('first_click')), h.ackDeps);
+    const followUp = h.deferred[0] as FollowUp;
+    const results = await Promise.all([
+      runFollowUp(followUp, h.followUpDeps),
+      runFollowUp(followUp, h.followUpDeps),
+    ]);
+    expect(results.sort()).toEqual(['sent', 'skipped']);
+    expect(h.sent).toHaveLength(1);
+    expect(h.responses).toHaveLength(1);
   });
 });
