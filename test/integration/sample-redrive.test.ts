@@ -1,0 +1,173 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { handler } from '../../functions/sample-redrive/handler.js';
+import type { SampleRedriveResult } from '../../functions/sample-redrive/sample-redrive.js';
+import { sqsClient } from '../../functions/shared/clients.js';
+import { createEnvelopeStore } from '../../functions/shared/envelope-store.js';
+import {
+  createTransferSqs,
+  fifoDeduplicationId,
+  setTransferFaultHook,
+  type TransferStep,
+} from '../../functions/shared/message-transfer.js';
+import { createRedriveLedger } from '../../functions/shared/redrive-ledger.js';
+import { type LocalStack, startLocalStack } from '../../local/stack.js';
+import { drain, lambdaContext, planFor, seedAndInventory } from '../support/redrive-fixtures.js';
+import { queueDepth } from '../support/seed-dlq.js';
+
+const run = (event: unknown) => handler(event as never, lambdaContext) as Promise<SampleRedriveResult>;
+const preflightSlot = (fifo = false) => ({ verifyWindowSeconds: 45, fifo });
+
+/** Throws once at `step`: the process "crashes" there. */
+function crashOnceAt(step: TransferStep): { crashedKey: () => string | undefined } {
+  let crashed: string | undefined;
+  setTransferFaultHook((at, key) => {
+    if (at === step && crashed === undefined) {
+      crashed = key;
+      throw new Error(`simulated crash ${step}`);
+    }
+  });
+  return { crashedKey: () => crashed };
+}
+
+describe('SampleRedrive against the local stack', () => {
+  let stack: LocalStack;
+  beforeAll(async () => {
+    stack = await startLocalStack();
+    process.env.SAMPLE_VISIBILITY_TIMEOUT_SECONDS = '2';
+  });
+  afterEach(() => setTransferFaultHook(undefined));
+  afterAll(async () => {
+    delete process.env.SAMPLE_VISIBILITY_TIMEOUT_SECONDS;
+    await stack?.stop();
+  });
+
+  it('sends the sample to its own source queue byte-for-byte with the pipeline attributes, then deletes it from the DLQ', async () => {
+    const body = '{"orderId":"o-1","note":"caf\u00e9 \u2603 \ud83d\ude80"}';
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'sample-dlq',
+      sourceNames: ['sample-src'],
+      messages: [
+        {
+          body,
+          attributes: {
+            tenant: { DataType: 'String', StringValue: 'acme' },
+            blob: { DataType: 'Binary', BinaryValue: new Uint8Array([0, 255, 7]) },
+          },
+        },
+        { body: 'second' },
+        { body: 'third' },
+      ],
+      incidentId: 'inc-sample',
+    });
+    const result = await run({ plan: planFor(dlq, { sampleSize: 3 }), preflight: preflightSlot() });
+    expect([result.sent, result.alreadySent, result.duplicateSendsPrevented]).toEqual([3, 0, 0]);
+    expect(result.keys).toHaveLength(3);
+    expect(result.verifyAfterSeconds).toBe(45);
+
+    const delivered = await drain(sqsClient(), dlq.sources[0]?.url as string);
+    const first = delivered.find((m) => m.Body === body);
+    expect(first?.Body).toBe(body);
+    expect(first?.MessageAttributes?.tenant?.StringValue).toBe('acme');
+    expect([...(first?.MessageAttributes?.blob?.BinaryValue ?? [])]).toEqual([0, 255, 7]);
+    expect(first?.MessageAttributes?.['redrive-count']).toMatchObject({
+      DataType: 'Number',
+      StringValue: '1',
+    });
+    expect(first?.MessageAttributes?.['redrive-id']?.StringValue).toBe('inc-sample');
+    expect(result.keys).toContain(first?.MessageAttributes?.['idempotency-key']?.StringValue);
+    expect((await queueDepth(sqsClient(), dlq.dlqUrl)).visible).toBe(0);
+
+    const states = [];
+    for await (const e of createEnvelopeStore().listEnvelopes(dlq.dlqArn)) states.push(e.state);
+    expect(states).toEqual(['REDRIVEN', 'REDRIVEN', 'REDRIVEN']);
+  });
+
+  it('after a crash between send and delete, the retry deletes the DLQ copy without sending it again', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'crash-dlq',
+      sourceNames: ['crash-src'],
+      messages: Array.from({ length: 6 }, (_, i) => ({ body: `{"n":${i}}` })),
+      incidentId: 'inc-crash',
+    });
+    const plan = planFor(dlq, { sampleSize: 3 });
+    const crash = crashOnceAt('after-send');
+    await expect(run({ plan, preflight: preflightSlot() })).rejects.toThrow('simulated crash after-send');
+    const key = crash.crashedKey() as string;
+    expect((await createRedriveLedger().get(key))?.status).toBe('SENT');
+
+    const retry = await run({ plan, preflight: preflightSlot() });
+    expect(retry.duplicateSendsPrevented).toBe(1);
+    expect(retry.sent).toBe(2);
+    expect(retry.keys).toHaveLength(3);
+    expect(retry.keys).toContain(key);
+
+    const delivered = await drain(sqsClient(), dlq.sources[0]?.url as string);
+    const keys = delivered.map((m) => m.MessageAttributes?.['idempotency-key']?.StringValue);
+    expect(keys.filter((k) => k === key)).toHaveLength(1);
+    expect(delivered).toHaveLength(3);
+    const ledger = await createRedriveLedger().get(key);
+    expect([ledger?.dlqDeleted, ledger?.duplicatePrevented]).toEqual([true, true]);
+    expect((await queueDepth(sqsClient(), dlq.dlqUrl)).visible).toBe(3);
+  });
+
+  it('after a crash between record and send, the retry sends the message exactly once', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'crash-record-dlq',
+      sourceNames: ['crash-record-src'],
+      messages: [{ body: 'only' }],
+      incidentId: 'inc-crash-record',
+    });
+    const plan = planFor(dlq, { sampleSize: 1 });
+    const crash = crashOnceAt('after-record');
+    await expect(run({ plan, preflight: preflightSlot() })).rejects.toThrow('simulated crash after-record');
+    expect((await createRedriveLedger().get(crash.crashedKey() as string))?.status).toBe('IN_PROGRESS');
+    const retry = await run({ plan, preflight: preflightSlot() });
+    expect([retry.sent, retry.duplicateSendsPrevented]).toEqual([1, 0]);
+    expect(await drain(sqsClient(), dlq.sources[0]?.url as string)).toHaveLength(1);
+  });
+
+  it('C08 keeps the FIFO MessageGroupId and derives the deduplication id from the key, so a resend is not delivered twice', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'c08-sample-dlq.fifo',
+      sourceNames: ['c08-sample-src.fifo'],
+      messages: [{ body: '{"orderId":"o-7","step":2}', groupId: 'customer-42' }],
+      incidentId: 'inc-c08-sample',
+    });
+    const result = await run({ plan: planFor(dlq, { sampleSize: 1 }), preflight: preflightSlot(true) });
+    expect(result.sent).toBe(1);
+    const key = result.keys[0] as string;
+    // The same sample sent again within the 5-minute window (as a resume after a crash would).
+    await createTransferSqs().send(dlq.sources[0]?.url as string, {
+      body: '{"orderId":"o-7","step":2}',
+      attributes: {},
+      groupId: 'customer-42',
+      deduplicationId: fifoDeduplicationId(key),
+    });
+    const delivered = await drain(sqsClient(), dlq.sources[0]?.url as string);
+    expect(delivered).toHaveLength(1);
+    expect(delivered[0]?.Attributes?.MessageGroupId).toBe('customer-42');
+    expect(delivered[0]?.Attributes?.MessageDeduplicationId).toBe(fifoDeduplicationId(key));
+  });
+
+  it('does not sample messages classified do-not-redrive', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'skip-dlq',
+      sourceNames: ['skip-src'],
+      messages: [
+        { body: 'bad', attributes: { 'error-class': { DataType: 'String', StringValue: 'SyntaxError' } } },
+        { body: 'good' },
+      ],
+      incidentId: 'inc-skip',
+    });
+    const result = await run({ plan: planFor(dlq, { sampleSize: 2 }), preflight: preflightSlot() });
+    expect(result.sent).toBe(1);
+    const delivered = await drain(sqsClient(), dlq.sources[0]?.url as string);
+    expect(delivered.map((m) => m.Body)).toEqual(['good']);
+    expect((await queueDepth(sqsClient(), dlq.dlqUrl)).visible).toBe(1);
+  });
+});
