@@ -1,16 +1,23 @@
 /**
- * The demo consumer of the source queue. It fails on poison payloads every time, and on every
- * message while its dependency is down (an outage window), so healthy messages dead-letter too.
+ * The demo consumer of the source queue, run the way Lambda runs an SQS consumer: a local event
+ * source mapping receives batches of up to 10 and invokes a middy handler with an `SQSEvent`; the
+ * handler reports failed records (ReportBatchItemFailures) and the mapping deletes the rest.
  *
- * Like consumers that want a triageable DLQ, it records why a message failed: on the first failure
- * it re-sends the message with `error-class` / `error-message` attributes and deletes the
- * original, so the copy that SQS dead-letters after `maxReceiveCount` receives carries its reason.
- * Successful messages are deleted; a message whose key was already processed is skipped
- * (consumer-side idempotency), which is what makes a redrive duplicate harmless.
+ * The handler uses the pipeline's consumer-side idempotency middleware
+ * (functions/shared/consumer-idempotency.ts): a record whose key this consumer already processed
+ * is skipped, and each processed key is recorded (`KEY#<key>` / `PROCESSED#orders-consumer`), which
+ * is what VerifySample reads and what makes a redrive duplicate harmless.
  *
- * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html
+ * It fails on poison payloads every time, and on every message while its dependency is down (an
+ * outage window), so healthy messages dead-letter too. Like consumers that want a triageable DLQ,
+ * it records why a message failed: on the first failure it re-sends the message with
+ * `error-class` / `error-message` attributes and deletes the original, so the copy that SQS
+ * dead-letters after `maxReceiveCount` receives carries its reason.
+ *
+ * @see https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html#services-sqs-batchfailurereporting
  */
 import {
+  ChangeMessageVisibilityBatchCommand,
   DeleteMessageBatchCommand,
   DeleteMessageCommand,
   type Message,
@@ -19,48 +26,50 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import middy from '@middy/core';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import {
+  consumerIdempotency,
+  consumerIdempotencyState,
+  type ProcessedKeys,
+} from '../../functions/shared/consumer-idempotency.js';
 import { readJsonPath } from '../../functions/shared/idempotency-key.js';
+import { lambdaContext } from '../lambda-context.js';
 import { isPoison } from './producer.js';
 
-/** Records which idempotency keys were processed (the consumer side of duplicate protection). */
-export interface ProcessedKeys {
-  /** True when `key` was already processed (the message is then skipped and deleted). */
-  alreadyProcessed(key: string): Promise<boolean>;
-  markProcessed(key: string): Promise<void>;
-}
-
-/** An in-memory {@link ProcessedKeys}. */
-export function memoryProcessedKeys(): ProcessedKeys & { keys: Set<string> } {
-  const keys = new Set<string>();
-  return {
-    keys,
-    alreadyProcessed: async (key) => keys.has(key),
-    markProcessed: async (key) => {
-      keys.add(key);
-    },
-  };
-}
+/** The consumer's name in its processed-key records. */
+export const CONSUMER_NAME = 'orders-consumer';
 
 /** Options of {@link DemoConsumer}. */
 export interface ConsumerOptions {
   sqs: SQSClient;
   queueUrl: string;
+  /** The consumed queue's ARN (`eventSourceARN` of each record). */
+  queueArn: string;
   /** Where the producer's id lives in the body. @default '$.orderId' */
   keyPath?: string;
   /** The dependency goes down after this many messages were processed. @default never */
   outageAfterProcessed?: number;
+  /** @default the DynamoDB store of the consumer-idempotency middleware */
   processedKeys?: ProcessedKeys;
   /** Parallel receive loops. @default 2 */
   concurrency?: number;
   /** Long-poll wait, seconds. @default 1 */
   waitTimeSeconds?: number;
+  /**
+   * Visibility timeout of each receive, seconds: longer than a batch can take, so a slow batch is
+   * not delivered twice while it is still being processed. @default 10
+   */
+  processingVisibilitySeconds?: number;
+  /** Retry delay of a failed message, seconds (its visibility is set to this). @default 1 */
+  retryDelaySeconds?: number;
 }
 
 /** Counters of a consumer run. */
 export interface ConsumerStats {
-  /** Messages processed successfully (first time for their key). */
+  /** Messages processed successfully. */
   processed: number;
-  /** Messages skipped because their key was already processed. */
+  /** Records the idempotency middleware skipped because their key was already processed. */
   duplicatesSkipped: number;
   /** Failed attempts (each receive that failed). */
   failedAttempts: number;
@@ -91,6 +100,8 @@ class ConsumerFailure extends Error {
   }
 }
 
+type BatchHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
+
 /** A consumer of the demo's source queue; `start()` then `stop()`. */
 export class DemoConsumer {
   public readonly stats: ConsumerStats = {
@@ -105,10 +116,26 @@ export class DemoConsumer {
   private running = false;
   private loops: Promise<void>[] = [];
   private readonly seen = new Map<string, number>();
-  private readonly keys: ProcessedKeys;
+  private readonly received = new Map<string, Message>();
+  private readonly annotated = new Set<string>();
+  private readonly handler: BatchHandler;
 
   public constructor(private readonly options: ConsumerOptions) {
-    this.keys = options.processedKeys ?? memoryProcessedKeys();
+    this.handler = middy<SQSEvent, SQSBatchResponse>()
+      .use(
+        consumerIdempotency({
+          consumer: CONSUMER_NAME,
+          producerKey: { jsonPath: options.keyPath ?? '$.orderId' },
+          ...(options.processedKeys ? { store: options.processedKeys } : {}),
+        }),
+      )
+      .handler(async (event) => {
+        const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
+        for (const record of event.Records) {
+          if (!(await this.process(record))) batchItemFailures.push({ itemIdentifier: record.messageId });
+        }
+        return { batchItemFailures };
+      }) as unknown as BatchHandler;
   }
 
   /** True while the dependency is down. */
@@ -150,21 +177,36 @@ export class DemoConsumer {
             QueueUrl: queueUrl,
             MaxNumberOfMessages: 10,
             WaitTimeSeconds: this.options.waitTimeSeconds ?? 1,
+            VisibilityTimeout: this.options.processingVisibilitySeconds ?? 10,
             MessageAttributeNames: ['All'],
             AttributeNames: ['All'],
-            MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+            MessageSystemAttributeNames: ['All'],
           }),
         );
         messages = out.Messages ?? [];
+        if (messages.length > 0) await this.dispatch(messages);
       } catch {
         if (!this.running) return;
         await new Promise((r) => setTimeout(r, 200));
-        continue;
       }
-      const done: Message[] = [];
-      for (const message of messages) {
-        if (await this.handle(message)) done.push(message);
-      }
+    }
+  }
+
+  /** What the event source mapping does with one received batch. */
+  private async dispatch(messages: Message[]): Promise<void> {
+    const { sqs, queueUrl } = this.options;
+    for (const message of messages) {
+      this.received.set(message.MessageId as string, message);
+      this.deliveries.push(this.delivery(message));
+    }
+    const context = lambdaContext({ functionName: 'OrdersConsumer', timeoutMs: 30_000 });
+    try {
+      const response = await this.handler({ Records: messages.map((m) => this.toRecord(m)) }, context);
+      this.stats.duplicatesSkipped += consumerIdempotencyState(context)?.skipped.length ?? 0;
+      const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+      const done = messages.filter(
+        (m) => !failed.has(m.MessageId as string) && !this.annotated.has(m.MessageId as string),
+      );
       if (done.length > 0)
         await sqs.send(
           new DeleteMessageBatchCommand({
@@ -172,28 +214,79 @@ export class DemoConsumer {
             Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle as string })),
           }),
         );
+      // Failed messages come back after the retry delay (each receive counts toward maxReceiveCount).
+      const retry = messages.filter(
+        (m) => failed.has(m.MessageId as string) && !this.annotated.has(m.MessageId as string),
+      );
+      if (retry.length > 0)
+        await sqs.send(
+          new ChangeMessageVisibilityBatchCommand({
+            QueueUrl: queueUrl,
+            Entries: retry.map((m, i) => ({
+              Id: String(i),
+              ReceiptHandle: m.ReceiptHandle as string,
+              VisibilityTimeout: this.options.retryDelaySeconds ?? 1,
+            })),
+          }),
+        );
+    } finally {
+      for (const m of messages) {
+        this.received.delete(m.MessageId as string);
+        this.annotated.delete(m.MessageId as string);
+      }
     }
   }
 
-  /** Returns true when the message should be deleted (processed or skipped). */
-  private async handle(message: Message): Promise<boolean> {
-    const body = message.Body ?? '';
-    const key = readJsonPath(body, this.options.keyPath ?? '$.orderId') ?? message.MessageId ?? '';
-    this.deliveries.push({
+  private delivery(message: Message): Delivery {
+    return {
       messageId: message.MessageId ?? '',
-      key,
+      key: readJsonPath(message.Body ?? '', this.options.keyPath ?? '$.orderId') ?? message.MessageId ?? '',
       pipelineKey: message.MessageAttributes?.['idempotency-key']?.StringValue ?? null,
       redriveId: message.MessageAttributes?.['redrive-id']?.StringValue ?? null,
-    });
+    };
+  }
+
+  /** The record Lambda's SQS event source mapping would pass for `message`. */
+  private toRecord(message: Message): SQSRecord {
+    const attributes = message.Attributes ?? {};
+    return {
+      messageId: message.MessageId as string,
+      receiptHandle: message.ReceiptHandle as string,
+      body: message.Body ?? '',
+      attributes: {
+        ApproximateReceiveCount: attributes.ApproximateReceiveCount ?? '1',
+        SentTimestamp: attributes.SentTimestamp ?? String(Date.now()),
+        SenderId: attributes.SenderId ?? 'local',
+        ApproximateFirstReceiveTimestamp: attributes.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
+      },
+      messageAttributes: Object.fromEntries(
+        Object.entries(message.MessageAttributes ?? {}).map(([name, a]) => [
+          name,
+          {
+            dataType: a.DataType as string,
+            ...(a.StringValue !== undefined ? { stringValue: a.StringValue } : {}),
+            ...(a.BinaryValue !== undefined
+              ? { binaryValue: Buffer.from(a.BinaryValue).toString('base64') }
+              : {}),
+            stringListValues: [],
+            binaryListValues: [],
+          },
+        ]),
+      ),
+      md5OfBody: message.MD5OfBody ?? '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: this.options.queueArn,
+      awsRegion: process.env.AWS_REGION ?? 'us-east-1',
+    };
+  }
+
+  /** Processes one record; false when it failed (it then returns to the queue). */
+  private async process(record: SQSRecord): Promise<boolean> {
+    const key = readJsonPath(record.body, this.options.keyPath ?? '$.orderId') ?? record.messageId;
     try {
-      if (await this.keys.alreadyProcessed(key)) {
-        this.stats.duplicatesSkipped += 1;
-        return true;
-      }
-      if (isPoison(body)) throw new ConsumerFailure('ValidationError', 'quantity: expected a number');
+      if (isPoison(record.body)) throw new ConsumerFailure('ValidationError', 'quantity: expected a number');
       if (this.outage)
         throw new ConsumerFailure('DependencyUnavailable', 'inventory service unavailable (503)');
-      await this.keys.markProcessed(key);
       const times = (this.seen.get(key) ?? 0) + 1;
       this.seen.set(key, times);
       if (times > 1) this.stats.processedTwice += 1;
@@ -203,8 +296,10 @@ export class DemoConsumer {
       return true;
     } catch (error) {
       this.stats.failedAttempts += 1;
-      if (error instanceof ConsumerFailure && !message.MessageAttributes?.[ERROR_CLASS]) {
+      const message = this.received.get(record.messageId);
+      if (error instanceof ConsumerFailure && message && !message.MessageAttributes?.[ERROR_CLASS]) {
         await this.annotate(message, error);
+        this.annotated.add(record.messageId);
       }
       return false;
     }

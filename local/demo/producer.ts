@@ -14,6 +14,8 @@ export interface ProduceOptions {
   poisonEvery?: number;
   /** First order number. @default 1 */
   firstOrder?: number;
+  /** Order id prefix (distinct per scenario, so keys never collide). @default 'order' */
+  prefix?: string;
 }
 
 /** What was sent. */
@@ -25,8 +27,8 @@ export interface Produced {
 }
 
 /** The order id of order number `n` (`order-000042`). */
-export function orderId(n: number): string {
-  return `order-${String(n).padStart(6, '0')}`;
+export function orderId(n: number, prefix = 'order'): string {
+  return `${prefix}-${String(n).padStart(6, '0')}`;
 }
 
 /** True for a payload the demo consumer rejects on every attempt. */
@@ -56,7 +58,7 @@ export async function produceOrders(
     const entries = [];
     for (let i = start; i < Math.min(start + 10, options.count); i++) {
       const n = first + i;
-      const id = orderId(n);
+      const id = orderId(n, options.prefix);
       const poison = poisonEvery > 0 && (i + 1) % poisonEvery === 0;
       orderIds.push(id);
       if (poison) poisonIds.push(id);

@@ -6,9 +6,10 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { ProcessedKeys } from '../../functions/shared/consumer-idempotency.js';
 import type { QueueRegistration } from '../../functions/shared/model.js';
 import { createQueueRegistry } from '../../functions/shared/queue-registry.js';
-import { DemoConsumer, memoryProcessedKeys, type ProcessedKeys } from './consumer.js';
+import { DemoConsumer } from './consumer.js';
 import { type Produced, produceOrders } from './producer.js';
 import { createDemoQueues, type DemoQueues, queueDepth, waitUntilDrained } from './queues.js';
 
@@ -72,14 +73,16 @@ export async function prepareIncident(
   const consumer = new DemoConsumer({
     sqs,
     queueUrl: queues.sourceUrl,
+    queueArn: queues.sourceArn,
     outageAfterProcessed: options.outageAfterProcessed ?? Math.floor(messages * 0.4),
-    processedKeys: options.processedKeys ?? memoryProcessedKeys(),
+    ...(options.processedKeys ? { processedKeys: options.processedKeys } : {}),
   });
   if ((options.outageAfterProcessed ?? 1) === 0) consumer.startOutage();
   consumer.start();
   const produced = await produceOrders(sqs, queues.sourceUrl, {
     count: messages,
     poisonEvery: options.poisonEvery ?? 20,
+    prefix: options.name ?? 'order',
   });
   await waitUntilDrained(sqs, queues.sourceUrl, {
     timeoutMs: options.drainTimeoutMs ?? 60_000,

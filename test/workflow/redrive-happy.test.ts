@@ -1,0 +1,109 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sqsClient } from '../../functions/shared/clients.js';
+import { createIncidentStore } from '../../functions/shared/incident-store.js';
+import { runTriage } from '../../local/demo/triage-local.js';
+import { DEFINITION_URL, LocalWorkflowRunner } from '../../local/runner.js';
+import { type LocalStack, startLocalStack } from '../../local/stack.js';
+import { envelopeStates, runIncident } from './harness.js';
+
+type AslValidator = (definition: unknown) => { isValid: boolean; errors: unknown[] };
+const aslValidator = createRequire(import.meta.url)('asl-validator') as AslValidator;
+
+describe('redrive workflow on the local stack (real ASL, real handlers)', () => {
+  let stack: LocalStack;
+  let sqs: SQSClient;
+  beforeAll(async () => {
+    stack = await startLocalStack();
+    sqs = sqsClient();
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('the deployed ASL passes asl-validator and every Task binds to an existing handler', () => {
+    const definition = JSON.parse(readFileSync(DEFINITION_URL, 'utf8'));
+    const { isValid, errors } = aslValidator(structuredClone(definition));
+    expect(errors).toEqual([]);
+    expect(isValid).toBe(true);
+    const bindings = new LocalWorkflowRunner().taskBindings();
+    expect(bindings.RequestApproval).toBe('request-approval');
+    expect(bindings.CheckDlqStillHasMessages).toBe('preflight');
+    for (const folder of new Set(Object.values(bindings)))
+      expect(() =>
+        readFileSync(new URL(`../../functions/${folder}/handler.ts`, import.meta.url)),
+      ).not.toThrow();
+  });
+
+  it('happy path: every inventoried message is redriven or parked, the counts add up and nothing is lost', async () => {
+    const run = await runIncident(sqs, { name: 'happy', messages: 60, poisonEvery: 10 });
+    const { result, reconcile, incident } = run;
+    expect(result.error).toBeNull();
+    expect(result.status).toBe('SUCCEEDED');
+    expect(result.path).toContain('StartMoveTask');
+    expect(result.path.at(-1)).toBe('Done');
+    expect(incident.dlqDepth).toBe(60);
+    expect(reconcile).toBeDefined();
+    if (!reconcile) return;
+    expect(reconcile.inventoried).toBe(60);
+    expect(reconcile.parked).toBe(6);
+    expect(reconcile.redriven).toBe(54);
+    expect(reconcile.discarded).toBe(0);
+    expect(reconcile.inDlq).toBe(0);
+    expect(reconcile.lost).toBe(0);
+    expect(reconcile.redriven + reconcile.parked + reconcile.discarded + reconcile.inDlq).toBe(
+      reconcile.inventoried,
+    );
+    expect(run.dlqDepthAfter).toBe(0);
+    expect(await envelopeStates(incident.queues.dlqArn)).toEqual({
+      IN_DLQ: 0,
+      REDRIVEN: 54,
+      PARKED: 6,
+      DISCARDED: 0,
+    });
+    // The consumer, healthy again, processed each redriven order exactly once.
+    expect(incident.consumer.stats.processedTwice).toBe(0);
+    expect(incident.consumer.stats.processed).toBe(54);
+  });
+
+  it('C19 the same incident started twice (EventBridge retry of the same alarm transition) runs one execution', async () => {
+    const name = 'twice';
+    const incidentRun = await runIncident(sqs, { name, messages: 30, poisonEvery: 10 });
+    const first = incidentRun.starter.executions[0];
+    expect(first).toBeDefined();
+    // A second delivery of the same transition, and a direct second start of the same incident.
+    const again = await runTriage(incidentRun.alarmEvent, incidentRun.starter);
+    const direct = await incidentRun.starter.startWorkflow({
+      incidentId: incidentRun.incidentId,
+      input: {
+        dlqArn: incidentRun.incident.queues.dlqArn,
+        incidentId: incidentRun.incidentId,
+        requestedBy: 'triage',
+      },
+    });
+    expect(again.outcome).toBe('duplicate');
+    expect(direct).toEqual({ executionArn: first?.executionArn, alreadyStarted: true });
+    expect(incidentRun.starter.executions).toHaveLength(1);
+    const incident = await createIncidentStore().getIncident(incidentRun.incidentId);
+    expect(incident?.executionArn).toBe(first?.executionArn);
+    expect(incidentRun.reconcile?.lost).toBe(0);
+  });
+
+  it('cost does not grow with the DLQ: 50 and 500 messages take the same state transitions, or nearly', async () => {
+    const small = await runIncident(sqs, { name: 'cost-small', messages: 50, poisonEvery: 10 });
+    const large = await runIncident(sqs, { name: 'cost-large', messages: 500, poisonEvery: 10 });
+    console.log(
+      `state transitions: 50 messages -> ${small.result.stateTransitions}, 500 messages -> ${large.result.stateTransitions}`,
+    );
+    expect(small.result.status).toBe('SUCCEEDED');
+    expect(large.result.status).toBe('SUCCEEDED');
+    expect(small.reconcile?.inventoried).toBe(50);
+    expect(large.reconcile?.inventoried).toBe(500);
+    expect(large.reconcile?.lost).toBe(0);
+    // Ten times the messages: at most a couple of extra dwell/check loops, never per-message states.
+    expect(Math.abs(large.result.stateTransitions - small.result.stateTransitions)).toBeLessThanOrEqual(4);
+    expect(large.result.stateTransitions).toBeLessThan(40);
+  });
+});
