@@ -182,11 +182,26 @@ async function triageQueue(alarm: AlarmRecord, target: Target, deps: TriageDeps)
       `${queueName}: wrote ${inventory.written}/${total} envelopes, ${inventory.unprocessed} unprocessed`,
     );
   }
+  const now = deps.now();
+  const iso = new Date(now).toISOString();
+  const saveCursor = async () => {
+    const previous = await deps.envelopes.getCursor(dlq.arn);
+    await deps.envelopes.putCursor({
+      dlqArn: dlq.arn,
+      incidentId,
+      dedupeKey: alarm.dedupeKey,
+      runs: (previous?.runs ?? 0) + 1,
+      inventoried: (previous?.inventoried ?? 0) + inventory.created,
+      reason: inventory.stopReason,
+      updatedAt: iso,
+    });
+    return `partial inventory (${inventory.stopReason}): ${inventory.envelopes.length} messages seen, cursor stored; no workflow until the inventory is complete`;
+  };
   if (inventory.envelopes.length === 0) {
+    if (inventory.partial) return { ...base, outcome: 'partial', reason: await saveCursor() };
     await deps.envelopes.clearCursor(dlq.arn);
     return { ...base, outcome: 'empty', reason: 'the DLQ was empty at inventory time: nothing to triage' };
   }
-  const now = deps.now();
   const { summary, incidentClassification } = summarise(inventory.envelopes, {
     now,
     partial: inventory.partial,
@@ -197,7 +212,6 @@ async function triageQueue(alarm: AlarmRecord, target: Target, deps: TriageDeps)
       ...inventory.envelopes.map((e) => e.sourceArn).filter((s) => s !== 'unknown'),
     ]),
   ].sort();
-  const iso = new Date(now).toISOString();
   const incident: Incident = {
     incidentId,
     dlqArn: dlq.arn,
@@ -233,17 +247,7 @@ async function triageQueue(alarm: AlarmRecord, target: Target, deps: TriageDeps)
     deps.log.warn('systemic failure', { incidentId, reason: incidentClassification.reason });
 
   if (inventory.partial) {
-    const previous = await deps.envelopes.getCursor(dlq.arn);
-    await deps.envelopes.putCursor({
-      dlqArn: dlq.arn,
-      incidentId,
-      dedupeKey: alarm.dedupeKey,
-      runs: (previous?.runs ?? 0) + 1,
-      inventoried: (previous?.inventoried ?? 0) + inventory.created,
-      reason: inventory.stopReason,
-      updatedAt: iso,
-    });
-    outcome.reason = `partial inventory (${inventory.stopReason}): ${summary.messageCount} messages seen, cursor stored; no workflow until the inventory is complete`;
+    outcome.reason = await saveCursor();
     return outcome;
   }
   await deps.envelopes.clearCursor(dlq.arn);
