@@ -14,11 +14,13 @@ import { createSqsQueues } from '../shared/sqs-queues.js';
 import { type ParkDeps, ParkInput, type ParkResult, park } from './park.js';
 
 function deps(): ParkDeps {
+  const vt = Number(process.env.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS);
   return {
     queues: createSqsQueues(),
     envelopes: createEnvelopeStore(),
     ledger: createRedriveLedger(),
     sqs: createTransferSqs(),
+    ...(Number.isInteger(vt) && vt > 0 ? { visibilityTimeoutSeconds: vt } : {}),
   };
 }
 

@@ -43,6 +43,7 @@ export interface ParkDeps extends TransferPorts {
   visibilityTimeoutSeconds?: number;
   /** Most messages received in one invocation. @default 20000 */
   maxMessages?: number;
+  sleep?: (ms: number) => Promise<void>;
 }
 
 /**
@@ -95,6 +96,16 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
     );
 
   const vt = deps.visibilityTimeoutSeconds ?? 30;
+  // A crashed attempt hid its message until the receive's visibility timeout ends: wait for it
+  // (bounded by that timeout), or the bulk move could later carry a message already parked.
+  const unfinished = (await deps.ledger.listRun(redriveId)).filter(
+    (e) => e.kind !== 'redrive' && e.dlqArn === plan.dlqArn && !e.dlqDeleted,
+  );
+  if (unfinished.length > 0) {
+    const now = deps.now ?? Date.now;
+    const wait = Math.min(Math.max(...unfinished.map((e) => e.visibleAfter)) - now(), vt * 1000) + 250;
+    if (wait > 0) await (deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms))))(wait);
+  }
   let remaining = targets.size;
   await scanDlq(
     deps.queues,

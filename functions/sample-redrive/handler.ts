@@ -20,7 +20,7 @@ import {
 } from './sample-redrive.js';
 
 function deps(): SampleRedriveDeps {
-  const vt = Number(process.env.SAMPLE_VISIBILITY_TIMEOUT_SECONDS);
+  const vt = Number(process.env.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS);
   return {
     queues: createSqsQueues(),
     envelopes: createEnvelopeStore(),

@@ -33,11 +33,11 @@ describe('SampleRedrive against the local stack', () => {
   let stack: LocalStack;
   beforeAll(async () => {
     stack = await startLocalStack();
-    process.env.SAMPLE_VISIBILITY_TIMEOUT_SECONDS = '2';
+    process.env.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS = '2';
   });
   afterEach(() => setTransferFaultHook(undefined));
   afterAll(async () => {
-    delete process.env.SAMPLE_VISIBILITY_TIMEOUT_SECONDS;
+    delete process.env.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS;
     await stack?.stop();
   });
 

@@ -1,0 +1,117 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { handler } from '../../functions/park/handler.js';
+import type { ParkResult } from '../../functions/park/park.js';
+import { sqsClient } from '../../functions/shared/clients.js';
+import { createEnvelopeStore } from '../../functions/shared/envelope-store.js';
+import { setTransferFaultHook } from '../../functions/shared/message-transfer.js';
+import { type LocalStack, startLocalStack } from '../../local/stack.js';
+import { createQueue, drain, lambdaContext, planFor, seedAndInventory } from '../support/redrive-fixtures.js';
+import { queueDepth } from '../support/seed-dlq.js';
+
+const run = (event: unknown) => handler(event as never, lambdaContext) as Promise<ParkResult>;
+const badPayload = { 'error-class': { DataType: 'String', StringValue: 'SyntaxError' } };
+
+async function statesOf(dlqArn: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for await (const e of createEnvelopeStore().listEnvelopes(dlqArn))
+    out[e.messageId] = `${e.state}${e.stateReason ? `: ${e.stateReason}` : ''}`;
+  return out;
+}
+
+describe('Park against the local stack', () => {
+  let stack: LocalStack;
+  beforeAll(async () => {
+    stack = await startLocalStack();
+    // How long a crashed receive hides a message (default 30 s): short, so the retry test is quick.
+    process.env.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS = '2';
+  });
+  afterEach(() => setTransferFaultHook(undefined));
+  afterAll(async () => {
+    delete process.env.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS;
+    await stack?.stop();
+  });
+
+  it('C07 moves poison, permanent and source-less messages to the parking queue so the move task cannot carry them', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'c07-park-dlq',
+      sourceNames: ['c07-park-orders', 'c07-park-payments'],
+      messages: [
+        { body: '{"orderId":"o-1"}', source: 0 },
+        { body: '{"paymentId":"p-9"}', source: 1 },
+        { body: '{"orderId":"bad"}', source: 0, attributes: badPayload },
+      ],
+      sendStraightToDlq: [{ body: 'not json at all' }],
+      incidentId: 'inc-c07-park',
+    });
+    const parking = await createQueue(sqsClient(), 'c07-parking');
+    const result = await run({ plan: planFor(dlq, { parkingQueueUrl: parking }) });
+    expect(result).toEqual({ parked: 2, discarded: 0, skipped: 0, duplicateSendsPrevented: 0 });
+
+    const parked = await drain(sqsClient(), parking);
+    expect(parked.map((m) => m.Body).sort()).toEqual(['not json at all', '{"orderId":"bad"}']);
+    expect(
+      parked.find((m) => m.Body === '{"orderId":"bad"}')?.MessageAttributes?.['error-class']?.StringValue,
+    ).toBe('SyntaxError');
+    const left = await drain(sqsClient(), dlq.dlqUrl);
+    expect(left.map((m) => m.Body).sort()).toEqual(['{"orderId":"o-1"}', '{"paymentId":"p-9"}']);
+
+    const states = Object.values(await statesOf(dlq.dlqArn)).sort();
+    expect(states).toEqual([
+      'IN_DLQ',
+      'IN_DLQ',
+      'PARKED: classified permanent: do not redrive (run inc-c07-park)',
+      'PARKED: classified poison: do not redrive (run inc-c07-park)',
+    ]);
+  });
+
+  it('records an explicit discard when discardPoison is set, and sends nothing', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'discard-dlq',
+      sourceNames: ['discard-src'],
+      messages: [{ body: 'keep' }, { body: 'drop', attributes: badPayload }],
+      incidentId: 'inc-discard',
+    });
+    const result = await run({ plan: planFor(dlq, { discardPoison: true }) });
+    expect([result.parked, result.discarded]).toEqual([0, 1]);
+    expect((await queueDepth(sqsClient(), dlq.dlqUrl)).visible).toBe(1);
+    expect(Object.values(await statesOf(dlq.dlqArn))).toContain(
+      'DISCARDED: classified permanent: do not redrive (run inc-discard)',
+    );
+  });
+
+  it('refuses to start when messages must be parked but there is no parking queue, and moves nothing', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'noparking-dlq',
+      sourceNames: ['noparking-src'],
+      messages: [{ body: 'drop', attributes: badPayload }],
+      incidentId: 'inc-noparking',
+    });
+    await expect(run({ plan: planFor(dlq) })).rejects.toMatchObject({ name: 'Redrive.Refused' });
+    expect((await queueDepth(sqsClient(), dlq.dlqUrl)).visible).toBe(1);
+  });
+
+  it('after a crash between send and delete, the retry parks the message once', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'park-crash-dlq',
+      sourceNames: ['park-crash-src'],
+      messages: [{ body: 'poison-1', attributes: badPayload }],
+      incidentId: 'inc-park-crash',
+    });
+    const parking = await createQueue(sqsClient(), 'park-crash-parking');
+    setTransferFaultHook((step) => {
+      if (step === 'after-send') throw new Error('simulated crash after-send');
+    });
+    const plan = planFor(dlq, { parkingQueueUrl: parking });
+    await expect(run({ plan })).rejects.toThrow('simulated crash');
+    setTransferFaultHook(undefined);
+    // The retry waits until the crashed receive's visibility timeout ends, then deletes without sending.
+    const retry = await run({ plan });
+    expect(retry).toEqual({ parked: 1, discarded: 0, skipped: 0, duplicateSendsPrevented: 1 });
+    expect(await drain(sqsClient(), parking)).toHaveLength(1);
+    expect((await queueDepth(sqsClient(), dlq.dlqUrl)).visible).toBe(0);
+  });
+});
