@@ -146,7 +146,12 @@ export async function requestApproval(
   });
   const posted = await deps.slack.postMessage(channel, message);
   await deps.approvals.setMessage(approvalId, posted);
-  await deps.approvals.putThread(plan.incidentId, posted, record.expiresAt + 30 * 86_400);
+  await deps.approvals.putThread(
+    plan.incidentId,
+    { channel: posted.channel, ts: posted.ts, approvalId },
+    record.expiresAt + 30 * 86_400,
+    { overwrite: true },
+  );
   logger.info('approval posted', { approvalId, channel: posted.channel, ts: posted.ts });
   return { approvalId, channel: posted.channel, ts: posted.ts, posted: true };
 }

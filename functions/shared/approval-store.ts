@@ -78,6 +78,8 @@ export interface ApprovalRecord {
 export interface SlackThread {
   channel: string;
   ts: string;
+  /** Set when the thread root is an approval request: its approval id. */
+  approvalId?: string;
 }
 
 /** The result of {@link ApprovalStore.claimDecision}. */
@@ -115,8 +117,18 @@ export interface ApprovalStore {
   releaseDecision(approvalId: string, by: SlackUser): Promise<void>;
   /** Marks the record CLOSED (idempotent). */
   close(approvalId: string, reason: ApprovalClosedReason, at: number): Promise<void>;
-  /** Remembers the incident's Slack thread (first writer wins). */
-  putThread(incidentId: string, thread: SlackThread, expiresAt: number): Promise<SlackThread>;
+  /**
+   * Remembers the incident's Slack thread. First writer wins, unless `overwrite` (an approval
+   * request always becomes the thread, so the latest approval is the one an expiry updates).
+   * @param expiresAt - TTL, epoch seconds.
+   * @returns the thread now stored.
+   */
+  putThread(
+    incidentId: string,
+    thread: SlackThread,
+    expiresAt: number,
+    options?: { overwrite?: boolean },
+  ): Promise<SlackThread>;
   getThread(incidentId: string): Promise<SlackThread | null>;
 }
 
@@ -330,13 +342,13 @@ export function createApprovalStore(options: ApprovalStoreOptions = {}): Approva
       }
     },
 
-    async putThread(incidentId, thread, expiresAt) {
+    async putThread(incidentId, thread, expiresAt, putOptions = {}) {
       try {
         await client().send(
           new PutCommand({
             TableName,
             Item: { pk: keys.incident(incidentId), sk: SLACK_THREAD_SK, ...thread, expiresAt },
-            ConditionExpression: 'attribute_not_exists(pk)',
+            ...(putOptions.overwrite ? {} : { ConditionExpression: 'attribute_not_exists(pk)' }),
           }),
         );
         return thread;
@@ -353,7 +365,11 @@ export function createApprovalStore(options: ApprovalStoreOptions = {}): Approva
       );
       const item = out.Item;
       if (!item || typeof item.channel !== 'string' || typeof item.ts !== 'string') return null;
-      return { channel: item.channel, ts: item.ts };
+      return {
+        channel: item.channel,
+        ts: item.ts,
+        ...(typeof item.approvalId === 'string' ? { approvalId: item.approvalId } : {}),
+      };
     },
   };
 }
@@ -417,9 +433,9 @@ export function createInMemoryApprovalStore(): ApprovalStore & { records: Map<st
       if (r && r.status !== 'CLOSED')
         Object.assign(r, { status: 'CLOSED', closedReason: reason, closedAt: at });
     },
-    async putThread(incidentId, thread) {
+    async putThread(incidentId, thread, _expiresAt, putOptions = {}) {
       const existing = threads.get(incidentId);
-      if (existing) return existing;
+      if (existing && !putOptions.overwrite) return existing;
       threads.set(incidentId, thread);
       return thread;
     },

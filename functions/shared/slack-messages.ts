@@ -302,6 +302,11 @@ export function expiredMessage(): SlackMessage {
   return single(EXPIRED_TEXT);
 }
 
+/** The approval request once its state timed out (C17): no buttons left. */
+export function approvalExpiredMessage(): SlackMessage {
+  return single('Approval expired: nobody answered in time. Nothing was moved.');
+}
+
 /** The ephemeral reply to a user who may not approve. */
 export function notApproverMessage(): SlackMessage {
   return single(NOT_APPROVER_TEXT);

@@ -4,6 +4,9 @@
  * store). An incident without a thread yet (pre-approved console start, refusal before approval)
  * gets a new top-level message in the queue's channel, which becomes the thread for the rest.
  *
+ * An `approval-expired` notification also replaces the approval request (its buttons) with
+ * "approval expired, nothing was moved" and closes the approval record (C17).
+ *
  * Delivery problems are logged and handed to a fallback notifier (the log notifier), never thrown:
  * a Slack outage must not fail a redrive that already moved messages.
  *
@@ -16,15 +19,15 @@ import { logger } from './middleware.js';
 import { createLogNotifier, type Notifier } from './notifier.js';
 import { createQueueRegistry } from './queue-registry.js';
 import { createSlackApi, loadSlackSecrets, type SlackApi } from './slack-client.js';
-import { threadNotice } from './slack-messages.js';
+import { approvalExpiredMessage, threadNotice } from './slack-messages.js';
 
 /** How long a thread pointer is kept after a top-level notice, seconds (30 days). */
 const THREAD_TTL_SECONDS = 30 * 86_400;
 
 /** Ports of {@link createSlackNotifier}. */
 export interface SlackNotifierDeps {
-  slack: Pick<SlackApi, 'postMessage'>;
-  threads: Pick<ApprovalStore, 'getThread' | 'putThread'>;
+  slack: Pick<SlackApi, 'postMessage' | 'updateMessage'>;
+  threads: Pick<ApprovalStore, 'getThread' | 'putThread' | 'close'>;
   /** The channel for an incident without a thread (its queue's `slackChannel`, or the default). */
   channelFor: (incidentId: string) => Promise<string | null>;
   /** Gets every notification that could not be delivered to Slack. @default the log notifier */
@@ -46,6 +49,12 @@ export function createSlackNotifier(deps: SlackNotifierDeps): Notifier {
       try {
         const thread = await deps.threads.getThread(n.incidentId);
         if (thread) {
+          if (n.kind === 'approval-expired' && thread.approvalId) {
+            // C17: nobody answered within TimeoutSeconds. Take the buttons away and close the
+            // approval, so a late click is answered "expired" without calling Step Functions.
+            await deps.threads.close(thread.approvalId, 'task-timed-out', deps.now());
+            await deps.slack.updateMessage(thread.channel, thread.ts, approvalExpiredMessage());
+          }
           await deps.slack.postMessage(thread.channel, message, { threadTs: thread.ts });
           return;
         }

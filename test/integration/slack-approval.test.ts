@@ -252,6 +252,7 @@ describe('request-approval against DynamoDB Local and the Slack capture', () => 
     expect(await createApprovalStore().getThread(basePayload.plan.incidentId)).toEqual({
       channel: 'C0EXAMPLE',
       ts: record?.messageTs,
+      approvalId,
     });
   });
 

@@ -46,8 +46,13 @@ function summary(overrides: Partial<IncidentSummary> = {}): IncidentSummary {
 
 function fakeSlack() {
   const posts: { channel: string; message: SlackMessage; threadTs: string | undefined }[] = [];
+  const updates: { channel: string; ts: string; message: SlackMessage }[] = [];
   return {
     posts,
+    updates,
+    async updateMessage(channel: string, ts: string, message: SlackMessage) {
+      updates.push({ channel, ts, message });
+    },
     async postMessage(channel: string, message: SlackMessage, options: { threadTs?: string } = {}) {
       posts.push({ channel, message, threadTs: options.threadTs });
       return { channel, ts: `1767350100.${String(posts.length).padStart(6, '0')}` };
@@ -216,6 +221,37 @@ describe('Slack notifier', () => {
     expect(slack.posts[0]?.message.text).toBe('completed: redriven 42');
   });
 
+  it('C17 approval-expired replaces the request (no buttons), closes the approval and notes it in the thread', async () => {
+    const { d, approvals, slack } = deps();
+    const posted = await requestApproval(payload, d);
+    const notifier = createSlackNotifier({
+      slack,
+      threads: approvals,
+      channelFor: async () => null,
+      now: () => NOW,
+    });
+    await notifier.notify({
+      incidentId: payload.plan.incidentId,
+      kind: 'approval-expired',
+      text: 'approval expired, nothing moved',
+      fields: {},
+    });
+    expect(slack.updates).toEqual([
+      {
+        channel: 'C0EXAMPLE',
+        ts: posted.ts,
+        message: expect.objectContaining({
+          text: 'Approval expired: nobody answered in time. Nothing was moved.',
+        }),
+      },
+    ]);
+    expect(approvals.records.get(posted.approvalId)).toMatchObject({
+      status: 'CLOSED',
+      closedReason: 'task-timed-out',
+    });
+    expect(slack.posts.at(-1)).toMatchObject({ channel: 'C0EXAMPLE', threadTs: posted.ts });
+  });
+
   it('starts a thread in the queue channel when there is none, and uses it for the next notice', async () => {
     const approvals = createInMemoryApprovalStore();
     const slack = fakeSlack();
@@ -240,6 +276,7 @@ describe('Slack notifier', () => {
         postMessage: async () => {
           throw new Error('channel_not_found');
         },
+        updateMessage: async () => undefined,
       },
       threads: createInMemoryApprovalStore(),
       channelFor: async () => 'C0GONE',
