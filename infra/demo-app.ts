@@ -11,7 +11,9 @@
 import { type App, Duration, Stack, type StackProps, aws_sqs as sqs } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { MonitoredDlq } from './monitored-dlq.js';
-import { type AlarmDelivery, PipelineStack } from './pipeline-stack.js';
+import { type AlarmDelivery, PipelineStack, type PipelineStackProps } from './pipeline-stack.js';
+
+const CROSS_STACK_STRENGTH = '@aws-cdk/core:defaultCrossStackReferences';
 
 /** Properties of {@link ExampleQueuesStack}. */
 export interface ExampleQueuesStackProps extends StackProps {
@@ -55,8 +57,19 @@ export class ExampleQueuesStack extends Stack {
   }
 }
 
-/** Builds the demo app's stacks from context (defaults for every value). */
-export function buildDemoApp(app: App): { pipeline: PipelineStack; example: ExampleQueuesStack } {
+/**
+ * Builds the demo app's stacks from context (defaults for every value).
+ * @param options.functionsDir - @default functions/ (see {@link PipelineStackProps.functionsDir})
+ */
+export function buildDemoApp(
+  app: App,
+  options: { functionsDir?: string } = {},
+): { pipeline: PipelineStack; example: ExampleQueuesStack } {
+  // Lock in CDK's current behaviour for the example stack's references to the pipeline
+  // (CloudFormation exports, which stop the pipeline from removing a value still in use).
+  // @see https://github.com/aws/aws-cdk/blob/main/packages/aws-cdk-lib/README.md#reference-strength
+  if (app.node.tryGetContext(CROSS_STACK_STRENGTH) === undefined)
+    app.node.setContext(CROSS_STACK_STRENGTH, 'strong');
   const ctx = (key: string): string | undefined => {
     const value: unknown = app.node.tryGetContext(key);
     return typeof value === 'string' && value.length > 0 ? value : undefined;
@@ -76,6 +89,7 @@ export function buildDemoApp(app: App): { pipeline: PipelineStack; example: Exam
     description: 'dlq-redrive: alarm-triggered triage and safe, ramped redrive of SQS dead-letter queues',
     ...(delivery === undefined ? {} : { alarmDelivery: delivery as AlarmDelivery }),
     ...(secretArn === undefined ? {} : { slackSecretArn: secretArn }),
+    ...(options.functionsDir === undefined ? {} : { functionsDir: options.functionsDir }),
   });
   const approvers = ctx('approvers')
     ?.split(',')

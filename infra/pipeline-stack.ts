@@ -297,6 +297,8 @@ export class PipelineStack extends Stack {
         POWERTOOLS_SERVICE_NAME: `dlq-redrive-${name}`,
         POWERTOOLS_METRICS_NAMESPACE: 'DlqRedrive',
         POWERTOOLS_LOG_LEVEL: 'INFO',
+        // Stack traces point into the TypeScript sources (the bundles carry source maps).
+        NODE_OPTIONS: '--enable-source-maps',
         ...(access.slackSecret ? { SLACK_SECRET_ARN: this.slackSecret.secretArn } : {}),
       },
       ...(name === 'triage' ? { deadLetterQueue: this.alarmDeliveryDlq, retryAttempts: 2 } : {}),
@@ -366,14 +368,29 @@ export class PipelineStack extends Stack {
           }),
         );
       }
-      if (access.stateMachine.length > 0 && this.stateMachine !== undefined) {
+      const sm = this.stateMachine;
+      if (sm !== undefined && access.stateMachine.length > 0) {
         role.addToPrincipalPolicy(
-          new iam.PolicyStatement({
-            actions: [...access.stateMachine],
-            resources: [this.stateMachine.stateMachineArn],
-          }),
+          new iam.PolicyStatement({ actions: [...access.stateMachine], resources: [sm.stateMachineArn] }),
         );
-        fn.addEnvironment('STATE_MACHINE_ARN', this.stateMachine.stateMachineArn);
+        fn.addEnvironment('STATE_MACHINE_ARN', sm.stateMachineArn);
+      }
+      if (sm !== undefined && access.executions.length > 0) {
+        const executions = this.formatArn({
+          service: 'states',
+          resource: 'execution',
+          resourceName: `${sm.stateMachineName}:*`,
+          arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+        });
+        role.addToPrincipalPolicy(
+          new iam.PolicyStatement({ actions: [...access.executions], resources: [executions] }),
+        );
+        const smId = this.getLogicalId(sm.node.defaultChild as sfn.CfnStateMachine);
+        acknowledge(role, {
+          id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:<${smId}.Name>:*]`,
+          reason:
+            'Execution ARNs are only known at run time; the wildcard covers executions of this one state machine (DescribeExecution after ExecutionAlreadyExists, C19).',
+        });
       }
       if (access.selfInvoke) {
         // A separate policy: the function's own ARN in its default policy would be a cycle.

@@ -1,0 +1,405 @@
+/**
+ * The deployable pipeline, synthesized ONCE (beforeAll) from the demo app with the real handlers
+ * bundled by the local esbuild (no Docker): resources and their key properties, least-privilege
+ * IAM, every ASL placeholder provided, and cdk-nag's AwsSolutions pack with no open finding.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { App, type Stack } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { TABLE, tableDefinition } from '../../functions/shared/table.js';
+import {
+  aslPlaceholders,
+  aslTaskResources,
+  DEFAULT_DEFINITION_PATH,
+  substitutionsFor,
+} from '../../infra/asl.js';
+import { buildDemoApp, type ExampleQueuesStack } from '../../infra/demo-app.js';
+import {
+  FUNCTION_ACCESS,
+  FUNCTION_NAMES,
+  type FunctionName,
+  MOVE_TASK_DESTINATION_ACTIONS,
+  MOVE_TASK_DLQ_ACTIONS,
+  placeholderOf,
+} from '../../infra/function-catalog.js';
+import { type PipelineStack, REPO_ROOT } from '../../infra/pipeline-stack.js';
+import { sdkActionsOf } from '../../infra/sdk-actions.js';
+
+const FUNCTIONS_DIR = join(REPO_ROOT, 'functions');
+
+// biome-ignore lint/suspicious/noExplicitAny: CloudFormation templates are untyped JSON.
+type Resource = { Type: string; Properties: Record<string, any> };
+type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: unknown };
+
+/**
+ * Actions the bundle links (a shared adapter object carries every method) but the function's core
+ * never calls: its deps are typed `Pick<Port, ...>` without them. Reviewed by hand against each
+ * core's deps; granting them would break least privilege (only move-task may start move tasks).
+ */
+const LINKED_NOT_CALLED: Partial<Record<FunctionName, readonly string[]>> = {
+  'validate-input': [
+    'sqs:ReceiveMessage',
+    'sqs:ChangeMessageVisibility',
+    'sqs:GetQueueAttributes',
+    'sqs:ListDeadLetterSourceQueues',
+  ],
+  preflight: [
+    'sqs:StartMessageMoveTask',
+    'sqs:CancelMessageMoveTask',
+    'sqs:ReceiveMessage',
+    'sqs:ChangeMessageVisibility',
+    'dynamodb:PutItem',
+    'dynamodb:UpdateItem',
+    'dynamodb:DeleteItem',
+    'dynamodb:BatchWriteItem',
+  ],
+  reconcile: ['sqs:StartMessageMoveTask', 'sqs:CancelMessageMoveTask', 'sqs:ListDeadLetterSourceQueues'],
+  park: ['sqs:GetQueueAttributes', 'sqs:ListDeadLetterSourceQueues'],
+  'sample-redrive': ['sqs:ListDeadLetterSourceQueues'],
+  'verify-sample': ['sqs:ListDeadLetterSourceQueues'],
+  'move-task': ['sqs:ListDeadLetterSourceQueues'],
+};
+
+let app: App;
+let pipeline: PipelineStack;
+let example: ExampleQueuesStack;
+let template: Template;
+let exampleTemplate: Template;
+let nagReport: ReturnType<AwsSolutionsChecks['validateScope']>;
+
+/** Every IAM statement attached to a role (identified by its logical id in the pipeline stack). */
+function statementsOf(roleLogicalId: string): Statement[] {
+  const out: Statement[] = [];
+  for (const t of [template, exampleTemplate]) {
+    for (const policy of Object.values(t.findResources('AWS::IAM::Policy')) as Resource[]) {
+      if (!JSON.stringify(policy.Properties.Roles).includes(roleLogicalId)) continue;
+      out.push(...(policy.Properties.PolicyDocument.Statement as Statement[]));
+    }
+  }
+  return out;
+}
+
+function actionsOf(statements: readonly Statement[]): Set<string> {
+  return new Set(statements.flatMap((s) => [s.Action].flat()));
+}
+
+function roleIdOf(name: FunctionName): string {
+  const role = pipeline.roles[name];
+  if (role === undefined) throw new Error(`no role for ${name}`);
+  return pipeline.getLogicalId(role.node.defaultChild as import('aws-cdk-lib').CfnElement);
+}
+
+function functionResource(name: FunctionName): Resource {
+  const fn = pipeline.functions[name];
+  if (fn === undefined) throw new Error(`no function ${name}`);
+  const id = pipeline.getLogicalId(fn.node.defaultChild as import('aws-cdk-lib').CfnElement);
+  return template.toJSON().Resources[id] as Resource;
+}
+
+beforeAll(() => {
+  app = new App();
+  ({ pipeline, example } = buildDemoApp(app, { functionsDir: FUNCTIONS_DIR }));
+  app.synth();
+  template = Template.fromStack(pipeline);
+  exampleTemplate = Template.fromStack(example);
+  nagReport = new AwsSolutionsChecks(app, { verbose: true }).validateScope(app);
+}, 120_000);
+
+describe('table', () => {
+  it('has the keys, index and attribute types of functions/shared/table.ts (one source of truth)', () => {
+    const local = tableDefinition('x');
+    const tables = Object.values(template.findResources('AWS::DynamoDB::Table')) as Resource[];
+    expect(tables).toHaveLength(1);
+    const table = tables[0] as Resource;
+
+    expect(table.Properties.KeySchema).toEqual(local.KeySchema);
+    expect(
+      [...(table.Properties.AttributeDefinitions as { AttributeName: string }[])].sort((a, b) =>
+        a.AttributeName.localeCompare(b.AttributeName),
+      ),
+    ).toEqual(
+      [...(local.AttributeDefinitions ?? [])].sort((a, b) =>
+        String(a.AttributeName).localeCompare(String(b.AttributeName)),
+      ),
+    );
+    expect(table.Properties.GlobalSecondaryIndexes).toEqual(local.GlobalSecondaryIndexes);
+    expect(table.Properties.BillingMode).toBe('PAY_PER_REQUEST');
+  });
+
+  it('has point-in-time recovery, the TTL attribute, encryption at rest, deletion protection and is retained', () => {
+    template.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+      Properties: {
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        TimeToLiveSpecification: { AttributeName: TABLE.ttlAttribute, Enabled: true },
+        SSESpecification: { SSEEnabled: true },
+        DeletionProtectionEnabled: true,
+      },
+    });
+  });
+});
+
+describe('functions', () => {
+  it('builds one function per functions/<name>/handler.ts, and every such folder is in the catalogue', () => {
+    const folders = readdirSync(FUNCTIONS_DIR).filter((d) =>
+      existsSync(join(FUNCTIONS_DIR, d, 'handler.ts')),
+    );
+
+    expect(folders.filter((d) => !(FUNCTION_NAMES as readonly string[]).includes(d))).toEqual([]);
+    expect(Object.keys(pipeline.functions).sort()).toEqual([...folders].sort());
+    expect(pipeline.missingFunctions).toEqual([]);
+    expect(Object.keys(template.findResources('AWS::Lambda::Function'))).toHaveLength(
+      folders.length + (template.toJSON().Resources.AWS679f53fac002430cb0da5b7982bd22872 ? 1 : 0),
+    );
+  });
+
+  it('runs every function on nodejs22.x, arm64, X-Ray Active, an ESM bundle and its own log group with retention', () => {
+    for (const name of Object.keys(pipeline.functions) as FunctionName[]) {
+      const props = functionResource(name).Properties;
+      expect(props.Runtime, name).toBe('nodejs22.x');
+      expect(props.Architectures, name).toEqual(['arm64']);
+      expect(props.TracingConfig, name).toEqual({ Mode: 'Active' });
+      expect(props.Handler, name).toBe('index.handler');
+      expect(props.Environment.Variables.NODE_OPTIONS, name).toBe('--enable-source-maps');
+      const logGroupRef = props.LoggingConfig.LogGroup.Ref as string;
+      expect(template.toJSON().Resources[logGroupRef].Properties.RetentionInDays, name).toBe(30);
+    }
+  });
+
+  it('bundles each handler as ESM (index.mjs) with the require banner, without Docker', () => {
+    const assetDir = join(app.outdir);
+    const bundles = readdirSync(assetDir).filter((d) => d.startsWith('asset.'));
+    const mjs = bundles.filter((d) => existsSync(join(assetDir, d, 'index.mjs')));
+    expect(mjs.length).toBeGreaterThanOrEqual(Object.keys(pipeline.functions).length);
+    const sample = readFileSync(join(assetDir, mjs[0] as string, 'index.mjs'), 'utf8');
+    expect(sample.startsWith("import { createRequire as __dlqCreateRequire } from 'node:module';")).toBe(
+      true,
+    );
+  });
+
+  it('passes TABLE_NAME to every function and the Slack secret ARN only to the Slack functions', () => {
+    for (const name of Object.keys(pipeline.functions) as FunctionName[]) {
+      const env = functionResource(name).Properties.Environment.Variables;
+      expect(env.TABLE_NAME, name).toBeDefined();
+      expect(env.SLACK_SECRET_ARN !== undefined, name).toBe(FUNCTION_ACCESS[name].slackSecret);
+    }
+  });
+});
+
+describe('state machine', () => {
+  const definition = readFileSync(DEFAULT_DEFINITION_PATH, 'utf8');
+
+  it('provides a value for every placeholder in statemachines/redrive.asl.json', () => {
+    const [machine] = Object.values(template.findResources('AWS::StepFunctions::StateMachine')) as Resource[];
+    const provided = Object.keys(machine?.Properties.DefinitionSubstitutions ?? {}).sort();
+
+    expect(aslPlaceholders(definition).length).toBeGreaterThan(0);
+    expect(provided).toEqual(aslPlaceholders(definition));
+  });
+
+  it('refuses to build a definition with a placeholder that maps to no function', () => {
+    const text = JSON.stringify({ States: { X: { Type: 'Task', Resource: `$${'{'}UnknownFunctionArn}` } } });
+
+    expect(() => substitutionsFor(text, { [placeholderOf('park')]: 'arn:park' })).toThrow(
+      /placeholder\(s\) with no value: \$\{UnknownFunctionArn\}/,
+    );
+  });
+
+  it('lets the state machine role invoke exactly the functions the definition names', () => {
+    const machineRole = Object.entries(template.findResources('AWS::IAM::Role')).find(([id]) =>
+      id.startsWith('RedriveWorkflowRole'),
+    )?.[0] as string;
+    const invoke = statementsOf(machineRole).filter((s) =>
+      [s.Action].flat().includes('lambda:InvokeFunction'),
+    );
+    const invoked = JSON.stringify(invoke.map((s) => s.Resource));
+    const named = aslPlaceholders(definition).map((p) => p.replace(/FunctionArn$/, ''));
+
+    expect(invoke).toHaveLength(1);
+    for (const name of named) expect(invoked).toContain(`${name}`);
+    expect([invoke[0]?.Resource].flat()).toHaveLength(named.length);
+    expect(
+      aslTaskResources(JSON.parse(definition)).every((r) => r.startsWith('${') || r.includes(':lambda:')),
+    ).toBe(true);
+  });
+
+  it('logs ALL events without execution data (task tokens stay out of logs) and traces with X-Ray', () => {
+    template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
+      LoggingConfiguration: { Level: 'ALL', IncludeExecutionData: false },
+      TracingConfiguration: { Enabled: true },
+    });
+  });
+});
+
+describe('alarm routing and Slack endpoint', () => {
+  it('C01 the rule matches the owned alarms state changes only: source aws.cloudwatch, detail-type CloudWatch Alarm State Change', () => {
+    const [rule] = Object.values(template.findResources('AWS::Events::Rule')) as Resource[];
+    const pattern = rule?.Properties.EventPattern;
+
+    expect(pattern.source).toEqual(['aws.cloudwatch']);
+    expect(pattern['detail-type']).toEqual(['CloudWatch Alarm State Change']);
+    expect(pattern.resources).toHaveLength(example.monitored.routedAlarmArns.length);
+    expect(rule?.Properties.State).toBe('ENABLED');
+    const sampleConfigChange = JSON.parse(
+      readFileSync(join(REPO_ROOT, 'events/cloudwatch/alarm-configuration-change.json'), 'utf8'),
+    );
+    expect(pattern['detail-type']).not.toContain(sampleConfigChange['detail-type']);
+  });
+
+  it('targets triage with a dead-letter queue and a retry policy', () => {
+    const triageId = pipeline.getLogicalId(
+      pipeline.functions.triage?.node.defaultChild as import('aws-cdk-lib').CfnElement,
+    );
+    template.hasResourceProperties('AWS::Events::Rule', {
+      Targets: [
+        Match.objectLike({
+          Arn: { 'Fn::GetAtt': [triageId, 'Arn'] },
+          DeadLetterConfig: { Arn: Match.anyValue() },
+          RetryPolicy: { MaximumRetryAttempts: 8, MaximumEventAgeInSeconds: 7200 },
+        }),
+      ],
+    });
+  });
+
+  it('exposes slack-interaction through a Function URL with auth NONE (Slack signs; the handler verifies)', () => {
+    const slackId = pipeline.getLogicalId(
+      pipeline.functions['slack-interaction']?.node.defaultChild as import('aws-cdk-lib').CfnElement,
+    );
+    template.resourceCountIs('AWS::Lambda::Url', 1);
+    template.hasResourceProperties('AWS::Lambda::Url', {
+      AuthType: 'NONE',
+      TargetFunctionArn: { 'Fn::GetAtt': [slackId, 'Arn'] },
+    });
+  });
+
+  it('keeps the Slack credentials in one retained Secrets Manager secret readable only by the Slack functions', () => {
+    template.resourceCountIs('AWS::SecretsManager::Secret', 1);
+    template.hasResource('AWS::SecretsManager::Secret', { DeletionPolicy: 'Retain' });
+    for (const name of Object.keys(pipeline.functions) as FunctionName[]) {
+      const reads = actionsOf(statementsOf(roleIdOf(name))).has('secretsmanager:GetSecretValue');
+      expect(reads, name).toBe(FUNCTION_ACCESS[name].slackSecret);
+    }
+  });
+
+  it('encrypts the parking queue and the alarm delivery DLQ and refuses non-TLS access', () => {
+    template.resourceCountIs('AWS::SQS::Queue', 2);
+    template.allResourcesProperties('AWS::SQS::Queue', { SqsManagedSseEnabled: true });
+    template.resourceCountIs('AWS::SQS::QueuePolicy', 2);
+  });
+});
+
+describe('IAM', () => {
+  it('grants no SQS, DynamoDB, Step Functions, Secrets Manager or Lambda action on "*"', () => {
+    for (const t of [template, exampleTemplate]) {
+      for (const policy of Object.values(t.findResources('AWS::IAM::Policy')) as Resource[]) {
+        for (const s of policy.Properties.PolicyDocument.Statement as Statement[]) {
+          if (![s.Resource].flat().includes('*')) continue;
+          const actions = [s.Action].flat();
+          expect(
+            actions.every((a) => /^(xray|logs):/.test(a)),
+            JSON.stringify(actions),
+          ).toBe(true);
+        }
+      }
+    }
+  });
+
+  it('lets the move-task function, and nobody else, start move tasks, only on registered DLQs', () => {
+    const holders = (Object.keys(pipeline.functions) as FunctionName[]).filter((name) =>
+      actionsOf(statementsOf(roleIdOf(name))).has('sqs:StartMessageMoveTask'),
+    );
+    expect(holders).toEqual(['move-task']);
+    const dlqId = example.getLogicalId(example.dlq.node.defaultChild as import('aws-cdk-lib').CfnElement);
+    for (const s of statementsOf(roleIdOf('move-task'))) {
+      if (![s.Action].flat().includes('sqs:StartMessageMoveTask')) continue;
+      expect(s.Resource).toEqual({ 'Fn::GetAtt': [dlqId, 'Arn'] });
+    }
+  });
+
+  it('gives the move-task role what a move task needs: receive, delete, attributes on the DLQ, send on the sources', () => {
+    const statements = statementsOf(roleIdOf('move-task'));
+    const dlqActions = statements
+      .filter((s) => JSON.stringify(s.Resource).includes('OrdersDlq'))
+      .flatMap((s) => [s.Action].flat());
+    const sourceActions = statements
+      .filter((s) => JSON.stringify(s.Resource).includes('"Orders'))
+      .filter((s) => !JSON.stringify(s.Resource).includes('OrdersDlq'))
+      .flatMap((s) => [s.Action].flat());
+
+    expect(dlqActions).toEqual(expect.arrayContaining([...MOVE_TASK_DLQ_ACTIONS]));
+    expect(sourceActions).toContain('sqs:SendMessage');
+  });
+
+  it('covers every AWS SDK call each function makes, and grants no SQS/Step Functions/Lambda/Secrets action it never calls', async () => {
+    // A move task runs with the caller's permissions: these are used by SQS, not by our code.
+    const calledOnlyByTheService = new Set<string>([
+      ...MOVE_TASK_DLQ_ACTIONS,
+      ...MOVE_TASK_DESTINATION_ACTIONS,
+    ]);
+    for (const name of Object.keys(pipeline.functions) as FunctionName[]) {
+      const reachable = await sdkActionsOf(FUNCTIONS_DIR, name);
+      const notCalled = new Set(LINKED_NOT_CALLED[name] ?? []);
+      const needed = reachable.filter((a) => !notCalled.has(a));
+      const statements = statementsOf(roleIdOf(name));
+      const granted = actionsOf(statements);
+      // Lambda itself sends triage's failed async events to its DLQ, with triage's role.
+      const ownDlq = actionsOf(
+        statements.filter((s) => JSON.stringify(s.Resource).includes('AlarmDeliveryDlq')),
+      );
+
+      expect(
+        needed.filter((a) => !granted.has(a)),
+        `${name} lacks`,
+      ).toEqual([]);
+      const excess = [...granted].filter(
+        (a) =>
+          /^(sqs|states|lambda|secretsmanager):/.test(a) &&
+          !needed.includes(a) &&
+          !(name === 'move-task' && calledOnlyByTheService.has(a)) &&
+          a !== 'secretsmanager:DescribeSecret' &&
+          !ownDlq.has(a),
+      );
+      expect(excess, `${name} has unused`).toEqual([]);
+      // The exceptions are real: each is linked into the bundle (and would otherwise be required).
+      expect(
+        [...notCalled].filter((a) => !reachable.includes(a)),
+        `${name} stale exception`,
+      ).toEqual([]);
+    }
+  }, 60_000);
+});
+
+describe('cdk-nag', () => {
+  it('reports no unacknowledged AwsSolutions finding on any stack', () => {
+    const open = nagReport.violations.map(
+      (v) => `${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`,
+    );
+    expect(open).toEqual([]);
+    expect(nagReport.success).toBe(true);
+  });
+
+  it('has a written reason on every acknowledgement', () => {
+    const reasons: string[] = [];
+    for (const construct of app.node.findAll()) {
+      for (const entry of construct.node.metadata) {
+        if (entry.type !== 'aws:cdk:acknowledged-rules') continue;
+        for (const ack of Object.values(entry.data as Record<string, { reason?: string } | string>)) {
+          reasons.push(typeof ack === 'string' ? ack : (ack.reason ?? ''));
+        }
+      }
+    }
+    expect(reasons.length).toBeGreaterThan(0);
+    expect(reasons.filter((r) => r.trim().length < 20)).toEqual([]);
+  });
+
+  it('leaves no error or warning annotation on either stack', () => {
+    for (const stack of [pipeline, example] as Stack[]) {
+      expect(Annotations.fromStack(stack).findError('*', Match.anyValue())).toEqual([]);
+      expect(Annotations.fromStack(stack).findWarning('*', Match.anyValue())).toEqual([]);
+    }
+  });
+});
