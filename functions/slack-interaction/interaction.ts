@@ -234,10 +234,11 @@ function stateMessage(record: ApprovalRecord): ResponseUrlMessage {
  * Runs the work deferred by {@link acknowledgeInteraction}.
  *
  * `callback`: takes the callback lease (DECIDED -> SENDING, conditional), sends `SendTaskSuccess`
- * once, closes the approval and replaces the Slack message with the decision. A closed task (`TaskTimedOut`, `TaskDoesNotExist`,
- * `InvalidToken`) closes the approval and replaces the message with "expired or already decided";
- * it is not retried and nothing is redriven. A duplicate delivery (the approval is SENDING under
- * another follow-up's lease, or CLOSED) sends nothing and leaves Slack alone.
+ * once, closes the approval and replaces the Slack message with the decision. A closed task
+ * (`TaskTimedOut`, `TaskDoesNotExist`, `InvalidToken`) closes the approval and replaces the message
+ * with "expired or already decided"; it is not retried and nothing is redriven. A duplicate
+ * delivery (the approval is SENDING under another follow-up's lease, or CLOSED) sends nothing and
+ * leaves Slack alone.
  *
  * @returns what happened, for logs and tests.
  * @throws other SDK errors (the async invocation retries; it takes the callback over once the
