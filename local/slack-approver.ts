@@ -47,6 +47,11 @@ export interface SlackApproverOptions {
   signingSecret?: string;
   /** Where the request and the outcome are printed. @default process.stdout */
   output?: NodeJS.WritableStream;
+  /**
+   * Waits this long before clicking, milliseconds (a late click after the state's timeout, C17).
+   * @default 0
+   */
+  clickAfterMs?: number;
 }
 
 /** What the last run did (for tests and the demo's report). */
@@ -134,6 +139,7 @@ export function slackApprover(options: SlackApproverOptions = {}): Approver & {
         `Slack approval request posted to ${posted.channel} (ts ${posted.ts}): ${String(message?.text)}\n`,
       );
 
+      if (options.clickAfterMs) await new Promise((r) => setTimeout(r, options.clickAfterMs));
       const actionTs = (Date.now() / 1000).toFixed(6);
       const payload = {
         type: 'block_actions',
