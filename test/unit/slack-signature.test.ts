@@ -47,6 +47,15 @@ describe('Slack v0 signature', () => {
     expect(verify(raw, base64Event.headers)).toEqual({ ok: true });
   });
 
+  it('C15 verifies the same event delivered with a plain-text body (isBase64Encoded false)', () => {
+    const plain = JSON.parse(
+      readFileSync(new URL('../../events/slack/function-url-block-actions.json', import.meta.url), 'utf8'),
+    ) as { body: string; isBase64Encoded: boolean; headers: Record<string, string> };
+    expect(plain.isBase64Encoded).toBe(false);
+    expect(rawBodyOf(plain).equals(rawBodyOf(base64Event))).toBe(true);
+    expect(verify(rawBodyOf(plain), plain.headers)).toEqual({ ok: true });
+  });
+
   it('C15 refuses the re-encoded body against the same signature (the hash covers the received bytes)', () => {
     expect(verify(Buffer.from(c15.negative_reencoded_body, 'utf8'), c15.headers)).toEqual({
       ok: false,
