@@ -1,0 +1,110 @@
+import { DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { handler as sampleHandler } from '../../functions/sample-redrive/handler.js';
+import type { SampleRedriveResult } from '../../functions/sample-redrive/sample-redrive.js';
+import { sqsClient } from '../../functions/shared/clients.js';
+import { createProcessedKeys } from '../../functions/shared/consumer-idempotency.js';
+import { handler as verifyHandler } from '../../functions/verify-sample/handler.js';
+import type { VerifySampleResult } from '../../functions/verify-sample/verify-sample.js';
+import { type LocalStack, startLocalStack } from '../../local/stack.js';
+import { createQueue, lambdaContext, planFor, seedAndInventory } from '../support/redrive-fixtures.js';
+import { queueDepth } from '../support/seed-dlq.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const sample = (event: unknown) =>
+  sampleHandler(event as never, lambdaContext) as Promise<SampleRedriveResult>;
+const verify = (event: unknown) =>
+  verifyHandler(event as never, lambdaContext) as Promise<VerifySampleResult>;
+
+/**
+ * A consumer of the source queue: processes what `ok` accepts (deletes it and records its key
+ * as processed, as the consumer middleware would), and fails the rest with visibility 0 so SQS
+ * dead-letters them after maxReceiveCount receives.
+ */
+async function consume(url: string, ok: (body: string) => boolean): Promise<void> {
+  const processed = createProcessedKeys();
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    const depth = await queueDepth(sqsClient(), url);
+    if (depth.visible + depth.inFlight === 0) return;
+    // VisibilityTimeout 1 s: with 0 the local SQS hands the same message out several times in one
+    // receive and dead-letters it at once.
+    const out = await sqsClient().send(
+      new ReceiveMessageCommand({
+        QueueUrl: url,
+        MaxNumberOfMessages: 10,
+        VisibilityTimeout: 1,
+        MessageAttributeNames: ['All'],
+      }),
+    );
+    for (const m of out.Messages ?? []) {
+      if (!ok(m.Body ?? '')) continue;
+      await sqsClient().send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: m.ReceiptHandle }));
+      const key = m.MessageAttributes?.['idempotency-key']?.StringValue as string;
+      await processed.markProcessed('orders-consumer', key, { messageId: m.MessageId as string });
+    }
+    await sleep(100);
+  }
+  throw new Error(`consume: ${url} did not drain`);
+}
+
+describe('VerifySample against the local stack', () => {
+  let stack: LocalStack;
+  beforeAll(async () => {
+    stack = await startLocalStack();
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('fails when a sample comes back to the DLQ within the window, naming its key and counting the processed one', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'vs-fail-dlq',
+      sourceNames: ['vs-fail-src'],
+      messages: [{ body: 'still-broken' }, { body: 'fixed' }, { body: 'rest-1' }],
+      incidentId: 'inc-vs-fail',
+    });
+    const plan = planFor(dlq, { sampleSize: 2 });
+    const sent = await sample({ plan, preflight: { verifyWindowSeconds: 0, fifo: false } });
+    expect(sent.keys).toHaveLength(2);
+    await consume(dlq.sources[0]?.url as string, (body) => body !== 'still-broken');
+    const result = await verify({ plan, sample: sent });
+    expect(result.verdict).toBe('fail');
+    expect(result.returned).toHaveLength(1);
+    expect(sent.keys).toContain(result.returned[0]);
+    expect([result.processed, result.unknown]).toEqual([1, 0]);
+    expect(result.reason).toContain('1 of 2 sample message(s) came back to the DLQ');
+  });
+
+  it('passes when no sample came back, counting the samples consumers recorded as processed', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'vs-pass-dlq',
+      sourceNames: ['vs-pass-src'],
+      messages: [{ body: 'a' }, { body: 'b' }, { body: 'c' }],
+      incidentId: 'inc-vs-pass',
+    });
+    const plan = planFor(dlq, { sampleSize: 2 });
+    const sent = await sample({ plan, preflight: { verifyWindowSeconds: 0, fifo: false } });
+    await consume(dlq.sources[0]?.url as string, () => true);
+    const result = await verify({ plan, sample: sent });
+    expect([result.verdict, result.returned, result.processed, result.unknown]).toEqual(['pass', [], 2, 0]);
+  });
+
+  it('fails when no sample could be sent although messages remain', async () => {
+    const url = await createQueue(sqsClient(), 'vs-none-dlq');
+    await sqsClient().send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'orphan' }));
+    const plan = planFor({
+      dlqArn: 'arn:aws:sqs:us-east-1:123456789012:vs-none-dlq',
+      dlqUrl: url,
+      incidentId: 'i',
+    });
+    const result = await verify({
+      plan,
+      sample: { redriveId: 'i', sent: 0, alreadySent: 0, keys: [], verifyAfterSeconds: 0 },
+    });
+    expect(result.verdict).toBe('fail');
+    expect(result.reason).toContain('no sample message could be sent although 1 message(s) remain');
+  });
+});
