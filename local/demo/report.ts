@@ -1,7 +1,7 @@
 /**
  * The end-of-run report of `npm start`: where every inventoried message ended, as a table or as
  * one JSON object. The run succeeds only when nothing was lost and the counts add up
- * (inventoried = redriven + parked + discarded + remaining).
+ * (inventoried = redriven + parked + discarded + remaining + lost, with lost = 0).
  */
 
 /** Counts from the workflow's Reconcile step (`$.reconcile`, docs/contracts.md). */
@@ -30,7 +30,7 @@ export interface RunReport {
   remaining: number;
   lost: number;
   duplicateSendsPrevented: number;
-  /** inventoried = redriven + parked + discarded + remaining. */
+  /** inventoried = redriven + parked + discarded + remaining + lost. */
   countsAddUp: boolean;
   /** Billed state transitions of the execution. */
   stateTransitions: number;
@@ -39,9 +39,9 @@ export interface RunReport {
   durationMs: number;
 }
 
-/** inventoried = redriven + parked + discarded + remaining. */
+/** inventoried = redriven + parked + discarded + remaining + lost (every envelope in exactly one state). */
 export function countsAddUp(c: ReconcileCounts): boolean {
-  return c.inventoried === c.redriven + c.parked + c.discarded + c.inDlq;
+  return c.inventoried === c.redriven + c.parked + c.discarded + c.inDlq + c.lost;
 }
 
 /** 0 when nothing was lost and the counts add up, else 1. */

@@ -1,0 +1,147 @@
+import {
+  CancelMessageMoveTaskCommand,
+  ListMessageMoveTasksCommand,
+  type SQSClient,
+  StartMessageMoveTaskCommand,
+} from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sqsClient } from '../../functions/shared/clients.js';
+import { fixedApprover, silentApprover } from '../../local/approver.js';
+import { type LocalStack, startLocalStack } from '../../local/stack.js';
+import { envelopeStates, MOVING_TASKS, runIncident } from './harness.js';
+
+function movingInvocations(invocations: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(
+    MOVING_TASKS.filter((t) => invocations[t]).map((t) => [t, invocations[t] as number]),
+  );
+}
+
+describe('redrive workflow guards on the local stack (real ASL, real handlers)', () => {
+  let stack: LocalStack;
+  let sqs: SQSClient;
+  beforeAll(async () => {
+    stack = await startLocalStack();
+    sqs = sqsClient();
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('a sample that fails verification (consumer still broken) halts the run before any move task, samples accounted for', async () => {
+    const run = await runIncident(sqs, {
+      name: 'broken',
+      messages: 40,
+      poisonEvery: 10,
+      fixOnApproval: false,
+    });
+    const { result, reconcile } = run;
+    expect(result.taskResults.VerifySample).toMatchObject({ verdict: 'fail' });
+    expect(result.path).toContain('OutcomeSampleFailed');
+    expect(result.path).not.toContain('StartMoveTask');
+    expect(result.invocations.StartMoveTask).toBeUndefined();
+    expect(result.status).toBe('FAILED');
+    expect(result.path.at(-1)).toBe('SampleFailed');
+    expect(result.error).toBe('Redrive.SampleFailed');
+    const sample = result.taskResults.SampleRedrive as { sent: number; keys: string[] };
+    expect(sample.sent).toBe(5);
+    expect(reconcile?.lost).toBe(0);
+    // The 5 samples came back to the DLQ as new messages (same keys): the final inventory stores
+    // them as new envelopes, so 40 + 5 are accounted for: 4 poison parked, 5 sampled and redriven,
+    // 31 untouched plus the 5 returned still in the DLQ.
+    expect(reconcile).toMatchObject({
+      inventoried: 45,
+      returned: 5,
+      parked: 4,
+      redriven: 5,
+      inDlq: 36,
+      discarded: 0,
+    });
+    if (reconcile)
+      expect(reconcile.redriven + reconcile.parked + reconcile.discarded + reconcile.inDlq).toBe(
+        reconcile.inventoried,
+      );
+    expect(run.dlqDepthAfter).toBe(36);
+  });
+
+  it('approval rejected: nothing moves and every envelope stays IN_DLQ', async () => {
+    const run = await runIncident(sqs, {
+      name: 'rejected',
+      messages: 20,
+      approver: fixedApprover('rejected', 'carol'),
+    });
+    expect(run.result.taskResults.RequestApproval).toMatchObject({
+      decision: 'rejected',
+      approvedBy: 'carol',
+    });
+    expect(run.result.path).toContain('OutcomeRejected');
+    expect(run.result.path.at(-1)).toBe('ApprovalRejected');
+    expect(movingInvocations(run.result.invocations)).toEqual({});
+    expect(run.dlqDepthAfter).toBe(20);
+    expect(await envelopeStates(run.incident.queues.dlqArn)).toEqual({
+      IN_DLQ: 20,
+      REDRIVEN: 0,
+      PARKED: 0,
+      DISCARDED: 0,
+    });
+  });
+
+  it('C17 approval timed out (RequestApproval TimeoutSeconds, shortened to 2 s): ApprovalExpired, nothing moved, late click refused', async () => {
+    let token = '';
+    const run = await runIncident(sqs, {
+      name: 'expired',
+      messages: 20,
+      approver: {
+        name: 'away',
+        async requestApproval(request, callbacks) {
+          token = request.taskToken;
+          await silentApprover().requestApproval(request, callbacks);
+        },
+      },
+      runner: { timeoutSecondsOverrides: { RequestApproval: 2 } },
+    });
+    expect(run.result.status).toBe('FAILED');
+    expect(run.result.path.at(-1)).toBe('ApprovalExpired');
+    expect(run.result.error).toBe('Redrive.ApprovalExpired');
+    expect(run.result.path).toContain('OutcomeApprovalExpired');
+    expect(movingInvocations(run.result.invocations)).toEqual({});
+    expect(run.dlqDepthAfter).toBe(20);
+    await expect(run.runner.tokens.sendTaskSuccess(token, { decision: 'approved' })).rejects.toMatchObject({
+      name: 'TaskTimedOut',
+    });
+  });
+
+  it('C06 a move task already running on the DLQ: the redrive is refused and the workflow starts nothing', async () => {
+    let handle = '';
+    const run = await runIncident(sqs, {
+      name: 'busy',
+      messages: 20,
+      beforeTriage: async (incident) => {
+        // Someone pressed "Start DLQ redrive" in the console, at 1 msg/s.
+        const started = await sqs.send(
+          new StartMessageMoveTaskCommand({
+            SourceArn: incident.queues.dlqArn,
+            MaxNumberOfMessagesPerSecond: 1,
+          }),
+        );
+        handle = started.TaskHandle ?? '';
+      },
+    });
+    try {
+      expect(handle).not.toBe('');
+      expect(run.result.taskResults.Preflight).toMatchObject({ ok: false });
+      const refusal = String((run.result.taskResults.Preflight as { refusal: string }).refusal);
+      expect(refusal).toMatch(/move task|already/i);
+      expect(run.result.path).toContain('OutcomeRefused');
+      expect(run.result.path.at(-1)).toBe('RedriveRefused');
+      expect(run.result.error).toBe('Redrive.Refused');
+      expect(run.result.invocations.RequestApproval).toBeUndefined();
+      expect(movingInvocations(run.result.invocations)).toEqual({});
+    } finally {
+      const tasks = await sqs.send(
+        new ListMessageMoveTasksCommand({ SourceArn: run.incident.queues.dlqArn }),
+      );
+      if (tasks.Results?.[0]?.Status === 'RUNNING')
+        await sqs.send(new CancelMessageMoveTaskCommand({ TaskHandle: handle }));
+    }
+  });
+});
