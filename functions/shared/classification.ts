@@ -55,9 +55,16 @@ export function fingerprint(errorClass: string | undefined, errorMessage: string
   return `${errorClass?.trim() || '<none>'}|${errorMessage ? normaliseReason(errorMessage) || '<none>' : '<none>'}`;
 }
 
+const compiled = new Map<string, RegExp>();
 function test(pattern: string | undefined, value: string | undefined): boolean {
   if (pattern === undefined) return true;
-  return value !== undefined && new RegExp(pattern, 'i').test(value);
+  if (value === undefined) return false;
+  let re = compiled.get(pattern);
+  if (!re) {
+    re = new RegExp(pattern, 'i');
+    compiled.set(pattern, re);
+  }
+  return re.test(value);
 }
 
 function matches(match: RuleMatch, e: MessageEvidence): boolean {

@@ -40,6 +40,9 @@ export const DEFAULT_BUDGETS: InventoryBudgets = {
   safetyMarginMs: 15_000,
 };
 
+/** putEnvelopes calls (of up to 100 envelopes each) running while the scan goes on. */
+const MAX_WRITES_IN_FLIGHT = 4;
+
 /** SQS's in-flight limit for standard queues (FIFO: 20,000). */
 export const SQS_IN_FLIGHT_LIMIT = 120_000;
 
@@ -130,21 +133,36 @@ export async function inventoryDlq(input: InventoryInput, deps: InventoryDeps): 
   const held: string[] = [];
   const seen = new Set<string>();
   let pending: EnvelopeWrite[] = [];
-  let inFlightWrite: Promise<void> = Promise.resolve();
-
+  // Up to MAX_WRITES_IN_FLIGHT putEnvelopes calls overlap with the receives.
+  const writes = new Set<Promise<void>>();
+  let writeError: unknown;
+  const settle = async () => {
+    await Promise.all([...writes]);
+    if (writeError !== undefined) throw writeError;
+  };
   const flush = async () => {
-    await inFlightWrite;
+    if (writeError !== undefined) throw writeError;
     if (pending.length === 0) return;
+    while (writes.size >= MAX_WRITES_IN_FLIGHT) await Promise.race([...writes]);
     const batch = pending;
     pending = [];
     result.apiCalls.putEnvelopes++;
     const writeBudget = Math.max(1000, deps.remainingTimeMs() - budgets.safetyMarginMs / 2);
-    inFlightWrite = deps.envelopes.putEnvelopes(batch, { deadlineMs: deps.now() + writeBudget }).then((r) => {
-      result.written += r.written;
-      result.created += r.created;
-      result.unprocessed += r.unprocessed;
-      result.unprocessedMessageIds.push(...r.unprocessedMessageIds);
-    });
+    const write = deps.envelopes
+      .putEnvelopes(batch, { deadlineMs: deps.now() + writeBudget })
+      .then(
+        (r) => {
+          result.written += r.written;
+          result.created += r.created;
+          result.unprocessed += r.unprocessed;
+          result.unprocessedMessageIds.push(...r.unprocessedMessageIds);
+        },
+        (error: unknown) => {
+          writeError ??= error;
+        },
+      )
+      .finally(() => writes.delete(write));
+    writes.add(write);
   };
 
   // The visibility timeout covers the scan (and release), not a minute more; 12 h is SQS's cap.
@@ -160,7 +178,7 @@ export async function inventoryDlq(input: InventoryInput, deps: InventoryDeps): 
       }
       if (result.created + pending.length >= budgets.messageBudget) {
         await flush();
-        await inFlightWrite;
+        await settle();
         if (result.created >= budgets.messageBudget) {
           result.stopReason = 'message-budget';
           break;
@@ -210,9 +228,9 @@ export async function inventoryDlq(input: InventoryInput, deps: InventoryDeps): 
       if (pending.length >= 100) await flush();
     }
     await flush();
-    await inFlightWrite;
+    await settle();
   } finally {
-    await inFlightWrite.catch(() => undefined);
+    await Promise.all([...writes]);
     if (held.length > 0) {
       result.apiCalls.changeVisibility += Math.ceil(held.length / 10);
       result.releaseFailures = await deps.queues.changeVisibility(input.dlq.url, held, 0);

@@ -181,23 +181,30 @@ export function createSqsQueues(options: { client?: SQSClient } = {}): SqsQueues
       return out.Messages ?? [];
     },
     async changeVisibility(url, receiptHandles, visibilityTimeoutSeconds) {
+      const slices: string[][] = [];
+      for (let i = 0; i < receiptHandles.length; i += 10) slices.push(receiptHandles.slice(i, i + 10));
       let failed = 0;
-      for (let i = 0; i < receiptHandles.length; i += 10) {
-        const slice = receiptHandles.slice(i, i + 10);
-        const out = await call('sqs:ChangeMessageVisibilityBatch', url, () =>
-          client().send(
-            new ChangeMessageVisibilityBatchCommand({
-              QueueUrl: url,
-              Entries: slice.map((ReceiptHandle, j) => ({
-                Id: String(j),
-                ReceiptHandle,
-                VisibilityTimeout: visibilityTimeoutSeconds,
-              })),
-            }),
-          ),
-        );
-        failed += out.Failed?.length ?? 0;
-      }
+      let next = 0;
+      // A few batches at a time: releasing thousands of held messages should not take minutes.
+      const worker = async () => {
+        while (next < slices.length) {
+          const slice = slices[next++] as string[];
+          const out = await call('sqs:ChangeMessageVisibilityBatch', url, () =>
+            client().send(
+              new ChangeMessageVisibilityBatchCommand({
+                QueueUrl: url,
+                Entries: slice.map((ReceiptHandle, j) => ({
+                  Id: String(j),
+                  ReceiptHandle,
+                  VisibilityTimeout: visibilityTimeoutSeconds,
+                })),
+              }),
+            ),
+          );
+          failed += out.Failed?.length ?? 0;
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(4, slices.length) }, worker));
       return failed;
     },
   };

@@ -10,6 +10,7 @@ import { normaliseAlarmEvent } from '../shared/alarm-event.js';
 import { createEnvelopeStore } from '../shared/envelope-store.js';
 import { createIncidentStore } from '../shared/incident-store.js';
 import { logger, standardMiddleware } from '../shared/middleware.js';
+import { createLogNotifier, type Notifier } from '../shared/notifier.js';
 import { createQueueRegistry } from '../shared/queue-registry.js';
 import { createSqsQueues } from '../shared/sqs-queues.js';
 import { createSfnWorkflowStarter, type WorkflowStarter } from '../shared/workflow-starter.js';
@@ -17,7 +18,7 @@ import { triageConfigFromEnv } from './config.js';
 import { type TriageResult, triage } from './triage.js';
 
 /** Builds the handler; tests and the local runner pass their own workflow starter. */
-export function createTriageHandler(ports: { workflow?: WorkflowStarter } = {}) {
+export function createTriageHandler(ports: { workflow?: WorkflowStarter; notifier?: Notifier } = {}) {
   return middy<unknown, TriageResult, Error, Context>()
     .use(standardMiddleware())
     .handler((event, context) =>
@@ -32,6 +33,7 @@ export function createTriageHandler(ports: { workflow?: WorkflowStarter } = {}) 
         now: () => Date.now(),
         remainingTimeMs: () => context.getRemainingTimeInMillis(),
         config: triageConfigFromEnv(),
+        notifier: ports.notifier ?? createLogNotifier(),
         log: {
           info: (message, extra) => logger.info(message, { ...extra }),
           warn: (message, extra) => logger.warn(message, { ...extra }),

@@ -19,6 +19,7 @@ import { errorMessage, TransientError } from '../shared/errors.js';
 import { type Incident, type IncidentStore, incidentIdOf } from '../shared/incident-store.js';
 import { type InventoryBudgets, inventoryDlq, inventoryRefusal } from '../shared/inventory.js';
 import type { AlarmRecord, IncidentSummary, QueueRegistration } from '../shared/model.js';
+import type { Notifier } from '../shared/notifier.js';
 import type { QueueRegistry } from '../shared/queue-registry.js';
 import { type QueueInfo, queueNameOfUrl, type SqsQueues } from '../shared/sqs-queues.js';
 import type { WorkflowStarter } from '../shared/workflow-starter.js';
@@ -52,6 +53,8 @@ export interface TriageDeps {
   remainingTimeMs: () => number;
   config: TriageConfig;
   log: TriageLog;
+  /** Told about outcomes a person must see: unresolvable alarms, refusals, systemic failures. */
+  notifier?: Notifier;
 }
 
 /** What happened to one DLQ. */
@@ -115,6 +118,12 @@ export async function triage(event: NormalisedAlarmEvent, deps: TriageDeps): Pro
   if (queueNames.length === 0) {
     const message = 'unresolvable alarm: no QueueName dimension';
     deps.log.warn(message, { alarmArn: alarm.alarmArn, dedupeKey: alarm.dedupeKey });
+    await deps.notifier?.notify({
+      incidentId: alarm.dedupeKey,
+      kind: 'unresolvable-alarm',
+      text: `${message}: alarm ${alarm.alarmName} names no DLQ (SEARCH or expression alarm); map it with ALARM_QUEUE_MAP`,
+      fields: { alarmArn: alarm.alarmArn, stateTimestamp: alarm.stateTimestamp },
+    });
     return { outcome: 'unresolvable', message, dedupeKey: alarm.dedupeKey, queues: [] };
   }
 
@@ -168,6 +177,12 @@ async function triageQueue(alarm: AlarmRecord, target: Target, deps: TriageDeps)
   const refusal = inventoryRefusal(dlq, registration);
   if (refusal) {
     deps.log.warn('inventory refused', { dlqArn: dlq.arn, reason: refusal });
+    await deps.notifier?.notify({
+      incidentId: incidentIdOf(alarm.alarmArn, alarm.stateTimestamp, dlq.arn),
+      kind: 'refused',
+      text: `triage refused: ${refusal}`,
+      fields: { dlqArn: dlq.arn, alarmArn: alarm.alarmArn },
+    });
     return { ...base, outcome: 'refused', reason: refusal };
   }
   const incidentId = incidentIdOf(alarm.alarmArn, alarm.stateTimestamp, dlq.arn);
@@ -243,8 +258,15 @@ async function triageQueue(alarm: AlarmRecord, target: Target, deps: TriageDeps)
     sourceArns,
     written: inventory.written,
   };
-  if (incidentClassification)
+  if (incidentClassification) {
     deps.log.warn('systemic failure', { incidentId, reason: incidentClassification.reason });
+    await deps.notifier?.notify({
+      incidentId,
+      kind: 'systemic',
+      text: `${dlq.name}: ${incidentClassification.reason} (${summary.messageCount} messages, ${summary.causes[0]?.errorClass ?? '<none>'})`,
+      fields: { dlqArn: dlq.arn, messages: summary.messageCount },
+    });
+  }
 
   if (inventory.partial) {
     outcome.reason = await saveCursor();

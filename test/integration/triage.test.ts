@@ -7,6 +7,7 @@ import { createEnvelopeStore, type StoredEnvelope } from '../../functions/shared
 import { type RedriveError, TransientError } from '../../functions/shared/errors.js';
 import { sha256Hex } from '../../functions/shared/idempotency-key.js';
 import { createIncidentStore } from '../../functions/shared/incident-store.js';
+import { createMemoryNotifier } from '../../functions/shared/notifier.js';
 import { createQueueRegistry } from '../../functions/shared/queue-registry.js';
 import { createSqsQueues } from '../../functions/shared/sqs-queues.js';
 import type { WorkflowStarter } from '../../functions/shared/workflow-starter.js';
@@ -82,7 +83,8 @@ describe('triage on the local stack', () => {
   let ordersDlq: Awaited<ReturnType<typeof seedDlq>>;
   const workflow = recordingStarter();
   const sqsCalls: string[] = [];
-  const handler = createTriageHandler({ workflow });
+  const notifier = createMemoryNotifier();
+  const handler = createTriageHandler({ workflow, notifier });
   const invoke = (event: unknown) =>
     handler(
       event,
@@ -249,6 +251,12 @@ describe('triage on the local stack', () => {
       'unresolvable alarm: no QueueName dimension',
     ]);
     expect(sqsCalls).toEqual([]);
+    expect(notifier.sent.map((n) => [n.kind, n.incidentId])).toEqual([
+      [
+        'unresolvable-alarm',
+        'arn:aws:cloudwatch:us-east-1:111122223333:alarm:any-dlq-search@2026-01-02T10:35:00.000+0000',
+      ],
+    ]);
     expect(await tableCount()).toBe(rowsBefore);
 
     const math = await invoke(load('sns/alarm-notification-metric-math.json'));

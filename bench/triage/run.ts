@@ -1,0 +1,202 @@
+/**
+ * Triage benchmark on the local stack (`npm run bench`).
+ *
+ * Fills a DLQ with N messages (default 5,000) the way production does (a failing consumer, SQS
+ * dead-letters them), then measures in the same run:
+ * 1. the triage core (inventory + envelopes + incident), first sight of every message;
+ * 2. the same triage again for a new alarm transition (every envelope already exists: updates);
+ * 3. a bare loop on the same stack that only receives (10 per call, held) and batch-writes
+ *    (25 per call) minimal items, then releases: the floor triage is compared with.
+ *
+ * Prints messages/s and API calls per message for each, and the ratios. Numbers are for this
+ * machine and the local stand-ins; compare ratios, not absolute rates.
+ *
+ * Usage: npx tsx bench/triage/run.ts [messages]
+ */
+
+import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { normaliseAlarmEvent } from '../../functions/shared/alarm-event.js';
+import { documentClient, dynamoClient, sqsClient } from '../../functions/shared/clients.js';
+import { createEnvelopeStore } from '../../functions/shared/envelope-store.js';
+import { createIncidentStore } from '../../functions/shared/incident-store.js';
+import { createQueueRegistry } from '../../functions/shared/queue-registry.js';
+import { createSqsQueues } from '../../functions/shared/sqs-queues.js';
+import { triage } from '../../functions/triage/triage.js';
+import { startLocalStack } from '../../local/stack.js';
+import { queueDepth, seedDlq } from '../../test/support/seed-dlq.js';
+
+const N = Number(process.argv[2] ?? 5000);
+const ACCOUNT = '111122223333';
+
+const calls = { sqs: 0, dynamo: 0 };
+function count(client: { middlewareStack: { add: (...args: never[]) => void } }, key: keyof typeof calls) {
+  (client.middlewareStack as unknown as { add: (m: unknown, o: unknown) => void }).add(
+    (next: (a: unknown) => unknown) => async (args: unknown) => {
+      calls[key]++;
+      return next(args);
+    },
+    { step: 'initialize', name: `count-${key}` },
+  );
+}
+
+interface Measure {
+  label: string;
+  messages: number;
+  ms: number;
+  sqs: number;
+  dynamo: number;
+}
+
+async function measure(label: string, fn: () => Promise<number>): Promise<Measure> {
+  const before = { ...calls };
+  const t0 = performance.now();
+  const messages = await fn();
+  const ms = performance.now() - t0;
+  return { label, messages, ms, sqs: calls.sqs - before.sqs, dynamo: calls.dynamo - before.dynamo };
+}
+
+function alarm(timestamp: string) {
+  return normaliseAlarmEvent({
+    'detail-type': 'CloudWatch Alarm State Change',
+    source: 'aws.cloudwatch',
+    account: ACCOUNT,
+    resources: [`arn:aws:cloudwatch:us-east-1:${ACCOUNT}:alarm:bench-dlq-not-empty`],
+    detail: {
+      alarmName: 'bench-dlq-not-empty',
+      state: { value: 'ALARM', reason: 'bench', timestamp },
+      configuration: { metrics: [{ metricStat: { metric: { dimensions: { QueueName: 'bench-dlq' } } } }] },
+    },
+  });
+}
+
+async function main() {
+  const stack = await startLocalStack({ accountId: ACCOUNT });
+  try {
+    count(sqsClient(), 'sqs');
+    count(dynamoClient(), 'dynamo');
+    const seedStart = performance.now();
+    const seeded = await seedDlq({
+      sqs: sqsClient(),
+      dlqName: 'bench-dlq',
+      sourceNames: ['bench-queue'],
+      maxReceiveCount: 1,
+      timeoutMs: 600_000,
+      messages: Array.from({ length: N }, (_, i) => ({
+        body: JSON.stringify({
+          orderId: `o-${i}`,
+          items: [{ sku: `sku-${i % 97}`, qty: (i % 5) + 1 }],
+          note: 'x'.repeat(200),
+        }),
+        attributes: {
+          'error-class': {
+            DataType: 'String',
+            StringValue: i % 3 === 0 ? 'TimeoutError' : 'ValidationError',
+          },
+          'error-message': {
+            DataType: 'String',
+            StringValue: `failed on order o-${i} after ${i % 7} retries`,
+          },
+        },
+      })),
+    });
+    console.log(
+      `seeded ${N} messages into bench-dlq via a failing consumer in ${((performance.now() - seedStart) / 1000).toFixed(1)} s`,
+    );
+
+    const deps = {
+      queues: createSqsQueues(),
+      envelopes: createEnvelopeStore(),
+      incidents: createIncidentStore(),
+      registry: createQueueRegistry(),
+      workflow: { startWorkflow: async () => ({ executionArn: 'arn:bench', alreadyStarted: false }) },
+      now: () => Date.now(),
+      remainingTimeMs: () => 900_000,
+      config: {
+        budgets: { messageBudget: N * 2, pageBudget: 100_000, safetyMarginMs: 15_000 },
+        alarmQueueMap: {},
+      },
+      log: { info: () => undefined, warn: () => undefined },
+    };
+    const first = await measure('triage, first sight (new envelopes)', async () => {
+      const r = await triage(alarm('2026-01-02T10:35:00.000+0000'), deps);
+      return r.queues[0]?.summary?.messageCount ?? 0;
+    });
+    console.log('DLQ after first triage:', await queueDepth(sqsClient(), seeded.dlqUrl));
+    const again = await measure('triage, next transition (envelopes exist)', async () => {
+      const r = await triage(alarm('2026-01-02T11:35:00.000+0000'), deps);
+      return r.queues[0]?.summary?.messageCount ?? 0;
+    });
+
+    console.log('DLQ after second triage:', await queueDepth(sqsClient(), seeded.dlqUrl));
+    const bare = await measure('bare loop: receive 10 + BatchWrite 25', async () => {
+      const handles: string[] = [];
+      let pending: Array<Record<string, unknown>> = [];
+      let seen = 0;
+      const writes: Promise<unknown>[] = [];
+      const flush = () => {
+        for (let i = 0; i < pending.length; i += 25) {
+          const batch = pending.slice(i, i + 25);
+          writes.push(
+            documentClient().send(
+              new BatchWriteCommand({
+                RequestItems: { [stack.tableName]: batch.map((Item) => ({ PutRequest: { Item } })) },
+              }),
+            ),
+          );
+        }
+        pending = [];
+      };
+      for (;;) {
+        const out = await sqsClient().send(
+          new ReceiveMessageCommand({
+            QueueUrl: seeded.dlqUrl,
+            MaxNumberOfMessages: 10,
+            VisibilityTimeout: 900,
+            WaitTimeSeconds: 1,
+            MessageAttributeNames: ['All'],
+            MessageSystemAttributeNames: ['All'],
+            AttributeNames: ['All'],
+          }),
+        );
+        const messages = out.Messages ?? [];
+        if (messages.length === 0) break;
+        for (const m of messages) {
+          handles.push(m.ReceiptHandle as string);
+          pending.push({ pk: 'BENCH', sk: m.MessageId, body: m.Body });
+          seen++;
+        }
+        if (pending.length >= 100) {
+          flush();
+          if (writes.length >= 16) await Promise.all(writes.splice(0));
+        }
+      }
+      flush();
+      await Promise.all(writes);
+      const failed = await createSqsQueues().changeVisibility(seeded.dlqUrl, handles, 0);
+      if (failed > 0) console.log(`bare loop: ${failed} of ${handles.length} releases failed`);
+      return seen;
+    });
+
+    const depth = await queueDepth(sqsClient(), seeded.dlqUrl);
+    const rows = [first, again, bare].map((m) => ({
+      run: m.label,
+      messages: m.messages,
+      seconds: Number((m.ms / 1000).toFixed(2)),
+      'msg/s': Math.round((m.messages / m.ms) * 1000),
+      'SQS calls/msg': Number((m.sqs / m.messages).toFixed(3)),
+      'DynamoDB calls/msg': Number((m.dynamo / m.messages).toFixed(3)),
+    }));
+    console.table(rows);
+    const rate = (m: Measure) => m.messages / m.ms;
+    console.log(`ratio triage(first sight) / bare loop = ${(rate(first) / rate(bare)).toFixed(2)}`);
+    console.log(`ratio triage(envelopes exist) / bare loop = ${(rate(again) / rate(bare)).toFixed(2)}`);
+    console.log(
+      `DLQ after all runs: ${depth.visible} visible, ${depth.inFlight} in flight (expected ${N}, 0)`,
+    );
+  } finally {
+    await stack.stop();
+  }
+}
+
+await main();
