@@ -4,7 +4,8 @@
  * works with none.
  *
  * Context (all optional): `slackChannel`, `approvers` (comma-separated Slack user ids), `owner`,
- * `alarmDelivery` (`eventbridge` | `sns` | `both`), `slackSecretArn` (an existing secret).
+ * `alarmDelivery` (`eventbridge` | `sns` | `both`), `slackSecretArn` (an existing secret),
+ * `slackDefaultChannel` (approvals of DLQs whose registration names no channel).
  *
  * @see https://docs.aws.amazon.com/cdk/v2/guide/context.html
  */
@@ -89,6 +90,9 @@ export function buildDemoApp(
     description: 'dlq-redrive: alarm-triggered triage and safe, ramped redrive of SQS dead-letter queues',
     ...(delivery === undefined ? {} : { alarmDelivery: delivery as AlarmDelivery }),
     ...(secretArn === undefined ? {} : { slackSecretArn: secretArn }),
+    ...(ctx('slackDefaultChannel') === undefined
+      ? {}
+      : { slackDefaultChannel: ctx('slackDefaultChannel') as string }),
     ...(options.functionsDir === undefined ? {} : { functionsDir: options.functionsDir }),
   });
   const approvers = ctx('approvers')

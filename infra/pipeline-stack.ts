@@ -16,6 +16,7 @@ import {
   Annotations,
   ArnFormat,
   aws_kms,
+  CfnOutput,
   aws_cloudwatch_actions as cwActions,
   Duration,
   aws_dynamodb as dynamodb,
@@ -88,6 +89,11 @@ export interface PipelineStackProps extends StackProps {
    * @default statemachines/redrive.asl.json
    */
   readonly definitionPath?: string;
+  /**
+   * Slack channel id for approvals of DLQs whose registration names none (`SLACK_DEFAULT_CHANNEL`).
+   * @default - none: such a DLQ's approval fails with a message naming `slackChannel`
+   */
+  readonly slackDefaultChannel?: string;
   /**
    * Directory holding one folder per function (`<name>/handler.ts`).
    * @default functions/
@@ -177,8 +183,10 @@ export class PipelineStack extends Stack {
       );
     }
 
-    this.stateMachine = this.buildStateMachine(props.definitionPath ?? DEFAULT_DEFINITION_PATH, logRetention);
+    const definitionPath = props.definitionPath ?? DEFAULT_DEFINITION_PATH;
+    this.stateMachine = this.buildStateMachine(definitionPath, logRetention);
     this.wireFunctions();
+    this.wireApprovalSettings(definitionPath, props.slackDefaultChannel);
 
     const triage = this.functions.triage;
     if (triage !== undefined && alarmDelivery !== 'sns') this.alarmRule = this.buildAlarmRule(triage);
@@ -191,6 +199,7 @@ export class PipelineStack extends Stack {
       // handler verifies over the raw body before anything else (C15).
       this.slackInteractionUrl = slack.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.NONE });
     }
+    this.addOutputs();
   }
 
   /**
@@ -212,6 +221,36 @@ export class PipelineStack extends Stack {
     this.routedAlarmArns.push(arn);
     this.alarmRule.addEventPattern({ resources: [arn] });
     return arn;
+  }
+
+  /** What an operator needs after a deploy (docs/deploy.md): the Slack request URL, the secret to fill, ... */
+  private addOutputs(): void {
+    const outputs: Record<string, { value: string | undefined; description: string }> = {
+      SlackInteractionUrl: {
+        value: this.slackInteractionUrl?.url,
+        description: 'Slack app > Interactivity & Shortcuts > Request URL',
+      },
+      SlackSecretArn: {
+        value: this.slackSecret.secretArn,
+        description: 'Put {"botToken","signingSecret"} here (aws secretsmanager put-secret-value)',
+      },
+      StateMachineArn: {
+        value: this.stateMachine?.stateMachineArn,
+        description: 'Start a redrive from the console with {"dlqArn": ...}',
+      },
+      TableName: { value: this.table.tableName, description: 'Envelopes, incidents, registrations, ledger' },
+      ParkingQueueUrl: {
+        value: this.parkingQueue.queueUrl,
+        description: 'Messages kept out of the bulk move',
+      },
+      AlarmDeliveryDlqUrl: {
+        value: this.alarmDeliveryDlq.queueUrl,
+        description: 'Alarm events that never reached triage',
+      },
+    };
+    for (const [id, { value, description }] of Object.entries(outputs)) {
+      if (value !== undefined) new CfnOutput(this, id, { value, description });
+    }
   }
 
   /** The SNS alarm action for owned alarms (`sns` / `both`), else undefined. */
@@ -402,6 +441,23 @@ export class PipelineStack extends Stack {
         });
       }
     }
+  }
+
+  /**
+   * The approval record's TTL must outlive the task token: request-approval reads the approval
+   * state's TimeoutSeconds from `APPROVAL_TIMEOUT_SECONDS`, taken here from the definition itself.
+   */
+  private wireApprovalSettings(definitionPath: string, slackDefaultChannel: string | undefined): void {
+    const fn = this.functions['request-approval'];
+    if (fn === undefined) return;
+    if (existsSync(definitionPath)) {
+      const definition = JSON.parse(readFileSync(definitionPath, 'utf8')) as {
+        States?: Record<string, { TimeoutSeconds?: unknown }>;
+      };
+      const timeout = definition.States?.RequestApproval?.TimeoutSeconds;
+      if (typeof timeout === 'number') fn.addEnvironment('APPROVAL_TIMEOUT_SECONDS', String(timeout));
+    }
+    if (slackDefaultChannel !== undefined) fn.addEnvironment('SLACK_DEFAULT_CHANNEL', slackDefaultChannel);
   }
 
   private buildStateMachine(

@@ -191,6 +191,13 @@ describe('functions', () => {
 });
 
 describe('state machine', () => {
+  it('gives request-approval the approval state TimeoutSeconds from the definition (approval TTL outlives the token)', () => {
+    const definition = JSON.parse(readFileSync(DEFAULT_DEFINITION_PATH, 'utf8'));
+    const env = functionResource('request-approval').Properties.Environment.Variables;
+
+    expect(env.APPROVAL_TIMEOUT_SECONDS).toBe(String(definition.States.RequestApproval.TimeoutSeconds));
+  });
+
   const definition = readFileSync(DEFAULT_DEFINITION_PATH, 'utf8');
 
   it('provides a value for every placeholder in statemachines/redrive.asl.json', () => {
