@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { causeMessage, notify, outcomeText } from '../../functions/notify/notify.js';
+import { RedriveError } from '../../functions/shared/errors.js';
+import { createMemoryNotifier, type RunRecorder } from '../../functions/shared/notifier.js';
+
+const plan = { incidentId: 'inc-1', dlqArn: 'arn:aws:sqs:us-east-1:123456789012:orders-dlq' };
+
+function recorder(missing = false): RunRecorder & { patches: Array<[string, unknown]> } {
+  const patches: Array<[string, unknown]> = [];
+  return {
+    patches,
+    async updateIncident(id, patch) {
+      if (missing) throw new RedriveError('CONFLICT', `no incident ${id}`);
+      patches.push([id, patch]);
+    },
+  };
+}
+
+describe('Notify', () => {
+  it('C17 says "approval expired, nothing moved" when the approval timed out', () => {
+    expect(outcomeText('approval-expired', { plan })).toBe(
+      'Approval for arn:aws:sqs:us-east-1:123456789012:orders-dlq expired: approval expired, nothing moved.',
+    );
+  });
+
+  it('C06 surfaces the move task FailureReason and the number moved when the ramp halted', async () => {
+    const notifier = createMemoryNotifier();
+    const incidents = recorder();
+    const ramp = {
+      status: 'FAILED',
+      failureReason: 'AWS.SimpleQueueService.NonExistentQueue',
+      moved: 3,
+      rate: 5,
+      reason: 'move task FAILED (AWS.SimpleQueueService.NonExistentQueue) after moving 3 of 10 message(s)',
+    };
+    const out = await notify({ outcome: 'halted', run: { plan, ramp } }, { notifier, incidents });
+    expect(out.text).toContain(
+      'halted: move task FAILED (AWS.SimpleQueueService.NonExistentQueue) after moving 3 of 10',
+    );
+    expect(notifier.sent[0]?.fields).toMatchObject({
+      failureReason: 'AWS.SimpleQueueService.NonExistentQueue',
+      movedByTask: 3,
+      moveTaskStatus: 'FAILED',
+    });
+    expect(incidents.patches[0]).toEqual(['inc-1', expect.objectContaining({ outcome: 'halted', ramp })]);
+  });
+
+  it('reports a step failure from the Lambda error Cause, even before a plan exists', async () => {
+    const notifier = createMemoryNotifier();
+    const cause = JSON.stringify({
+      errorType: 'Redrive.InvalidInput',
+      errorMessage: 'invalid execution input: dlqArn: is required',
+    });
+    const out = await notify(
+      {
+        outcome: 'failed',
+        run: { input: { incidentId: 'inc-9' }, error: { Error: 'Redrive.InvalidInput', Cause: cause } },
+      },
+      { notifier, incidents: recorder() },
+    );
+    expect(out.text).toBe(
+      'Redrive of the DLQ failed at a step: Redrive.InvalidInput: invalid execution input: dlqArn: is required.',
+    );
+    expect(notifier.sent[0]?.incidentId).toBe('inc-9');
+  });
+
+  it('still notifies when there is no incident record (console start), and says it was not recorded', async () => {
+    const notifier = createMemoryNotifier();
+    const out = await notify(
+      { outcome: 'nothing-to-redrive', run: { plan } },
+      { notifier, incidents: recorder(true) },
+    );
+    expect([out.notified, out.recorded, notifier.sent.length]).toEqual([true, false, 1]);
+  });
+
+  it('uses a non-JSON Cause as is', () => {
+    expect(causeMessage('States.Timeout after 3600 s')).toBe('States.Timeout after 3600 s');
+  });
+});
