@@ -108,7 +108,11 @@ async function main(): Promise<number> {
         if (state === 'StartMoveTask' || state === 'StepUp' || state === 'CheckProgress') {
           if (!progress && state === 'StartMoveTask') {
             say(`[${seconds()}] Ramped redrive started (StartMessageMoveTask):`);
-            progress = startRampProgress(sqs, queues.dlqUrl, Math.max(1, Number(r.toMove) || 1));
+            progress = startRampProgress(
+              sqs,
+              queues.dlqUrl,
+              Number(r.toMove) > 0 ? Number(r.toMove) : undefined,
+            );
           }
           progress?.setTaskRate(Number(r.rate), Number(r.rateIndex));
         }

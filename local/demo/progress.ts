@@ -17,13 +17,14 @@ export interface RampProgress {
 /**
  * Starts polling the DLQ depth and drawing progress.
  *
- * @param total - messages expected to be moved (the DLQ depth when the ramp starts).
+ * @param total - messages expected to be moved; undefined: the DLQ depth at the first poll (the
+ *   move task reports 0 to move until it has counted the backlog).
  * @param options.tty - draw a bar (true) or print lines (false). @default process.stderr.isTTY
  */
 export function startRampProgress(
   sqs: SQSClient,
   dlqUrl: string,
-  total: number,
+  total: number | undefined,
   options: { tty?: boolean; stream?: NodeJS.WritableStream; pollMs?: number } = {},
 ): RampProgress {
   const stream = options.stream ?? process.stderr;
@@ -39,7 +40,8 @@ export function startRampProgress(
         cliProgress.Presets.shades_classic,
       )
     : undefined;
-  bar?.start(total, 0, { rate: '0.0', taskRate: '-', step: '-' });
+  let expected = total ?? 0;
+  let barStarted = false;
   let taskRate = '-';
   let step = '-';
   let moved = 0;
@@ -49,7 +51,10 @@ export function startRampProgress(
 
   const tick = async () => {
     const { visible, inFlight } = await queueDepth(sqs, dlqUrl);
-    moved = Math.max(moved, Math.min(total, total - (visible + inFlight)));
+    if (total === undefined && !barStarted) expected = visible + inFlight;
+    if (bar && !barStarted) bar.start(Math.max(1, expected), 0, { rate: '0.0', taskRate, step });
+    barStarted = true;
+    moved = Math.max(moved, Math.min(expected, expected - (visible + inFlight)));
     const now = Date.now();
     history.push({ t: now, moved });
     while (history.length > 2 && (history[0] as { t: number }).t < now - 2000) history.shift();
@@ -59,7 +64,7 @@ export function startRampProgress(
     else if (now - lastLine >= 1000) {
       lastLine = now;
       stream.write(
-        `ramp: ${moved}/${total} moved, ${rate.toFixed(1)} msg/s now, task rate ${taskRate} msg/s (step ${step})\n`,
+        `ramp: ${moved}/${expected} moved, ${rate.toFixed(1)} msg/s now, task rate ${taskRate} msg/s (step ${step})\n`,
       );
     }
   };
@@ -80,7 +85,7 @@ export function startRampProgress(
       stopped = true;
       await loop;
       bar?.stop();
-      return { moved, total };
+      return { moved, total: expected };
     },
   };
 }
