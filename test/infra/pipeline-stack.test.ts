@@ -3,6 +3,7 @@
  * bundled by the local esbuild (no Docker): resources and their key properties, least-privilege
  * IAM, every ASL placeholder provided, and cdk-nag's AwsSolutions pack with no open finding.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App, type Stack } from 'aws-cdk-lib';
@@ -180,6 +181,26 @@ describe('functions', () => {
       true,
     );
   });
+
+  it('every bundle loads as an ES module on Node and exports handler (the require banner works)', () => {
+    const assetDir = app.outdir;
+    const files = readdirSync(assetDir)
+      .filter((d) => d.startsWith('asset.') && existsSync(join(assetDir, d, 'index.mjs')))
+      .map((d) => join(assetDir, d, 'index.mjs'));
+    const script = `for (const f of ${JSON.stringify(files)}) { const m = await import(f); console.log(typeof m.handler); }`;
+
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+      env: {
+        ...process.env,
+        AWS_REGION: 'us-east-1',
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      },
+      encoding: 'utf8',
+    });
+
+    expect(out.trim().split('\n')).toEqual(files.map(() => 'function'));
+    expect(files.length).toBe(Object.keys(pipeline.functions).length);
+  }, 30_000);
 
   it('passes TABLE_NAME to every function and the Slack secret ARN only to the Slack functions', () => {
     for (const name of Object.keys(pipeline.functions) as FunctionName[]) {
