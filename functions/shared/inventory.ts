@@ -10,6 +10,9 @@
  *   a run never holds more than `pageBudget` messages.
  * - A run stops within `messageBudget` new envelopes and before the Lambda runs out of time; such a
  *   run is partial (`partial: true`, `stopReason` says why) and the caller stores a cursor.
+ * - FIFO: SQS hides later messages of a message group while earlier ones are in flight, so a scan
+ *   that saw fewer messages than ApproximateNumberOfMessages reported is partial
+ *   (`fifo-groups-blocked`), never silently complete.
  * - A DLQ with its own RedrivePolicy is refused unless the registration allows it: every receive
  *   counts toward its maxReceiveCount, so an inventory could push messages onward.
  *
@@ -47,7 +50,7 @@ const MAX_WRITES_IN_FLIGHT = 4;
 export const SQS_IN_FLIGHT_LIMIT = 120_000;
 
 /** Why a run stopped. */
-export type StopReason = 'empty' | 'message-budget' | 'page-budget' | 'time';
+export type StopReason = 'empty' | 'message-budget' | 'page-budget' | 'time' | 'fifo-groups-blocked';
 
 /** Dependencies of {@link inventoryDlq}. */
 export interface InventoryDeps {
@@ -90,6 +93,8 @@ export interface InventoryResult {
   releaseFailures: number;
   /** Largest number of messages held invisible at once. */
   maxInFlight: number;
+  /** Things the caller should tell a person (e.g. messages held by someone else during the scan). */
+  warnings: string[];
   /** SQS and DynamoDB calls made by this run (for the benchmark). */
   apiCalls: { receive: number; changeVisibility: number; putEnvelopes: number };
 }
@@ -128,6 +133,7 @@ export async function inventoryDlq(input: InventoryInput, deps: InventoryDeps): 
     released: 0,
     releaseFailures: 0,
     maxInFlight: 0,
+    warnings: [],
     apiCalls: { receive: 0, changeVisibility: 0, putEnvelopes: 0 },
   };
   const held: string[] = [];
@@ -237,6 +243,19 @@ export async function inventoryDlq(input: InventoryInput, deps: InventoryDeps): 
       result.released = held.length - result.releaseFailures;
     }
   }
+  // A FIFO queue returns no more messages of a group while earlier ones of that group are in
+  // flight, so a scan that holds messages sees at most one batch per group: if it saw fewer
+  // messages than the queue reported, the rest are hidden behind their group, not absent.
+  if (result.stopReason === 'empty' && input.dlq.fifo && seen.size < input.dlq.visible) {
+    result.stopReason = 'fifo-groups-blocked';
+    result.warnings.push(
+      `FIFO DLQ: saw ${seen.size} of ${input.dlq.visible} messages; the rest wait behind in-flight messages of their message group`,
+    );
+  }
+  if (input.dlq.inFlight > 0)
+    result.warnings.push(
+      `${input.dlq.inFlight} messages were in flight (held by another receiver) when the scan started and may be missing`,
+    );
   result.partial = result.stopReason !== 'empty';
   return result;
 }

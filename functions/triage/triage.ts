@@ -191,6 +191,7 @@ async function triageQueue(alarm: AlarmRecord, target: Target, deps: TriageDeps)
     { dlq, registration, incidentId, budgets: deps.config.budgets },
     { queues: deps.queues, envelopes: deps.envelopes, remainingTimeMs: deps.remainingTimeMs, now: deps.now },
   );
+  for (const warning of inventory.warnings) deps.log.warn(warning, { dlqArn: dlq.arn, incidentId });
   if (inventory.unprocessed > 0) {
     const total = inventory.written + inventory.unprocessed;
     throw new TransientError(
