@@ -322,4 +322,27 @@ describe('triage on the local stack', () => {
       if (firstSeen.has(e.messageId)) expect(e.firstSeenAt).toBe(firstSeen.get(e.messageId));
     expect(starter.starts).toHaveLength(1);
   });
+
+  it('C05 the EventBridge and SNS copies arriving at the same time inventory the DLQ once and start one workflow', async () => {
+    const raced = await seedDlq({
+      sqs: sqsClient(),
+      dlqName: 'raced-dlq',
+      sourceNames: ['raced-queue'],
+      messages: Array.from({ length: 12 }, (_, i) => ({ body: `{"r":${i}}` })),
+    });
+    const rename = (event: unknown) =>
+      JSON.parse(JSON.stringify(event).replaceAll('orders-dlq', 'raced-dlq')) as Record<string, unknown>;
+    const startsBefore = workflow.starts.length;
+
+    const results = await Promise.all([
+      invoke(rename(load('cloudwatch/alarm-state-change.json'))),
+      invoke(rename(load('sns/alarm-notification.json'))),
+    ]);
+
+    expect(results.map((r) => r.outcome).sort()).toEqual(['duplicate', 'triaged']);
+    expect(results.find((r) => r.outcome === 'triaged')?.queues[0]?.summary?.messageCount).toBe(12);
+    expect(await all(raced.dlqArn)).toHaveLength(12);
+    expect(workflow.starts.length - startsBefore).toBe(1);
+    expect(await queueDepth(sqsClient(), raced.dlqUrl)).toEqual({ visible: 12, inFlight: 0 });
+  });
 });
