@@ -235,14 +235,14 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     memoryMiB: 1024,
   },
   notify: {
-    description: 'Notify / RecordFailure: outcome to the notifier and the incident record',
+    description: 'Notify / RecordFailure: outcome to Slack (or the logs) and the incident record',
     dlq: none,
     sourceQueues: none,
     parkingQueue: none,
     table: 'readWrite',
-    // Uses the log notifier today; grant the secret when a Slack notifier is wired in (the
-    // SDK-coverage test in test/infra fails until then).
-    slackSecret: false,
+    // docs/contracts.md (Slack): Notify takes its notifier from notifierFromEnv(), Slack when
+    // SLACK_SECRET_ARN is set. Its handler still uses the log notifier today.
+    slackSecret: true,
     stateMachine: none,
     executions: none,
     selfInvoke: false,

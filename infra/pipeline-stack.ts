@@ -15,14 +15,13 @@ import { fileURLToPath } from 'node:url';
 import {
   Annotations,
   ArnFormat,
-  aws_kms,
   CfnOutput,
   aws_cloudwatch_actions as cwActions,
   Duration,
   aws_dynamodb as dynamodb,
   aws_events as events,
   aws_iam as iam,
-  type aws_kms as kms,
+  aws_kms as kms,
   Lazy,
   aws_lambda as lambda,
   aws_logs as logs,
@@ -549,7 +548,7 @@ export class PipelineStack extends Stack {
   private buildAlarmTopic(triage: lambda.IFunction): sns.Topic {
     // CloudWatch can publish to an encrypted topic only with a customer managed key whose policy
     // lets cloudwatch.amazonaws.com use it.
-    const key = new aws_kms.Key(this, 'AlarmTopicKey', {
+    const key = new kms.Key(this, 'AlarmTopicKey', {
       enableKeyRotation: true,
       description: 'dlq-redrive alarm topic',
       removalPolicy: RemovalPolicy.DESTROY,
