@@ -13,6 +13,7 @@
  */
 import './demo/env.js';
 import { sqsClient } from '../functions/shared/clients.js';
+import { createAlarmEvaluator } from './alarm-evaluator.js';
 import { type Approver, approverFromArgs } from './approver.js';
 import { type RampProgress, startRampProgress } from './demo/progress.js';
 import { queueDepth } from './demo/queues.js';
@@ -24,7 +25,7 @@ import {
   type RunReport,
 } from './demo/report.js';
 import { prepareIncident } from './demo/scenario.js';
-import { dlqAlarmEvent, runTriage } from './demo/triage-local.js';
+import { runTriage } from './demo/triage-local.js';
 import { LocalWorkflowRunner } from './runner.js';
 import { startLocalStack } from './stack.js';
 import { createLocalWorkflowStarter } from './workflow-starter-local.js';
@@ -120,9 +121,12 @@ async function main(): Promise<number> {
     });
     const starter = createLocalWorkflowStarter(runner);
 
-    say(`[${seconds()}] DLQ alarm: ApproximateNumberOfMessagesVisible >= 1 -> ALARM; triage runs...`);
-    const depth = await queueDepth(sqs, queues.dlqUrl);
-    const triage = await runTriage(dlqAlarmEvent({ dlqName: 'orders-dlq', visible: depth.visible }), starter);
+    const alarm = await createAlarmEvaluator({ dlqUrl: queues.dlqUrl, queueName: 'orders-dlq' }).evaluate();
+    if (!alarm) throw new Error('the DLQ alarm did not fire: the DLQ is empty');
+    say(
+      `[${seconds()}] DLQ alarm orders-dlq-not-empty: ApproximateNumberOfMessagesVisible >= 1 -> ALARM; triage runs...`,
+    );
+    const triage = await runTriage(alarm, starter);
     say(`[${seconds()}] Triage: ${triage.message}`);
     const execution = starter.executions[0];
     if (!execution) throw new Error(`triage started no workflow: ${triage.message}`);

@@ -7,11 +7,12 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import { createEnvelopeStore } from '../../functions/shared/envelope-store.js';
 import type { EnvelopeState, QueueRegistration } from '../../functions/shared/model.js';
 import type { TriageResult } from '../../functions/triage/triage.js';
+import { createAlarmEvaluator } from '../../local/alarm-evaluator.js';
 import { type Approver, autoApprover } from '../../local/approver.js';
 import { queueDepth } from '../../local/demo/queues.js';
 import type { ReconcileCounts } from '../../local/demo/report.js';
 import { type PreparedIncident, prepareIncident } from '../../local/demo/scenario.js';
-import { dlqAlarmEvent, runTriage } from '../../local/demo/triage-local.js';
+import { runTriage } from '../../local/demo/triage-local.js';
 import { type ExecutionResult, LocalWorkflowRunner, type RunnerOptions } from '../../local/runner.js';
 import { createLocalWorkflowStarter, type LocalWorkflowStarter } from '../../local/workflow-starter-local.js';
 
@@ -42,7 +43,7 @@ export interface IncidentRun {
   runner: LocalWorkflowRunner;
   starter: LocalWorkflowStarter;
   triage: TriageResult;
-  alarmEvent: Record<string, unknown>;
+  alarmEvent: unknown;
   incidentId: string;
   result: ExecutionResult;
   reconcile: ReconcileCounts | undefined;
@@ -87,8 +88,11 @@ export async function runIncident(sqs: SQSClient, options: IncidentOptions): Pro
       ...options.runner,
     });
     const starter = createLocalWorkflowStarter(runner);
-    const depth = await queueDepth(sqs, incident.queues.dlqUrl);
-    const alarmEvent = dlqAlarmEvent({ dlqName: `${options.name}-dlq`, visible: depth.visible });
+    const alarmEvent = await createAlarmEvaluator({
+      dlqUrl: incident.queues.dlqUrl,
+      queueName: `${options.name}-dlq`,
+    }).evaluate();
+    if (!alarmEvent) throw new Error(`the ${options.name}-dlq alarm did not fire`);
     const triage = await runTriage(alarmEvent, starter);
     const execution = starter.executions[0];
     if (!execution) throw new Error(`triage started no workflow: ${JSON.stringify(triage)}`);
