@@ -39,7 +39,7 @@ import { documentClient } from './clients.js';
 import { BODY_CHUNK_BYTES, type EnvelopeWrite } from './envelope.js';
 import { awsErrorName, isRetryable, RedriveError } from './errors.js';
 import { sha256Hex } from './idempotency-key.js';
-import type { Envelope, EnvelopeState } from './model.js';
+import type { Envelope, EnvelopeState, StoredMessageAttribute } from './model.js';
 import { DEFAULT_TABLE_NAME, keys, TABLE } from './table.js';
 
 export type { EnvelopeWrite } from './envelope.js';
@@ -47,6 +47,8 @@ export type { EnvelopeWrite } from './envelope.js';
 /** An envelope as read back; `inlineBody` holds the body bytes when they are stored inline. */
 export interface StoredEnvelope extends Envelope {
   inlineBody?: Uint8Array;
+  /** Set when attribute values were cut to keep the item under 400 KB (see `shrinkAttributes`). */
+  attributesTruncated?: { originalItemBytes: number; keptCharsPerValue: number };
 }
 
 /** Result of {@link EnvelopeStore.putEnvelopes}. */
@@ -193,6 +195,7 @@ export function createEnvelopeStore(options: EnvelopeStoreOptions = {}): Envelop
       entity: ENVELOPE,
     };
     if (!e.bodyChunked) item.body = w.body;
+    if (itemBytes(item) > MAX_ENVELOPE_ITEM_BYTES) return shrinkAttributes(item);
     return item;
   }
 
@@ -523,6 +526,45 @@ export function createEnvelopeStore(options: EnvelopeStoreOptions = {}): Envelop
       );
     },
   };
+}
+
+/** Envelope items above this size get their large attribute values cut (DynamoDB's cap is 400 KB). */
+const MAX_ENVELOPE_ITEM_BYTES = 380_000;
+/** Attribute values longer than this are cut when an envelope item is too large. */
+const KEPT_ATTRIBUTE_CHARS = 1024;
+
+/**
+ * SQS allows up to 1 MiB of body *plus* message attributes, so attributes alone can push an envelope
+ * item past 400 KB. Rather than fail the whole batch (and every other message with it), such an
+ * envelope keeps every attribute name and DataType, cuts values to 1 KiB, and says so in
+ * `attributesTruncated` (with the original size). The body is unaffected (chunked), and the
+ * message itself, with its full attributes, is still in the DLQ.
+ */
+function shrinkAttributes(item: Item): Item {
+  const before = itemBytes(item);
+  const cut = (attrs: Record<string, StoredMessageAttribute> | undefined) =>
+    Object.fromEntries(
+      Object.entries(attrs ?? {}).map(([name, a]) => [
+        name,
+        {
+          dataType: a.dataType,
+          ...(a.stringValue !== undefined
+            ? { stringValue: a.stringValue.slice(0, KEPT_ATTRIBUTE_CHARS) }
+            : {}),
+          ...(a.binaryValueBase64 !== undefined
+            ? { binaryValueBase64: a.binaryValueBase64.slice(0, KEPT_ATTRIBUTE_CHARS) }
+            : {}),
+        },
+      ]),
+    );
+  const shrunk: Item = {
+    ...item,
+    messageAttributes: cut(item.messageAttributes as Record<string, StoredMessageAttribute>),
+  };
+  const sns = item.sns as Envelope['sns'];
+  if (sns) shrunk.sns = { ...sns, messageAttributes: cut(sns.messageAttributes) };
+  shrunk.attributesTruncated = { originalItemBytes: before, keptCharsPerValue: KEPT_ATTRIBUTE_CHARS };
+  return shrunk;
 }
 
 /** Rough DynamoDB size of an item, bytes (names + values); enough to keep requests under 16 MB. */

@@ -178,4 +178,38 @@ describe('envelope builder', () => {
     expect(envelope.classification).toBe('transient');
     expect(envelope.retentionDeadline).toBe(1767330000000 + 345_600_000);
   });
+
+  it('C14 a message whose attributes alone would pass 400 KB keeps its envelope (values cut, flagged) without failing the others', async () => {
+    const huge = buildEnvelope(
+      {
+        MessageId: 'm-huge',
+        Body: '{}',
+        Attributes: sqsAttributes,
+        MessageAttributes: {
+          trace: { DataType: 'String', StringValue: 'x'.repeat(600_000) },
+          tenant: { DataType: 'String', StringValue: 'acme' },
+        },
+      },
+      ctx,
+    );
+    const small = buildEnvelope(
+      { MessageId: 'm-small', Body: '{"ok":true}', Attributes: sqsAttributes },
+      ctx,
+    );
+    const { items, client } = recordingClient();
+
+    const result = await createEnvelopeStore({ client, tableName: 't' }).putEnvelopes([huge, small], {
+      deadlineMs: 5_000,
+    });
+
+    expect(result).toMatchObject({ written: 2, unprocessed: 0 });
+    const stored = items.find((i) => i.messageId === 'm-huge') as Record<string, unknown>;
+    expect(dynamoItemBytes(stored)).toBeLessThan(400_000);
+    expect(stored.messageAttributes).toEqual({
+      trace: { dataType: 'String', stringValue: 'x'.repeat(1024) },
+      tenant: { dataType: 'String', stringValue: 'acme' },
+    });
+    expect((stored.attributesTruncated as { keptCharsPerValue: number }).keptCharsPerValue).toBe(1024);
+    expect(items.find((i) => i.messageId === 'm-small')?.attributesTruncated).toBeUndefined();
+  });
 });
