@@ -109,6 +109,16 @@ async function startAt(
   out: RampResult,
 ): Promise<RampResult> {
   const rate = plan.rampRates[rateIndex] as number;
+  // Nothing left (the previous rate moved it all): a new task would only idle until SQS ends it.
+  if ((await dlqDepth(deps, plan)) === 0)
+    return {
+      ...out,
+      decision: 'done',
+      rateIndex,
+      rate,
+      pendingRateIndex: null,
+      reason: 'the DLQ is empty: nothing left to move',
+    };
   const problems = checkRampRates([rate]);
   if (problems.length > 0)
     return { ...out, decision: 'halt', reason: `redrive refused: ${problems[0]?.message}` };
@@ -179,11 +189,7 @@ export async function moveTask(input: MoveTaskInput, deps: MoveTaskDeps): Promis
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const out = base(plan, input.ramp);
 
-  if (input.action === 'start') {
-    if ((await dlqDepth(deps, plan)) === 0)
-      return { ...out, decision: 'done', reason: 'the DLQ is empty: no move task needed' };
-    return startAt(plan, 0, deps, out);
-  }
+  if (input.action === 'start') return startAt(plan, 0, deps, out);
 
   if (input.action === 'step-up') {
     const next = Math.min(out.rateIndex + 1, plan.rampRates.length - 1);
@@ -277,6 +283,12 @@ async function gate(
 ): Promise<RampResult> {
   const { plan } = input;
   const depth = await dlqDepth(deps, plan);
+  if (depth === 0)
+    return {
+      ...seen,
+      decision: 'done',
+      reason: `the DLQ is empty: ${seen.movedBefore + task.moved} message(s) moved`,
+    };
   const expected = Math.max(0, (task.toMove ?? 0) - task.moved);
   const surplus = Math.max(0, depth - expected);
   const reinflow = surplus > 0 ? await confirmedReinflow(deps, plan) : 0;

@@ -200,6 +200,16 @@ describe('step-up', () => {
     expect([out.decision, out.rateIndex, out.rate, out.movedBefore]).toEqual(['hold', 1, 50, 120]);
   });
 
+  it('ends the ramp instead of starting an idle task when the previous rate emptied the DLQ', async () => {
+    const { deps, log } = fakes({
+      tasks: [[task({ status: 'CANCELLED', taskHandle: null, moved: 40 })]],
+      dlqDepth: 0,
+    });
+    const out = await moveTask({ action: 'step-up', plan, preflight, ramp: ramp() }, deps);
+    expect(log).toEqual(['cancel H1']);
+    expect(out.decision).toBe('done');
+  });
+
   it('leaves the restart pending when the cancelled task is still CANCELLING after the wait', async () => {
     const { deps, log } = fakes({ tasks: [[task({ status: 'CANCELLING', taskHandle: null })]] });
     const out = await moveTask(
