@@ -16,6 +16,7 @@ import {
   Annotations,
   ArnFormat,
   CfnOutput,
+  aws_cloudwatch as cloudwatch,
   aws_cloudwatch_actions as cwActions,
   Duration,
   aws_dynamodb as dynamodb,
@@ -117,6 +118,8 @@ export class PipelineStack extends Stack {
   public readonly parkingQueue: sqs.Queue;
   /** Failed deliveries of alarm events to triage (EventBridge target and Lambda async DLQ). */
   public readonly alarmDeliveryDlq: sqs.Queue;
+  /** ALARM when an alarm event could not reach triage (the delivery DLQ holds a message). Add your own action. */
+  public readonly alarmDeliveryFailureAlarm: cloudwatch.Alarm;
   /** The Slack signing secret and bot token. */
   public readonly slackSecret: secretsmanager.ISecret | secretsmanager.Secret;
   /** Rule that routes the owned alarms' state changes to triage (`eventbridge` / `both`). */
@@ -159,6 +162,20 @@ export class PipelineStack extends Stack {
       id: 'AwsSolutions-SQS3',
       reason:
         'This queue is itself a dead-letter queue (EventBridge target DLQ and triage async-invoke DLQ).',
+    });
+
+    this.alarmDeliveryFailureAlarm = new cloudwatch.Alarm(this, 'AlarmDeliveryFailure', {
+      alarmDescription:
+        'dlq-redrive: an alarm event did not reach triage (EventBridge target or async invoke failed); see the AlarmDeliveryDlqUrl output',
+      metric: this.alarmDeliveryDlq.metricApproximateNumberOfMessagesVisible({
+        period: Duration.minutes(5),
+        statistic: 'Maximum',
+      }),
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      // An idle queue stops publishing metrics (C04): no data means nothing failed.
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
 
     this.slackSecret =

@@ -353,6 +353,18 @@ describe('alarm routing and Slack endpoint', () => {
     }
   });
 
+  it('alarms when an alarm event lands in the delivery DLQ, treating missing data as not breaching', () => {
+    const dlqId = pipeline.getLogicalId(
+      pipeline.alarmDeliveryDlq.node.defaultChild as import('aws-cdk-lib').CfnElement,
+    );
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [dlqId, 'QueueName'] } }],
+      Threshold: 1,
+      TreatMissingData: 'notBreaching',
+    });
+  });
+
   it('encrypts the parking queue and the alarm delivery DLQ and refuses non-TLS access', () => {
     template.resourceCountIs('AWS::SQS::Queue', 2);
     template.allResourcesProperties('AWS::SQS::Queue', { SqsManagedSseEnabled: true });
