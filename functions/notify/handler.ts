@@ -1,6 +1,7 @@
 /**
- * Notify / RecordFailure: `{ outcome, run }` in, `$.notification` out. Uses the log notifier; a
- * Slack notifier implementing the same `Notifier` interface can replace it here.
+ * Notify / RecordFailure: `{ outcome, run }` in, `$.notification` out. The notifier comes from
+ * `notifierFromEnv()`: Slack when its credentials are configured, else the log notifier. It is
+ * built once per container (the Slack secret is read once).
  *
  * @see https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html
  */
@@ -8,15 +9,22 @@ import { parser } from '@aws-lambda-powertools/parser/middleware';
 import middy from '@middy/core';
 import { createIncidentStore } from '../shared/incident-store.js';
 import { standardMiddleware } from '../shared/middleware.js';
-import { createLogNotifier } from '../shared/notifier.js';
+import type { Notifier } from '../shared/notifier.js';
+import { notifierFromEnv } from '../shared/slack-notifier.js';
 import { type NotifyDeps, NotifyInput, type NotifyResult, notify } from './notify.js';
 
-function deps(): NotifyDeps {
-  return { notifier: createLogNotifier(), incidents: createIncidentStore() };
+let notifier: Promise<Notifier> | undefined;
+
+async function deps(): Promise<NotifyDeps> {
+  notifier ??= notifierFromEnv().catch((error: unknown) => {
+    notifier = undefined;
+    throw error;
+  });
+  return { notifier: await notifier, incidents: createIncidentStore() };
 }
 
 /** The Lambda handler. */
 export const handler = middy<NotifyInput, NotifyResult>()
   .use(standardMiddleware())
   .use(parser({ schema: NotifyInput }))
-  .handler((input) => notify(input, deps()));
+  .handler(async (input) => notify(input, await deps()));
