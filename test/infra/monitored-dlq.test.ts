@@ -106,6 +106,24 @@ describe('MonitoredDlq prop validation', () => {
     );
   });
 
+  it('C08 registers a FIFO DLQ of a FIFO source queue under its .fifo ARN', () => {
+    const { app, pipeline } = pipelineApp();
+    const stack = new Stack(app, 'Consumer', { env: ENV });
+    const queue = sqs.Queue.fromQueueAttributes(stack, 'Orders', {
+      queueArn: `${QUEUE_ARN}.fifo`,
+      fifo: true,
+    });
+    const dlq = sqs.Queue.fromQueueAttributes(stack, 'Dlq', { queueArn: `${DLQ_ARN}.fifo`, fifo: true });
+
+    const monitored = new MonitoredDlq(stack, 'OrdersFifo', { pipeline, queue, dlq });
+
+    expect(monitored.registration.pk).toBe(`DLQ#${DLQ_ARN}.fifo`);
+    expect(monitored.registration.dlqArn).toBe(`${DLQ_ARN}.fifo`);
+    expect(monitored.depthAlarm.node.defaultChild).toMatchObject({
+      alarmName: 'dlq-redrive-orders-dlq-fifo-visible',
+    });
+  });
+
   it('rejects a MonitoredDlq in another Region than the pipeline', () => {
     const { app, pipeline } = pipelineApp();
     const stack = new Stack(app, 'Elsewhere', { env: { ...ENV, region: 'eu-west-1' } });
