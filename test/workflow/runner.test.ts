@@ -233,4 +233,38 @@ describe('local runner', () => {
     expect(answers[0]).toMatchObject({ decision: 'approved', reason: null });
     expect(answers[1]).toMatchObject({ decision: 'rejected', reason: 'rejected at the terminal prompt' });
   });
+
+  it('a bound approval function gets the token in its payload and the Task waits for its callback', async () => {
+    let runner: LocalWorkflowRunner | undefined;
+    let posted: { taskToken?: string } = {};
+    runner = new LocalWorkflowRunner({
+      definition,
+      waitScale: 0.001,
+      bindings: {
+        Prepare: async () => ({ depth: 3 }),
+        // Stands in for the real request-approval function: it posts the request and returns;
+        // the answer arrives later through SendTaskSuccess (here: the runner's token registry).
+        RequestApproval: async (payload) => {
+          posted = payload as { taskToken?: string };
+          setTimeout(() => {
+            void runner?.tokens.sendTaskSuccess(posted.taskToken ?? '', {
+              decision: 'approved',
+              approvedBy: 'U123',
+              reason: null,
+            });
+          }, 50);
+          return { posted: true };
+        },
+      },
+    });
+    const result = await runner.run({ n: 1 });
+    expect(posted.taskToken).toMatch(/^local-task-token\./);
+    expect(result.taskResults.RequestApproval).toEqual({
+      decision: 'approved',
+      approvedBy: 'U123',
+      reason: null,
+    });
+    expect(result.status).toBe('SUCCEEDED');
+    expect(runner.tokens.isOpen(posted.taskToken ?? '')).toBe(false);
+  });
 });
