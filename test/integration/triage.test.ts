@@ -65,6 +65,10 @@ const ORDERS_MESSAGES: SeedMessage[] = [
     },
   },
   { body: '{"paymentId":"p-10"}', source: 1 },
+  // C12: a non-raw SNS-to-SQS delivery (the body is the SNS notification JSON).
+  {
+    body: '{"Type": "Notification", "MessageId": "9a1c7e55-0000-4000-8000-000000000001", "TopicArn": "arn:aws:sns:us-east-1:111122223333:order-events", "Subject": null, "Message": "{\\"orderId\\":\\"o-8\\"}", "Timestamp": "2026-01-02T08:00:00.000Z", "MessageAttributes": {"tenant": {"Type": "String", "Value": "acme"}}}',
+  },
 ];
 
 async function tableCount(): Promise<number> {
@@ -113,7 +117,7 @@ describe('triage on the local stack', () => {
     await stack?.stop();
   });
 
-  it('C01 C07 C14 stores one byte-exact envelope per dead-lettered message, opens one incident and leaves the DLQ as it was', async () => {
+  it('C01 C07 C12 C14 stores one byte-exact envelope per dead-lettered message, opens one incident and leaves the DLQ as it was', async () => {
     const before = await queueDepth(sqsClient(), ordersDlq.dlqUrl);
 
     const result = await invoke(load('cloudwatch/alarm-state-change.json'));
@@ -141,6 +145,12 @@ describe('triage on the local stack', () => {
       sig: { dataType: 'Binary', binaryValueBase64: '3q2+7w==' },
       retries: { dataType: 'Number.int', stringValue: '3' },
     });
+    const sns = envelopes.find((e) => e.bodyFormat === 'sns-notification');
+    expect([sns?.idempotencyKey, sns?.sns?.topicArn, sns?.sns?.messageAttributes]).toEqual([
+      '9a1c7e55-0000-4000-8000-000000000001',
+      'arn:aws:sns:us-east-1:111122223333:order-events',
+      { tenant: { dataType: 'String', stringValue: 'acme' } },
+    ]);
     const timeout = envelopes.find((e) => e.failure.errorClass === 'TimeoutError');
     expect(timeout?.classification).toBe('transient');
 
@@ -151,7 +161,7 @@ describe('triage on the local stack', () => {
     const incident = await createIncidentStore().getIncident(incidentId);
     expect(incident?.summary.messageCount).toBe(ORDERS_MESSAGES.length);
     expect(incident?.summary.countBySource).toEqual({
-      [ordersDlq.sources[0]?.arn as string]: 6,
+      [ordersDlq.sources[0]?.arn as string]: 7,
       [ordersDlq.sources[1]?.arn as string]: 2,
     });
     expect(incident?.sourceArns).toEqual(ordersDlq.sources.map((s) => s.arn).sort());
