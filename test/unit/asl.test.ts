@@ -92,7 +92,7 @@ async function run(handlers: Handlers, input: JSONValue = { dlqArn: plan.dlqArn 
       waitTimeOverrides: { WaitForVerification: 0, Dwell: 0 },
       retryIntervalOverrides: Object.fromEntries(tasks.map(([n]) => [n, 0])),
     },
-    context: { Task: { Token: 'local-token' } } as never,
+    context: { Task: { Token: 'local-token' }, Execution: { Name: 'local-run' } } as never,
   });
   const outcome = await execution.result.then(
     (output) => ({ status: 'SUCCEEDED' as const, output: output as Record<string, unknown>, error: null }),
@@ -188,6 +188,13 @@ describe('redrive.asl.json', () => {
     ]) {
       expect(definition.States[name], name).toBeDefined();
     }
+  });
+
+  it('passes ValidateInput the raw input and the execution name (deterministic console incident ids, C19)', () => {
+    expect(definition.States.ValidateInput?.Parameters).toEqual({
+      'input.$': '$',
+      'executionName.$': '$$.Execution.Name',
+    });
   });
 
   it('waits on the sample verification window and the ramp dwell through SecondsPath', () => {
