@@ -30,7 +30,11 @@ export interface TriageConfig {
   budgets: InventoryBudgets;
   /** Alarm name -> queue names, for alarms without a QueueName dimension (SEARCH expressions, C02). */
   alarmQueueMap: Record<string, string[]>;
-  /** Extra lease on a claimed transition beyond the remaining time, milliseconds. @default 60000 */
+  /**
+   * Extra lease on a claimed transition beyond the Lambda's remaining time, milliseconds. Kept
+   * short: Lambda kills the claimant at its timeout, and its async retry (about a minute later)
+   * must find the lease expired, or the retry would be taken for a duplicate. @default 5000
+   */
   leaseMarginMs?: number;
 }
 
@@ -139,7 +143,7 @@ export async function triage(event: NormalisedAlarmEvent, deps: TriageDeps): Pro
     {
       dedupeKey: alarm.dedupeKey,
       alarmArn: alarm.alarmArn,
-      leaseExpiresAt: deps.now() + deps.remainingTimeMs() + (deps.config.leaseMarginMs ?? 60_000),
+      leaseExpiresAt: deps.now() + deps.remainingTimeMs() + (deps.config.leaseMarginMs ?? 5_000),
     },
     deps.now(),
   );

@@ -242,4 +242,50 @@ describe('triage budgets, refusals and the local alarm evaluator', () => {
     const allowed = await triage(later, deps(workflow, {}));
     expect(allowed.queues.map((x) => [x.outcome, x.summary?.messageCount])).toEqual([['triaged', 2]]);
   });
+
+  it('C05 a retry after a crashed run takes over the expired claim; a delivery during a live claim is a duplicate', async () => {
+    await seedDlq({
+      sqs: sqsClient(),
+      dlqName: 'crashed-dlq',
+      sourceNames: ['crashed-queue'],
+      messages: [{ body: '{"c":1}' }, { body: '{"c":2}' }],
+    });
+    const event = normaliseAlarmEvent({
+      'detail-type': 'CloudWatch Alarm State Change',
+      source: 'aws.cloudwatch',
+      account: ACCOUNT,
+      resources: [`arn:aws:cloudwatch:us-east-1:${ACCOUNT}:alarm:crashed`],
+      detail: {
+        alarmName: 'crashed',
+        state: { value: 'ALARM', timestamp: '2026-01-02T10:35:00.000+0000' },
+        configuration: {
+          metrics: [{ metricStat: { metric: { dimensions: { QueueName: 'crashed-dlq' } } } }],
+        },
+      },
+    });
+    if (event.kind !== 'state-change') throw new Error('expected a state change');
+    const incidents = createIncidentStore();
+    const workflow = recordingStarter();
+    // A live claim (another invocation is running): the delivery is a duplicate and touches nothing.
+    await incidents.claimTransition(
+      {
+        dedupeKey: event.record.dedupeKey,
+        alarmArn: event.record.alarmArn,
+        leaseExpiresAt: Date.now() + 60_000,
+      },
+      Date.now(),
+    );
+    const during = await triage(event, deps(workflow, {}));
+    expect([during.outcome, workflow.starts.length]).toEqual(['duplicate', 0]);
+
+    // The claimant was killed at its timeout and never finished: its lease runs out, the retry runs.
+    await incidents.claimTransition(
+      { dedupeKey: event.record.dedupeKey, alarmArn: event.record.alarmArn, leaseExpiresAt: Date.now() - 1 },
+      Date.now() + 120_000,
+    );
+    const retry = await triage(event, deps(workflow, {}));
+    expect(retry.queues.map((q) => [q.outcome, q.summary?.messageCount])).toEqual([['triaged', 2]]);
+    expect(workflow.starts).toHaveLength(1);
+    expect((await incidents.getTransition(event.record.dedupeKey))?.status).toBe('HANDLED');
+  });
 });
