@@ -35,6 +35,7 @@ import {
   aws_sns as sns,
   aws_sqs as sqs,
   aws_sns_subscriptions as subscriptions,
+  Token,
   aws_events_targets as targets,
 } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
@@ -99,6 +100,11 @@ export interface PipelineStackProps extends StackProps {
    * @default functions/
    */
   readonly functionsDir?: string;
+}
+
+/** How cdk-nag spells a pseudo parameter in a finding id: `<AWS::Region>`, or the literal value. */
+function nagPart(value: string, pseudo: string): string {
+  return Token.isUnresolved(value) ? `<${pseudo}>` : value;
 }
 
 const XRAY_REASON =
@@ -442,7 +448,7 @@ export class PipelineStack extends Stack {
         );
         const smId = this.getLogicalId(sm.node.defaultChild as sfn.CfnStateMachine);
         acknowledge(role, {
-          id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:<${smId}.Name>:*]`,
+          id: `AwsSolutions-IAM5[Resource::arn:${nagPart(this.partition, 'AWS::Partition')}:states:${nagPart(this.region, 'AWS::Region')}:${nagPart(this.account, 'AWS::AccountId')}:execution:<${smId}.Name>:*]`,
           reason:
             'Execution ARNs are only known at run time; the wildcard covers executions of this one state machine (DescribeExecution after ExecutionAlreadyExists, C19).',
         });

@@ -9,6 +9,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App, Duration, aws_kms as kms, Stack, aws_sqs as sqs } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../functions/shared/errors.js';
 import { QueueRegistration } from '../../functions/shared/model.js';
@@ -311,5 +312,21 @@ describe('alarm delivery', () => {
       expect(JSON.stringify(alarm.Properties.AlarmActions)).toContain('AlarmTopic');
     }
     expect(Object.keys(alarms)).toHaveLength(2);
+  });
+
+  it('with both deliveries (rule and encrypted topic) leaves no open cdk-nag AwsSolutions finding', () => {
+    const { app, pipeline } = pipelineApp('both');
+    const stack = new Stack(app, 'Consumer', { env: ENV });
+    const { queue, dlq } = importedQueues(stack);
+    new MonitoredDlq(stack, 'OrdersMonitored', { pipeline, queue, dlq });
+    app.synth();
+
+    const report = new AwsSolutionsChecks(app).validateScope(app);
+
+    expect(
+      report.violations.map((v) => `${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath)}`),
+    ).toEqual([]);
+    Template.fromStack(pipeline).resourceCountIs('AWS::Events::Rule', 1);
+    Template.fromStack(pipeline).hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
   });
 });
