@@ -135,7 +135,8 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
           dlqArn: plan.dlqArn,
           dlqUrl: plan.dlqUrl,
           destinationUrl: discard ? null : plan.parkingQueueUrl,
-          fifo: plan.dlqArn.endsWith('.fifo'),
+          // The parking queue's own type decides MessageGroupId/MessageDeduplicationId.
+          fifo: plan.parkingQueueUrl?.endsWith('.fifo') ?? false,
           visibilityTimeoutSeconds: vt,
           addPipelineAttributes: false,
         };

@@ -103,9 +103,19 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
   for (const entry of await deps.ledger.listRun(redriveId)) {
     if (entry.dlqArn === plan.dlqArn && entry.dlqDeleted) ledger.set(entry.dlqMessageId, entry);
   }
-  const bulkMoved =
-    (input.outcome === 'completed' || input.outcome === 'halted') &&
-    (await deps.moveTasks.list(plan.dlqArn)).some((t) => t.moved > 0);
+  // Start times of move tasks that moved messages, when this run got as far as the bulk move.
+  const bulkMoves =
+    input.outcome === 'completed' || input.outcome === 'halted'
+      ? (await deps.moveTasks.list(plan.dlqArn))
+          .filter((t) => t.moved > 0 && t.startedAt !== null)
+          .map((t) => t.startedAt as number)
+      : [];
+  // A task can only have moved a message it started after: the envelope was last seen in the DLQ
+  // at lastSeenAt (a task of an earlier run does not explain a message missing now).
+  const movedByTask = (envelope: StoredEnvelope) => {
+    const seen = Date.parse(envelope.lastSeenAt);
+    return bulkMoves.some((startedAt) => Number.isNaN(seen) || startedAt >= seen - 1000);
+  };
 
   // 3. Every envelope of the run ends in exactly one state.
   const result: ReconcileResult = {
@@ -122,7 +132,7 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
     balanced: false,
   };
   const redrivenKeys = new Set<string>();
-  const fresh: StoredEnvelope[] = [];
+  const fresh: Array<Pick<StoredEnvelope, 'idempotencyKey'>> = [];
   for await (const envelope of deps.envelopes.listEnvelopes(plan.dlqArn)) {
     const ours =
       envelope.state === 'IN_DLQ' ||
@@ -138,7 +148,7 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
     else if (entry) state = LEDGER_STATE[entry.kind];
     else if (envelope.state !== 'IN_DLQ') state = envelope.state;
     else if (partial) state = 'IN_DLQ';
-    else if (bulkMoved) {
+    else if (movedByTask(envelope)) {
       state = 'REDRIVEN';
       reason = `moved by the move task (run ${redriveId})`;
     } else state = 'LOST';
