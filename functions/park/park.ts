@@ -21,6 +21,7 @@ import type { EnvelopeStore, StoredEnvelope } from '../shared/envelope-store.js'
 import { RedriveRefusedError } from '../shared/errors.js';
 import { ExecutionPlan } from '../shared/execution-input.js';
 import { type TransferPorts, transferMessage } from '../shared/message-transfer.js';
+import { parkReason } from '../shared/redrive-plan.js';
 import type { SqsQueues } from '../shared/sqs-queues.js';
 
 /** Input of the Park function. */
@@ -44,23 +45,6 @@ export interface ParkDeps extends TransferPorts {
   /** Most messages received in one invocation. @default 20000 */
   maxMessages?: number;
   sleep?: (ms: number) => Promise<void>;
-}
-
-/**
- * Why an envelope must stay out of the bulk move, or undefined when it may be redriven.
- * @param plan - uses `maxRedrives` and `destinationArn`.
- */
-export function parkReason(
-  envelope: Pick<StoredEnvelope, 'classification' | 'redriveCount' | 'sourceArn'>,
-  plan: Pick<ExecutionPlan, 'maxRedrives' | 'destinationArn'>,
-): string | undefined {
-  if (envelope.classification === 'poison' || envelope.classification === 'permanent')
-    return `classified ${envelope.classification}: do not redrive`;
-  if (envelope.redriveCount >= plan.maxRedrives)
-    return `redriven ${envelope.redriveCount} times (maxRedrives ${plan.maxRedrives})`;
-  if (envelope.sourceArn === 'unknown' && !plan.destinationArn)
-    return 'no DeadLetterQueueSourceArn (sent straight to the DLQ): a move task cannot return it';
-  return undefined;
 }
 
 /** The ledger key of a park/discard: per DLQ message, so duplicates with one idempotency key are each parked. */
@@ -170,3 +154,5 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
   result.skipped = [...targets.keys()].filter((id) => !done.has(id)).length;
   return result;
 }
+
+export { parkReason };

@@ -30,6 +30,7 @@ import {
   checkRampCapacity,
   checkRampRates,
   MAX_MOVE_TASK_RATE,
+  parkReason,
   verifyWindowSeconds,
 } from '../shared/redrive-plan.js';
 import type { QueueInfo, SqsQueues } from '../shared/sqs-queues.js';
@@ -133,8 +134,10 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
   const envelopeSources = new Map<string, number>();
   let unknownOrigin = 0;
   let earliest: number | null = null;
+  let toPark = 0;
   for await (const envelope of deps.envelopes.listEnvelopes(plan.dlqArn)) {
     if (envelope.state !== 'IN_DLQ') continue;
+    if (parkReason(envelope, plan)) toPark += 1;
     if (envelope.sourceArn === 'unknown') unknownOrigin += 1;
     else envelopeSources.set(envelope.sourceArn, (envelopeSources.get(envelope.sourceArn) ?? 0) + 1);
     if (earliest === null || envelope.retentionDeadline < earliest) earliest = envelope.retentionDeadline;
@@ -155,6 +158,19 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
     }
   }
   const allSources = [...sources.keys()];
+  // A move task cannot skip messages (C07): do-not-redrive messages leave the DLQ first.
+  if (toPark > 0 && plan.mode !== 'dry-run') {
+    if (!plan.parkingQueueUrl && !plan.discardPoison)
+      return refused(
+        `${toPark} message(s) must not be redriven (poison, permanent, over maxRedrives or without a source) and a move task cannot skip them; configure a parking queue (registration parkingQueueArn or PARKING_QUEUE_URL) or set discardPoison`,
+        { dlqDepth },
+      );
+    warnings.push(
+      plan.discardPoison
+        ? `${toPark} do-not-redrive message(s) will be deleted before the bulk move (discardPoison), each recorded as DISCARDED`
+        : `${toPark} do-not-redrive message(s) will be moved to the parking queue before the bulk move (a move task cannot skip messages)`,
+    );
+  }
   if (unknownOrigin > 0) {
     warnings.push(
       plan.destinationArn

@@ -14,6 +14,8 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-configure-dead-letter-queue-redrive.html
  */
 
+import type { Envelope } from './model.js';
+
 /** StartMessageMoveTask's maximum rate, messages per second. */
 export const MAX_MOVE_TASK_RATE = 500;
 /** The longest a move task runs, seconds (36 hours). */
@@ -126,4 +128,21 @@ export function verifyWindowSeconds(
     0,
   );
   return longest + marginSeconds;
+}
+
+/**
+ * Why an envelope must stay out of the bulk move, or undefined when it may be redriven.
+ * @param plan - uses `maxRedrives` and `destinationArn`.
+ */
+export function parkReason(
+  envelope: Pick<Envelope, 'classification' | 'redriveCount' | 'sourceArn'>,
+  plan: { maxRedrives: number; destinationArn: string | null },
+): string | undefined {
+  if (envelope.classification === 'poison' || envelope.classification === 'permanent')
+    return `classified ${envelope.classification}: do not redrive`;
+  if (envelope.redriveCount >= plan.maxRedrives)
+    return `redriven ${envelope.redriveCount} times (maxRedrives ${plan.maxRedrives})`;
+  if (envelope.sourceArn === 'unknown' && !plan.destinationArn)
+    return 'no DeadLetterQueueSourceArn (sent straight to the DLQ): a move task cannot return it';
+  return undefined;
 }

@@ -186,6 +186,26 @@ describe('Preflight against the local stack', () => {
     expect([result.ok, result.dlqDepth]).toEqual([true, 0]);
   });
 
+  it('C07 refuses before approval when do-not-redrive messages have nowhere to go, and warns when they will be parked', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'c07-pf-dlq',
+      sourceNames: ['c07-pf-src'],
+      messages: [{ body: '{"orderId":"o-1"}' }],
+      sendStraightToDlq: [{ body: 'not json at all' }],
+      incidentId: 'inc-c07-pf',
+    });
+    const refused = await run({ action: 'preflight', plan: planFor(dlq) });
+    expect(refused.ok).toBe(false);
+    expect(refused.refusal).toContain('1 message(s) must not be redriven');
+    const parking = await createQueue(sqsClient(), 'c07-pf-parking');
+    const ok = await run({ action: 'preflight', plan: planFor(dlq, { parkingQueueUrl: parking }) });
+    expect(ok.ok).toBe(true);
+    expect(ok.warnings).toContain(
+      '1 do-not-redrive message(s) will be moved to the parking queue before the bulk move (a move task cannot skip messages)',
+    );
+  });
+
   it('refuses a DLQ that no queue names in its RedrivePolicy', async () => {
     const url = await createQueue(sqsClient(), 'orphan-dlq');
     const plan = planFor({
