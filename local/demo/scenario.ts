@@ -30,6 +30,8 @@ export interface ScenarioOptions {
   /** Registration overrides (sampleSize, rampRates, dwellSeconds...). */
   registration?: Partial<QueueRegistration>;
   processedKeys?: ProcessedKeys;
+  /** Parallel receive loops of the consumer. @default 2 */
+  consumerConcurrency?: number;
   /** How long to wait for the source queue to drain, milliseconds. @default 60000 */
   drainTimeoutMs?: number;
 }
@@ -76,6 +78,7 @@ export async function prepareIncident(
     queueArn: queues.sourceArn,
     outageAfterProcessed: options.outageAfterProcessed ?? Math.floor(messages * 0.4),
     ...(options.processedKeys ? { processedKeys: options.processedKeys } : {}),
+    ...(options.consumerConcurrency ? { concurrency: options.consumerConcurrency } : {}),
   });
   if ((options.outageAfterProcessed ?? 1) === 0) consumer.startOutage();
   consumer.start();

@@ -26,6 +26,8 @@ export interface IncidentOptions {
   poisonEvery?: number;
   /** @default 0 (the dependency is down from the start: every message dead-letters) */
   outageAfterProcessed?: number;
+  /** Parallel receive loops of the consumer. @default 2 */
+  consumerConcurrency?: number;
   /** @default auto-approval */
   approver?: Approver;
   /** End the outage when the approval arrives (the fix is deployed). @default true */
@@ -64,6 +66,7 @@ export async function runIncident(sqs: SQSClient, options: IncidentOptions): Pro
     poisonEvery: options.poisonEvery ?? 10,
     outageAfterProcessed: options.outageAfterProcessed ?? 0,
     registration: { dwellSeconds: 1, rampRates: [50, 500], ...options.registration },
+    ...(options.consumerConcurrency ? { consumerConcurrency: options.consumerConcurrency } : {}),
   });
   try {
     await options.beforeTriage?.(incident);
