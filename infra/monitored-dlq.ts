@@ -419,23 +419,27 @@ function alarmNameOf(alarm: cloudwatch.Alarm): string {
 /**
  * One per stack: the role and log group of the AwsCustomResource provider that writes
  * registrations. A shared role keeps one small inline policy however many queues the stack
- * registers, scoped to the table and to `DLQ#...` partition keys.
+ * registers, scoped to the table and to `DLQ#...` partition keys. The AwsCustomResource provider
+ * is a singleton per stack: if another AwsCustomResource in the stack created it first with its
+ * own role, that role is the one used, so register queues before adding other AwsCustomResources.
  */
 class RegistrationWriter extends Construct {
   public readonly role: iam.Role;
   public readonly logGroup: logs.LogGroup;
   private suppressed = false;
+  private readonly tables = new Set<string>();
 
+  /** The stack's writer, allowed to write registrations into this pipeline's table. */
   public static of(scope: Construct, pipeline: PipelineStack): RegistrationWriter {
     const stack = Stack.of(scope);
     const id = 'DlqRedriveRegistrationWriter';
-    return (
-      (stack.node.tryFindChild(id) as RegistrationWriter | undefined) ??
-      new RegistrationWriter(stack, id, pipeline)
-    );
+    const writer =
+      (stack.node.tryFindChild(id) as RegistrationWriter | undefined) ?? new RegistrationWriter(stack, id);
+    writer.allow(pipeline);
+    return writer;
   }
 
-  private constructor(scope: Construct, id: string, pipeline: PipelineStack) {
+  private constructor(scope: Construct, id: string) {
     super(scope, id);
     this.logGroup = new logs.LogGroup(this, 'Logs', { retention: logs.RetentionDays.ONE_MONTH });
     this.role = new iam.Role(this, 'Role', {
@@ -444,15 +448,21 @@ class RegistrationWriter extends Construct {
     });
     this.role.addToPrincipalPolicy(
       new iam.PolicyStatement({
+        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        resources: [this.logGroup.logGroupArn],
+      }),
+    );
+  }
+
+  /** PutItem/DeleteItem on the pipeline's table, only for `DLQ#...` partition keys (once per pipeline). */
+  private allow(pipeline: PipelineStack): void {
+    if (this.tables.has(pipeline.node.addr)) return;
+    this.tables.add(pipeline.node.addr);
+    this.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
         actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'],
         resources: [pipeline.table.tableArn],
         conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${keys.dlq('')}*`] } },
-      }),
-    );
-    this.role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-        resources: [this.logGroup.logGroupArn],
       }),
     );
     pipeline.table.encryptionKey?.grantEncryptDecrypt(this.role);
@@ -487,9 +497,10 @@ class RegistrationWriter extends Construct {
 class PipelineAccess extends Construct {
   private readonly policies = new Map<FunctionName, iam.Policy>();
 
-  public static of(scope: Construct, _pipeline: PipelineStack): PipelineAccess {
+  /** The stack's grants to one pipeline's roles (a second pipeline gets its own set). */
+  public static of(scope: Construct, pipeline: PipelineStack): PipelineAccess {
     const stack = Stack.of(scope);
-    const id = 'DlqRedrivePipelineAccess';
+    const id = `DlqRedriveAccess${pipeline.stackName.replace(/[^A-Za-z0-9]/g, '')}`;
     return (stack.node.tryFindChild(id) as PipelineAccess | undefined) ?? new PipelineAccess(stack, id);
   }
 
