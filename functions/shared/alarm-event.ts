@@ -24,8 +24,26 @@ import type { AlarmRecord } from './model.js';
 /** The detail-type of the only EventBridge alarm event triage acts on. */
 export const STATE_CHANGE = 'CloudWatch Alarm State Change';
 
+/**
+ * SQS queue names: 1-80 characters of `A-Z a-z 0-9 - _`, a FIFO queue's ending in `.fifo` (within
+ * the 80). Anything else in a QueueName dimension cannot name a queue.
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_CreateQueue.html
+ */
+export const QUEUE_NAME = /^(?=.{1,80}$)[A-Za-z0-9_-]+(\.fifo)?$/;
+const queueNameProblem = (value: string) =>
+  `must be an SQS queue name (1-80 characters of A-Z a-z 0-9 - _, optionally ending in .fifo), got ${JSON.stringify(value.slice(0, 100))}${value.length > 100 ? '...' : ''}`;
+
+/** Alarm names are at most 255 characters; an ARN of one fits well under DynamoDB's 2048-byte key. */
+const AlarmName = z.string().min(1).max(255);
+/** `2026-01-02T10:35:00.000+0000` in both shapes; bounded so it fits in a DynamoDB key. */
+const StateTimestamp = z
+  .string()
+  .max(64)
+  .regex(/^\d{4}-\d{2}-\d{2}T[0-9:.]+(Z|[+-]\d{2}:?\d{2})?$/, 'must be an ISO-8601 timestamp');
+
 const AlarmArn = z
   .string()
+  .max(400)
   .regex(/^arn:aws[a-z-]*:cloudwatch:[a-z0-9-]+:\d{12}:alarm:.+$/, 'must be a CloudWatch alarm ARN');
 const AlarmState = z.enum(['ALARM', 'OK', 'INSUFFICIENT_DATA']);
 
@@ -40,7 +58,20 @@ const EbMetric = z.object({
   id: z.string().optional(),
   expression: z.string().optional(),
   metricStat: z
-    .object({ metric: z.object({ dimensions: z.record(z.string(), z.string()).optional() }).loose() })
+    .object({
+      metric: z
+        .object({
+          dimensions: z
+            .record(z.string(), z.string())
+            .superRefine((dims, ctx) => {
+              const name = dims.QueueName;
+              if (name !== undefined && !QUEUE_NAME.test(name))
+                ctx.addIssue({ code: 'custom', path: ['QueueName'], message: queueNameProblem(name) });
+            })
+            .optional(),
+        })
+        .loose(),
+    })
     .loose()
     .optional(),
 });
@@ -52,8 +83,8 @@ export const EventBridgeAlarmEvent = z.object({
   account: z.string().regex(/^\d{12}$/, 'must be a 12-digit account id'),
   resources: z.array(AlarmArn).min(1, 'must hold the alarm ARN'),
   detail: z.object({
-    alarmName: z.string().min(1),
-    state: z.object({ value: AlarmState, reason: z.string().default(''), timestamp: z.string().min(1) }),
+    alarmName: AlarmName,
+    state: z.object({ value: AlarmState, reason: z.string().default(''), timestamp: StateTimestamp }),
     previousState: z.object({ value: AlarmState }).loose().optional(),
     configuration: z
       .object({ metrics: z.array(EbMetric).default([]) })
@@ -63,17 +94,20 @@ export const EventBridgeAlarmEvent = z.object({
 });
 export type EventBridgeAlarmEvent = z.infer<typeof EventBridgeAlarmEvent>;
 
-const Dimension = z.object({ name: z.string(), value: z.string() });
+const Dimension = z.object({ name: z.string(), value: z.string() }).superRefine((d, ctx) => {
+  if (d.name === 'QueueName' && !QUEUE_NAME.test(d.value))
+    ctx.addIssue({ code: 'custom', path: ['value'], message: queueNameProblem(d.value) });
+});
 
 /** The alarm notification inside `Records[0].Sns.Message` (after JSON.parse). */
 export const SnsAlarmMessage = z.object({
-  AlarmName: z.string().min(1),
+  AlarmName: AlarmName,
   AlarmArn,
   AWSAccountId: z.string().regex(/^\d{12}$/, 'must be a 12-digit account id'),
   NewStateValue: AlarmState,
   OldStateValue: AlarmState.optional(),
   NewStateReason: z.string().default(''),
-  StateChangeTime: z.string().min(1),
+  StateChangeTime: StateTimestamp,
   Trigger: z
     .object({
       Dimensions: z.array(Dimension).nullish(),

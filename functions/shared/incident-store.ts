@@ -52,6 +52,12 @@ export interface TransitionRecord {
   status: TransitionStatus;
   /** Epoch ms after which an IN_PROGRESS claim may be taken over (the claimant died). */
   leaseExpiresAt: number;
+  /**
+   * The Lambda request id of the run holding the claim. Lambda keeps the request id across the
+   * retries of an async invocation, so a retry of a run that crashed (OOM, a throw before it could
+   * mark the transition FAILED) takes its own claim back instead of being taken for a duplicate.
+   */
+  owner?: string;
   incidentIds: string[];
   outcome?: string;
   updatedAt: string;
@@ -67,10 +73,12 @@ export interface IncidentStore {
   getTransition(dedupeKey: string): Promise<TransitionRecord | undefined>;
   /**
    * Claims a transition for this run: succeeds when it is new, FAILED, PARTIAL, or IN_PROGRESS with
-   * an expired lease. @returns the existing record when the claim is refused.
+   * an expired lease, or IN_PROGRESS claimed by the same `owner` (a Lambda retry of the same request).
+   * @returns the existing record when the claim is refused.
+   * @see https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html
    */
   claimTransition(
-    claim: { dedupeKey: string; alarmArn: string; leaseExpiresAt: number },
+    claim: { dedupeKey: string; alarmArn: string; leaseExpiresAt: number; owner?: string },
     now: number,
   ): Promise<{ claimed: true } | { claimed: false; existing: TransitionRecord | undefined }>;
   /** Records the end of a run (HANDLED, PARTIAL or FAILED). */
@@ -165,20 +173,22 @@ export function createIncidentStore(
         leaseExpiresAt: claim.leaseExpiresAt,
         incidentIds: [],
         updatedAt: new Date(now).toISOString(),
+        ...(claim.owner ? { owner: claim.owner } : {}),
       };
+      const sameOwner = claim.owner ? ' OR (#s = :progress AND #o = :owner)' : '';
       try {
         await client().send(
           new PutCommand({
             TableName: table,
             Item: { ...transitionKey(claim.dedupeKey), entity: 'transition', ...record },
-            ConditionExpression:
-              'attribute_not_exists(pk) OR #s IN (:failed, :partial) OR (#s = :progress AND leaseExpiresAt < :now)',
-            ExpressionAttributeNames: { '#s': 'status' },
+            ConditionExpression: `attribute_not_exists(pk) OR #s IN (:failed, :partial) OR (#s = :progress AND leaseExpiresAt < :now)${sameOwner}`,
+            ExpressionAttributeNames: { '#s': 'status', ...(claim.owner ? { '#o': 'owner' } : {}) },
             ExpressionAttributeValues: {
               ':failed': 'FAILED',
               ':partial': 'PARTIAL',
               ':progress': 'IN_PROGRESS',
               ':now': now,
+              ...(claim.owner ? { ':owner': claim.owner } : {}),
             },
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),

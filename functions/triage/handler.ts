@@ -32,6 +32,7 @@ export function createTriageHandler(ports: { workflow?: WorkflowStarter; notifie
           createSfnWorkflowStarter({ log: (message, extra) => logger.info(message, { ...extra }) }),
         now: () => Date.now(),
         remainingTimeMs: () => context.getRemainingTimeInMillis(),
+        requestId: context.awsRequestId,
         config: triageConfigFromEnv(),
         notifier: ports.notifier ?? createLogNotifier(),
         log: {

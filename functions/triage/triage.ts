@@ -15,7 +15,7 @@
 import type { NormalisedAlarmEvent } from '../shared/alarm-event.js';
 import { queueArnOf } from '../shared/alarm-event.js';
 import type { EnvelopeStore } from '../shared/envelope-store.js';
-import { errorMessage, TransientError } from '../shared/errors.js';
+import { errorMessage, InvalidInputError, TransientError } from '../shared/errors.js';
 import { type Incident, type IncidentStore, incidentIdOf } from '../shared/incident-store.js';
 import { type InventoryBudgets, inventoryDlq, inventoryRefusal } from '../shared/inventory.js';
 import type { AlarmRecord, IncidentSummary, QueueRegistration } from '../shared/model.js';
@@ -59,6 +59,12 @@ export interface TriageDeps {
   log: TriageLog;
   /** Told about outcomes a person must see: unresolvable alarms, refusals, systemic failures. */
   notifier?: Notifier;
+  /**
+   * Lambda's `context.awsRequestId`: the same on every retry of one async invocation, so a retry
+   * of a run that died holding the claim takes it back at once instead of being a duplicate.
+   * @see https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html
+   */
+  requestId?: string;
 }
 
 /** What happened to one DLQ. */
@@ -87,6 +93,21 @@ interface Target {
   queueName: string;
   dlq: QueueInfo;
   registration: QueueRegistration;
+}
+
+/**
+ * An alarm names a queue by name only; the lookup runs in the pipeline's Region. An alarm from
+ * another Region (an SNS topic there can deliver here) or a queue that resolved in another account
+ * would make triage inventory a different queue that happens to share the name: refuse it.
+ * @throws InvalidInputError naming the alarm ARN field.
+ */
+function assertSameRegionAndAccount(alarm: AlarmRecord, queueName: string, dlqArn: string): void {
+  const [, , , region = '', account = ''] = dlqArn.split(':');
+  if (region === alarm.region && account === alarm.account) return;
+  const field = alarm.via === 'sns' ? 'Records.0.Sns.Message.AlarmArn' : 'resources.0';
+  throw new InvalidInputError(`alarm and queue ${queueName} are in different places`, [
+    `${field}: alarm is in ${alarm.region} account ${alarm.account}, but queue ${queueName} resolved to ${dlqArn} (triage only handles alarms of the Region and account it looks queues up in)`,
+  ]);
 }
 
 function sourceArnOfUrl(url: string, dlqArn: string): string {
@@ -136,6 +157,7 @@ export async function triage(event: NormalisedAlarmEvent, deps: TriageDeps): Pro
   for (const queueName of queueNames) {
     const dlq = await deps.queues.resolveByName(queueName, alarm.account);
     if (!dlq.arn) dlq.arn = queueArnOf(alarm.region, alarm.account, queueName);
+    assertSameRegionAndAccount(alarm, queueName, dlq.arn);
     targets.push({ queueName, dlq, registration: await deps.registry.getRegistration(dlq.arn) });
   }
 
@@ -144,6 +166,7 @@ export async function triage(event: NormalisedAlarmEvent, deps: TriageDeps): Pro
       dedupeKey: alarm.dedupeKey,
       alarmArn: alarm.alarmArn,
       leaseExpiresAt: deps.now() + deps.remainingTimeMs() + (deps.config.leaseMarginMs ?? 5_000),
+      ...(deps.requestId ? { owner: deps.requestId } : {}),
     },
     deps.now(),
   );

@@ -1,0 +1,226 @@
+/**
+ * Triage against hostile and broken deliveries on the local stack: alarms from another region or
+ * account, odd QueueName values, huge strings, and a run that dies between steps.
+ */
+import { readFileSync } from 'node:fs';
+import { ScanCommand } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { NormalisedAlarmEvent } from '../../functions/shared/alarm-event.js';
+import { normaliseAlarmEvent } from '../../functions/shared/alarm-event.js';
+import { dynamoClient, sqsClient } from '../../functions/shared/clients.js';
+import { createEnvelopeStore } from '../../functions/shared/envelope-store.js';
+import { TransientError } from '../../functions/shared/errors.js';
+import { createIncidentStore, incidentIdOf } from '../../functions/shared/incident-store.js';
+import { createQueueRegistry } from '../../functions/shared/queue-registry.js';
+import { createSqsQueues } from '../../functions/shared/sqs-queues.js';
+import type { WorkflowStarter } from '../../functions/shared/workflow-starter.js';
+import { createTriageHandler } from '../../functions/triage/handler.js';
+import { type TriageDeps, type TriageResult, triage } from '../../functions/triage/triage.js';
+import { lambdaContext } from '../../local/lambda-context.js';
+import { type LocalStack, startLocalStack } from '../../local/stack.js';
+import { queueDepth, seedDlq } from '../support/seed-dlq.js';
+
+const ACCOUNT = '111122223333';
+const load = (path: string): Record<string, unknown> =>
+  JSON.parse(readFileSync(new URL(`../../events/${path}`, import.meta.url), 'utf8'));
+const renamed = (path: string, from: string, to: string) =>
+  JSON.parse(JSON.stringify(load(path)).replaceAll(from, to)) as Record<string, unknown>;
+
+function recordingStarter(): WorkflowStarter & { starts: string[] } {
+  const starts: string[] = [];
+  return {
+    starts,
+    async startWorkflow({ incidentId }) {
+      const executionArn = `arn:aws:states:us-east-1:${ACCOUNT}:execution:redrive:${incidentId}`;
+      if (starts.includes(incidentId)) return { executionArn, alreadyStarted: true };
+      starts.push(incidentId);
+      return { executionArn, alreadyStarted: false };
+    },
+  };
+}
+
+function stateChange(raw: unknown): Extract<NormalisedAlarmEvent, { kind: 'state-change' }> {
+  const event = normaliseAlarmEvent(raw);
+  if (event.kind !== 'state-change') throw new Error('not a state change');
+  return event;
+}
+
+function createIncidentStoreId(event: Extract<NormalisedAlarmEvent, { kind: 'state-change' }>): string {
+  const r = event.record;
+  return incidentIdOf(
+    r.alarmArn,
+    r.stateTimestamp,
+    `arn:aws:sqs:${r.region}:${r.account}:${r.queueNames[0]}`,
+  );
+}
+
+async function tableCount(): Promise<number> {
+  const out = await dynamoClient().send(new ScanCommand({ TableName: 'dlq-redrive', Select: 'COUNT' }));
+  return out.Count ?? 0;
+}
+
+describe('triage under hostile deliveries', () => {
+  let stack: LocalStack;
+  const sqsCalls: string[] = [];
+  const workflow = recordingStarter();
+  const handler = createTriageHandler({ workflow });
+  const invoke = (event: unknown) =>
+    handler(
+      event,
+      lambdaContext({ functionName: 'triage', timeoutMs: 120_000, accountId: ACCOUNT }),
+    ) as Promise<TriageResult>;
+  const failure = (event: unknown) =>
+    invoke(event).then(
+      (r) => r as unknown as Error,
+      (e: unknown) => e as Error,
+    );
+
+  beforeAll(async () => {
+    stack = await startLocalStack({ accountId: ACCOUNT });
+    sqsClient().middlewareStack.add(
+      (next, context) => async (args) => {
+        sqsCalls.push(String(context.commandName));
+        return next(args);
+      },
+      { step: 'initialize', name: 'recordSqsCalls' },
+    );
+    await seedDlq({
+      sqs: sqsClient(),
+      dlqName: 'orders-dlq',
+      sourceNames: ['orders-queue'],
+      messages: [{ body: '{"orderId":"o-1"}' }, { body: '{"orderId":"o-2"}' }],
+    });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('an alarm from another region is refused naming the alarm ARN, and the same-named DLQ of this region is not touched', async () => {
+    const rowsBefore = await tableCount();
+    sqsCalls.length = 0;
+    const eb = renamed('cloudwatch/alarm-state-change.json', 'us-east-1', 'eu-west-1');
+    const sns = renamed('sns/alarm-notification.json', 'us-east-1', 'eu-west-1');
+
+    const errors = await Promise.all([failure(eb), failure(sns)]);
+
+    expect(errors.map((e) => e.name)).toEqual(['Redrive.InvalidInput', 'Redrive.InvalidInput']);
+    expect(errors[0]?.message).toContain('resources.0: alarm is in eu-west-1');
+    expect(errors[1]?.message).toContain('Records.0.Sns.Message.AlarmArn: alarm is in eu-west-1');
+    expect(sqsCalls.filter((c) => c === 'ReceiveMessageCommand')).toEqual([]);
+    expect(await tableCount()).toBe(rowsBefore);
+  });
+
+  it('an alarm of another account is refused naming the alarm ARN when the queue resolves elsewhere, nothing written', async () => {
+    const rowsBefore = await tableCount();
+    sqsCalls.length = 0;
+    const eb = renamed('cloudwatch/alarm-state-change.json', ACCOUNT, '444455556666');
+
+    const error = await failure(eb);
+
+    // Either SQS refuses the lookup in the other account, or triage refuses the mismatch: never a triage.
+    expect(['Redrive.InvalidInput', 'Redrive.QueueNotFound', 'Redrive.AccessDenied']).toContain(error.name);
+    expect(sqsCalls.filter((c) => c === 'ReceiveMessageCommand')).toEqual([]);
+    expect(await tableCount()).toBe(rowsBefore);
+  });
+
+  it('QueueName values SQS can never hold are refused naming the dimension, before any SQS call', async () => {
+    const rowsBefore = await tableCount();
+    sqsCalls.length = 0;
+    const withQueueName = (name: string) =>
+      JSON.parse(
+        JSON.stringify(load('cloudwatch/alarm-state-change.json')).replace(
+          '"orders-dlq"',
+          JSON.stringify(name),
+        ),
+      );
+    const bad = [
+      'orders dlq',
+      '../orders-dlq',
+      'q'.repeat(81),
+      'orders-dlq\u0000',
+      'https://sqs.us-east-1.amazonaws.com/111122223333/orders-dlq',
+    ];
+
+    const errors = await Promise.all(bad.map((name) => failure(withQueueName(name))));
+
+    expect(errors.map((e) => e.name)).toEqual(bad.map(() => 'Redrive.InvalidInput'));
+    for (const e of errors)
+      expect(e.message).toContain('detail.configuration.metrics.0.metricStat.metric.dimensions.QueueName');
+    expect(sqsCalls).toEqual([]);
+    expect(await tableCount()).toBe(rowsBefore);
+  });
+
+  it('huge alarm names and state timestamps are refused naming the field, nothing written', async () => {
+    const rowsBefore = await tableCount();
+    const hugeTimestamp = load('cloudwatch/alarm-state-change.json') as {
+      detail: { state: { timestamp: string } };
+    };
+    hugeTimestamp.detail.state.timestamp = `2026-01-02T10:35:00.000+0000${'9'.repeat(4000)}`;
+    const hugeName = renamed('cloudwatch/alarm-state-change.json', 'orders-dlq-not-empty', 'n'.repeat(3000));
+
+    const errors = await Promise.all([failure(hugeTimestamp), failure(hugeName)]);
+
+    expect(errors.map((e) => e.name)).toEqual(['Redrive.InvalidInput', 'Redrive.InvalidInput']);
+    expect(errors[0]?.message).toContain('detail.state.timestamp');
+    expect(errors[1]?.message).toMatch(/resources\.0|detail\.alarmName/);
+    expect(await tableCount()).toBe(rowsBefore);
+  });
+
+  it('a run that dies after opening the incident, before the workflow start and before it can mark FAILED, is completed by its Lambda retry; another delivery inside the lease stays a duplicate', async () => {
+    const crashed = await seedDlq({
+      sqs: sqsClient(),
+      dlqName: 'crashed-dlq',
+      sourceNames: ['crashed-queue'],
+      messages: Array.from({ length: 4 }, (_, i) => ({ body: `{"c":${i}}` })),
+    });
+    const event = stateChange(renamed('cloudwatch/alarm-state-change.json', 'orders-dlq', 'crashed-dlq'));
+    const starter = recordingStarter();
+    const realIncidents = createIncidentStore();
+    let dynamoDown = true;
+    const deps = (requestId: string): TriageDeps => ({
+      queues: createSqsQueues(),
+      envelopes: createEnvelopeStore(),
+      incidents: {
+        ...realIncidents,
+        claimTransition: (claim, now) => realIncidents.claimTransition(claim, now),
+        async finishTransition(key, status, details) {
+          if (dynamoDown) throw new TransientError('simulated DynamoDB outage while marking FAILED');
+          return realIncidents.finishTransition(key, status, details);
+        },
+      },
+      registry: createQueueRegistry(),
+      workflow: {
+        async startWorkflow(request) {
+          if (dynamoDown) throw new TransientError('simulated crash before StartExecution');
+          return starter.startWorkflow(request);
+        },
+      },
+      now: () => Date.now(),
+      // A 15-minute function: the lease of the dead run outlives both async retries (1 and 3 min).
+      remainingTimeMs: () => 900_000,
+      config: {
+        budgets: { messageBudget: 5000, pageBudget: 10_000, safetyMarginMs: 5_000 },
+        alarmQueueMap: {},
+      },
+      log: { info: () => undefined, warn: () => undefined },
+      requestId,
+    });
+
+    const first = await triage(event, deps('req-original')).catch((e: unknown) => e as Error);
+    expect((first as Error).name).toBe('Redrive.Transient');
+    const incidentId = createIncidentStoreId(event);
+    expect((await realIncidents.getIncident(incidentId))?.status).toBe('OPEN');
+    expect((await realIncidents.getTransition(event.record.dedupeKey))?.status).toBe('IN_PROGRESS');
+
+    dynamoDown = false;
+    const otherDelivery = await triage(event, deps('req-sns-copy'));
+    expect([otherDelivery.outcome, starter.starts.length]).toEqual(['duplicate', 0]);
+
+    const retry = await triage(event, deps('req-original'));
+    expect(retry.queues.map((q) => [q.outcome, q.summary?.messageCount])).toEqual([['triaged', 4]]);
+    expect(starter.starts).toEqual([incidentId]);
+    expect((await realIncidents.getIncident(incidentId))?.status).toBe('WORKFLOW_STARTED');
+    expect((await realIncidents.getTransition(event.record.dedupeKey))?.status).toBe('HANDLED');
+    expect(await queueDepth(sqsClient(), crashed.dlqUrl)).toEqual({ visible: 4, inFlight: 0 });
+  });
+});
