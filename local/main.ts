@@ -35,7 +35,17 @@ interface Args {
   messages: number;
 }
 
+const FLAGS = new Set(['--json', '--approve', '--reject', '--verbose']);
+const WITH_VALUE = new Set(['--messages', '--approve-via']);
+
+/** @throws Error naming the flag when a flag is unknown or a value is out of range. */
 function parseArgs(argv: readonly string[]): Args {
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i] as string;
+    if (WITH_VALUE.has(flag)) i += 1;
+    else if (!FLAGS.has(flag))
+      throw new Error(`${flag}: unknown flag (known: ${[...FLAGS, ...WITH_VALUE].join(', ')})`);
+  }
   const at = argv.indexOf('--messages');
   const messages = at >= 0 ? Number(argv[at + 1]) : 300;
   if (!Number.isInteger(messages) || messages < 20 || messages > 5000)
