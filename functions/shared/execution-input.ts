@@ -135,6 +135,14 @@ function intField(min: number, max: number) {
     .max(max, { error: (issue) => `must be <= ${max} (${range})${given(issue)}` });
 }
 
+/**
+ * Characters that change how text around them is displayed or that no UTF-8 encoder can keep:
+ * C1 controls, format characters (bidirectional overrides such as U+202E, zero-width spaces),
+ * unpaired surrogates and the line/paragraph separators. A name shown in the Slack approval and
+ * the report ("approved by ...") must read as what it is.
+ */
+const INVISIBLE_OR_UNENCODABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/u;
+
 /** A non-blank string without control characters, at most `max` characters. */
 function textField(max: number) {
   const rule = `must be a non-blank string of at most ${max} characters, without control characters`;
@@ -142,6 +150,10 @@ function textField(max: number) {
     .string({ error: (issue) => `${rule}${given(issue)}` })
     .regex(new RegExp(`^(?=.*\\S)[^\\x00-\\x1F\\x7F]{1,${max}}$`), {
       error: (issue) => `${rule}${given(issue)}`,
+    })
+    .refine((text) => !INVISIBLE_OR_UNENCODABLE.test(text), {
+      error: (issue) =>
+        `${rule} (no bidirectional overrides, zero-width or other format characters, or unpaired surrogates)${given(issue)}`,
     });
 }
 
@@ -314,7 +326,8 @@ export function suggestField(key: string): string | undefined {
   return best?.field;
 }
 
-function unknownField(key: string): string {
+/** The problem text of a field that is not an execution input field. */
+export function unknownField(key: string): string {
   const suggestion = suggestField(key);
   return `is not an execution input field${suggestion ? ` (did you mean ${suggestion}?)` : ''}`;
 }

@@ -16,6 +16,7 @@ import {
   ExecutionInput,
   type ExecutionPlan,
   parseSqsArn,
+  unknownField,
 } from '../shared/execution-input.js';
 import { formatIssues } from '../shared/middleware.js';
 import type { QueueRegistration } from '../shared/model.js';
@@ -82,14 +83,21 @@ export const MAX_PROBLEM_CHARS = 200;
  */
 export function parseExecutionInput(raw: unknown): ExecutionInput {
   const result = ExecutionInput.safeParse(raw);
-  if (result.success) return result.data;
-  const problems = formatIssues(result.error).map((p) =>
+  // JSON.parse makes "__proto__" an own key that object schemas never see: refuse it like any
+  // other unknown field instead of silently ignoring it.
+  const proto =
+    typeof raw === 'object' && raw !== null && Object.hasOwn(raw, '__proto__')
+      ? [`__proto__: ${unknownField('__proto__')}`]
+      : [];
+  if (result.success && proto.length === 0) return result.data;
+  const issues = result.success ? [] : formatIssues(result.error);
+  const problems = [...issues, ...proto].map((p) =>
     p.length > MAX_PROBLEM_CHARS ? `${p.slice(0, MAX_PROBLEM_CHARS - 3)}...` : p,
   );
   const listed = problems.slice(0, MAX_LISTED_PROBLEMS);
   if (problems.length > listed.length)
     listed.push(`... and ${problems.length - listed.length} more problems`);
-  throw new InvalidInputError('invalid execution input', listed, result.error);
+  throw new InvalidInputError('invalid execution input', listed, result.success ? undefined : result.error);
 }
 
 /** The requester recorded when the input names none. */
