@@ -223,4 +223,59 @@ describe('triage under hostile deliveries', () => {
     expect((await realIncidents.getTransition(event.record.dedupeKey))?.status).toBe('HANDLED');
     expect(await queueDepth(sqsClient(), crashed.dlqUrl)).toEqual({ visible: 4, inFlight: 0 });
   });
+
+  it('C14 bodies at the inline and chunk boundaries, 1 MiB, and 4-byte characters split across chunks come back byte for byte; messages sent straight to the DLQ have source unknown', async () => {
+    // SQS counts the attributes in the 1 MiB too: leave them 200 bytes.
+    const emoji = `x${'\u{1F600}'.repeat(262_093)}`; // 1,048,373 bytes: every chunk boundary cuts a character
+    const bodies = [
+      'a',
+      'b'.repeat(64 * 1024),
+      'c'.repeat(64 * 1024 + 1),
+      'd'.repeat(300 * 1024),
+      'e'.repeat(300 * 1024 + 1),
+      'f'.repeat(1024 * 1024 - 200),
+      emoji,
+      '\u00e9'.repeat(32 * 1024 + 1), // 2-byte characters: 65,538 bytes, first chunked size
+    ];
+    const boundary = await seedDlq({
+      sqs: sqsClient(),
+      dlqName: 'boundary-dlq',
+      sourceNames: ['boundary-queue'],
+      messages: [],
+      sendStraightToDlq: bodies.map((body) => ({
+        body,
+        attributes: {
+          s: { DataType: 'String.custom', StringValue: 'x' },
+          n: { DataType: 'Number.float', StringValue: '-1.5e3' },
+          b: { DataType: 'Binary.gzip', BinaryValue: new Uint8Array([0, 255, 1]) },
+        },
+      })),
+    });
+    const result = await invoke(renamed('cloudwatch/alarm-state-change.json', 'orders-dlq', 'boundary-dlq'));
+
+    expect(result.queues.map((q) => [q.outcome, q.summary?.messageCount])).toEqual([
+      ['triaged', bodies.length],
+    ]);
+    const store = createEnvelopeStore();
+    const stored = [];
+    for await (const e of store.listEnvelopes(boundary.dlqArn)) stored.push(e);
+    const byLength = new Map(stored.map((e) => [e.bodyBytes, e]));
+    for (const body of bodies) {
+      const bytes = Buffer.from(body, 'utf8');
+      const envelope = byLength.get(bytes.byteLength);
+      expect(envelope, `${bytes.byteLength} bytes`).toBeDefined();
+      if (!envelope) continue;
+      expect(envelope.bodyChunked).toBe(bytes.byteLength > 64 * 1024);
+      expect(Buffer.from(await store.readBody(envelope)).equals(bytes), `${bytes.byteLength} bytes`).toBe(
+        true,
+      );
+      expect(envelope.sourceArn).toBe('unknown');
+      expect(envelope.messageAttributes).toEqual({
+        s: { dataType: 'String.custom', stringValue: 'x' },
+        n: { dataType: 'Number.float', stringValue: '-1.5e3' },
+        b: { dataType: 'Binary.gzip', binaryValueBase64: 'AP8B' },
+      });
+    }
+    expect(await queueDepth(sqsClient(), boundary.dlqUrl)).toEqual({ visible: bodies.length, inFlight: 0 });
+  });
 });
