@@ -125,7 +125,9 @@ export const SnsAlarmMessage = z.object({
         )
         .nullish(),
     })
-    .loose(),
+    .loose()
+    // Composite alarms carry an AlarmRule and no Trigger: no QueueName, like their EventBridge copy.
+    .default({}),
 });
 export type SnsAlarmMessage = z.infer<typeof SnsAlarmMessage>;
 

@@ -103,4 +103,54 @@ describe('alarm event normalisation', () => {
   it('rejects an event of neither shape', () => {
     expect(() => normaliseAlarmEvent({ hello: 'world' })).toThrow(InvalidInputError);
   });
+
+  it('C02 an SNS notification without Trigger (a composite alarm) has no queue names, like its EventBridge copy without metrics, instead of failing', () => {
+    const event = load('sns/alarm-notification.json') as { Records: Array<{ Sns: { Message: string } }> };
+    const sns = (event.Records[0] as { Sns: { Message: string } }).Sns;
+    const message = JSON.parse(sns.Message) as Record<string, unknown>;
+    delete message.Trigger;
+    message.AlarmRule = 'ALARM(orders-dlq-not-empty) OR ALARM(payments-dlq-not-empty)';
+    sns.Message = JSON.stringify(message);
+    const eb = load('cloudwatch/alarm-state-change.json') as { detail: Record<string, unknown> };
+    delete eb.detail.configuration;
+
+    const viaSns = normaliseAlarmEvent(event);
+    const viaEb = normaliseAlarmEvent(eb);
+
+    expect(viaSns.kind === 'state-change' && viaSns.record.queueNames).toEqual([]);
+    expect(viaEb.kind === 'state-change' && viaEb.record.queueNames).toEqual([]);
+    expect(viaSns.kind === 'state-change' && viaSns.record.dedupeKey).toBe(
+      viaEb.kind === 'state-change' ? viaEb.record.dedupeKey : 'eb',
+    );
+  });
+
+  it('refuses junk of every kind with Redrive.InvalidInput naming where it is, never a TypeError', () => {
+    const sns = load('sns/alarm-notification.json') as { Records: Array<{ Sns: Record<string, unknown> }> };
+    const withMessage = (m: string) => ({
+      Records: [{ ...sns.Records[0], Sns: { ...sns.Records[0]?.Sns, Message: m } }],
+    });
+    const cases: Array<[unknown, string]> = [
+      [null, '(root)'],
+      ['hello', '(root)'],
+      [{ Records: null }, 'Records'],
+      [{ Records: [sns.Records[0], sns.Records[0]] }, 'Records'],
+      [withMessage('null'), 'Records.0.Sns.Message.(root)'],
+      [withMessage('[]'), 'Records.0.Sns.Message.(root)'],
+      [withMessage(' '), 'Records.0.Sns.Message'],
+      [{ Records: [{ eventSource: 'aws:sqs', body: '{}' }] }, 'Records.0.EventSource'],
+    ];
+    for (const [event, field] of cases) {
+      let error: unknown;
+      try {
+        normaliseAlarmEvent(event);
+      } catch (e) {
+        error = e;
+      }
+      expect(error, JSON.stringify(event)?.slice(0, 60)).toBeInstanceOf(InvalidInputError);
+      expect(
+        (error as InvalidInputError).details.some((d) => d.startsWith(`${field}:`)),
+        field,
+      ).toBe(true);
+    }
+  });
 });
