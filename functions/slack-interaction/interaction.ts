@@ -50,12 +50,13 @@ export interface InteractionResponse {
 /** The `block_actions` payload fields used. Unknown fields are kept but not read. */
 export const BlockActionsPayload = z.looseObject({
   type: z.literal('block_actions'),
+  // Bounded: these are written to the approval record and a DynamoDB item holds at most 400 KB.
   user: z.object({
-    id: z.string().min(1),
-    username: z.string().min(1).optional(),
-    name: z.string().min(1).optional(),
+    id: z.string().min(1).max(64),
+    username: z.string().min(1).max(256).optional(),
+    name: z.string().min(1).max(256).optional(),
   }),
-  response_url: z.url({ protocol: /^https?$/ }),
+  response_url: z.url({ protocol: /^https?$/ }).max(2048),
   actions: z
     .array(
       z.object({

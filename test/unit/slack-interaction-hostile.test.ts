@@ -162,6 +162,11 @@ describe('Slack interaction under hostile requests', () => {
       [form(payload('U1', 'delete_everything')), 'payload.actions.0.action_id'],
       [form(payload('U1', 'approve_redrive', 'x'.repeat(1_000_000))), 'payload.actions.0.value'],
       [form({ ...payload('U1', 'approve_redrive'), user: null }), 'payload.user'],
+      [
+        form({ ...payload('U1', 'approve_redrive'), user: { id: 'U1', username: 'u'.repeat(500_000) } }),
+        'payload.user.username',
+      ],
+      [form(payload('U'.repeat(100_000), 'approve_redrive')), 'payload.user.id'],
       [form({ ...payload('U1', 'approve_redrive'), actions: [] }), 'payload.actions'],
       [
         form({ ...payload('U1', 'approve_redrive'), response_url: 'javascript:alert(1)' }),
