@@ -27,6 +27,12 @@ export const NOT_APPROVER_TEXT = 'You are not an approver for this queue; nothin
 const DAY_MS = 86_400_000;
 const MAX_CAUSES = 3;
 const MAX_REASON_CHARS = 200;
+/** Error classes are attribute values a consumer sets: shown cut to this many characters. */
+const MAX_ERROR_CLASS_CHARS = 100;
+/** Source queues named in the summary line; the rest are counted. */
+const MAX_LISTED_SOURCES = 10;
+/** Slack refuses a message whose section text passes 3,000 characters (`invalid_blocks`). */
+export const MAX_SECTION_CHARS = 3000;
 
 /** The plan fields the approval shows (a subset of `$.plan`). */
 export interface ApprovalPlanView {
@@ -96,6 +102,26 @@ function truncate(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 
+/**
+ * Cuts escaped mrkdwn to `max` characters: at the last line break that fits when there is one,
+ * never inside an `&amp;`-style entity, and says so with an ellipsis line.
+ * @see https://api.slack.com/reference/block-kit/blocks#section
+ */
+export function fitSection(text: string, max = MAX_SECTION_CHARS): string {
+  if (text.length <= max) return text;
+  const room = text.slice(0, max - 2);
+  const lineEnd = room.lastIndexOf('\n');
+  const cut = lineEnd > max / 2 ? room.slice(0, lineEnd) : room.replace(/&[a-z]*$/, '');
+  return `${cut}\n…`;
+}
+
+function sourceList(sources: string[]): string {
+  if (sources.length === 0) return '';
+  const shown = sources.slice(0, MAX_LISTED_SOURCES).map((q) => `\`${q}\``);
+  const more = sources.length - shown.length;
+  return ` from ${shown.join(', ')}${more > 0 ? ` and ${more} more source queues` : ''}`;
+}
+
 function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
 }
@@ -156,13 +182,13 @@ function summaryText(view: ApprovalRequestView): string {
   if (!s) {
     return (
       `*${plural(view.preflight.dlqDepth, 'message')}* (approximate) in \`${queue}\`` +
-      (sources.length > 0 ? ` from ${sources.map((q) => `\`${q}\``).join(', ')}` : '') +
+      sourceList(sources) +
       `\nNo triage summary for incident \`${escapeMrkdwn(view.incidentId)}\` (started by ${escapeMrkdwn(view.plan.requestedBy)}).`
     );
   }
   const lines = [
     `*${plural(s.messageCount, 'message')}* in \`${queue}\`` +
-      (sources.length > 0 ? ` from ${sources.map((q) => `\`${q}\``).join(', ')}` : '') +
+      sourceList(sources) +
       (s.partial ? ' (inventory still partial)' : ''),
   ];
   if (s.oldestMessageAgeMs !== null)
@@ -187,7 +213,7 @@ function causesText(view: ApprovalRequestView): string | null {
   if (causes.length === 0) return null;
   const lines = causes.map(
     (c) =>
-      `• *${c.count}* × \`${escapeMrkdwn(c.errorClass)}\` (${c.classification}): e.g. \`${c.exampleMessageId}\`: ` +
+      `• *${c.count}* × \`${escapeMrkdwn(truncate(c.errorClass, MAX_ERROR_CLASS_CHARS))}\` (${c.classification}): e.g. \`${c.exampleMessageId}\`: ` +
       escapeMrkdwn(truncate(c.exampleReason, MAX_REASON_CHARS)),
   );
   const more = (view.summary?.causes.length ?? 0) - causes.length;
@@ -223,17 +249,17 @@ export function approvalRequestMessage(view: ApprovalRequestView): SlackMessage 
   const warnings = approvalWarnings(view);
   const blocks: KnownBlock[] = [
     { type: 'header', text: { type: 'plain_text', text: truncate(`Redrive approval: ${queue}`, 150) } },
-    { type: 'section', text: { type: 'mrkdwn', text: summaryText(view) } },
+    { type: 'section', text: { type: 'mrkdwn', text: fitSection(summaryText(view)) } },
   ];
   const causes = causesText(view);
-  if (causes) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: causes } });
-  blocks.push({ type: 'section', text: { type: 'mrkdwn', text: planText(view) } });
+  if (causes) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: fitSection(causes) } });
+  blocks.push({ type: 'section', text: { type: 'mrkdwn', text: fitSection(planText(view)) } });
   if (warnings.length > 0) {
     blocks.push({
       type: 'section',
       text: {
         type: 'mrkdwn',
-        text: `*Warnings*\n${warnings.map((w) => `:warning: ${escapeMrkdwn(w)}`).join('\n')}`,
+        text: fitSection(`*Warnings*\n${warnings.map((w) => `:warning: ${escapeMrkdwn(w)}`).join('\n')}`),
       },
     });
   }
@@ -275,7 +301,10 @@ export function approvalRequestMessage(view: ApprovalRequestView): SlackMessage 
 }
 
 function single(text: string): SlackMessage {
-  return { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: escapeMrkdwn(text) } }] };
+  return {
+    text,
+    blocks: [{ type: 'section', text: { type: 'mrkdwn', text: fitSection(escapeMrkdwn(text)) } }],
+  };
 }
 
 /** The request message once decided: "Approved by <username>" / "Rejected by <username>". */
@@ -316,7 +345,10 @@ export function notApproverMessage(): SlackMessage {
 export function threadNotice(kind: string, text: string, fields: Record<string, unknown> = {}): SlackMessage {
   const entries = Object.entries(fields).filter(([, v]) => v !== undefined && v !== null);
   const blocks: KnownBlock[] = [
-    { type: 'section', text: { type: 'mrkdwn', text: `*${escapeMrkdwn(kind)}*: ${escapeMrkdwn(text)}` } },
+    {
+      type: 'section',
+      text: { type: 'mrkdwn', text: fitSection(`*${escapeMrkdwn(kind)}*: ${escapeMrkdwn(text)}`) },
+    },
   ];
   if (entries.length > 0) {
     blocks.push({
