@@ -157,7 +157,14 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   },
   park: {
     description: 'Park: moves poison/permanent messages to the parking queue (or discards on request)',
-    dlq: ['sqs:GetQueueUrl', 'sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage'],
+    // GetQueueAttributes: a target still missing after the scan is only gone when nothing is in flight.
+    dlq: [
+      'sqs:GetQueueUrl',
+      'sqs:GetQueueAttributes',
+      'sqs:ReceiveMessage',
+      'sqs:ChangeMessageVisibility',
+      'sqs:DeleteMessage',
+    ],
     sourceQueues: none,
     parkingQueue: ['sqs:GetQueueUrl', 'sqs:SendMessage'],
     table: 'readWrite',

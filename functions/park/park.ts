@@ -12,13 +12,17 @@
  * completes: the ledger entry names the DLQ MessageId (stable while the message stays in the DLQ),
  * so a retry deletes an already-sent copy instead of sending it again. Messages are received 10 at
  * a time within a budget; the ones not to be parked are released (visibility 0) at the end.
+ * A do-not-redrive message must not be left for the move task: a target still unseen while the
+ * DLQ reports messages in flight (a crashed attempt's receive, a console poll) is waited for (one
+ * visibility timeout, twice), then `Redrive.Transient`; one beyond the receive budget is
+ * `Redrive.Refused`. Only a target that is gone (nothing in flight) counts as `skipped`.
  *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-configure-dead-letter-queue-redrive.html
  */
 import { z } from 'zod';
-import { scanDlq, type VisitResult } from '../shared/dlq-scan.js';
+import { scanUntilFound, type VisitResult } from '../shared/dlq-scan.js';
 import type { EnvelopeStore, StoredEnvelope } from '../shared/envelope-store.js';
-import { RedriveRefusedError } from '../shared/errors.js';
+import { RedriveRefusedError, TransientError } from '../shared/errors.js';
 import { ExecutionPlan } from '../shared/execution-input.js';
 import { type TransferPorts, transferMessage } from '../shared/message-transfer.js';
 import { parkReason } from '../shared/redrive-plan.js';
@@ -38,7 +42,7 @@ export interface ParkResult {
 
 /** Ports of {@link park}. */
 export interface ParkDeps extends TransferPorts {
-  queues: Pick<SqsQueues, 'receive' | 'changeVisibility'>;
+  queues: Pick<SqsQueues, 'receive' | 'changeVisibility' | 'describe'>;
   envelopes: Pick<EnvelopeStore, 'listEnvelopes' | 'setState'>;
   /** Visibility timeout of each receive, seconds. @default 30 */
   visibilityTimeoutSeconds?: number;
@@ -91,9 +95,18 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
     if (wait > 0) await (deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms))))(wait);
   }
   let remaining = targets.size;
-  await scanDlq(
+  const maxMessages = deps.maxMessages ?? 20_000;
+  const scan = await scanUntilFound(
     deps.queues,
-    { queueUrl: plan.dlqUrl, visibilityTimeoutSeconds: vt, maxMessages: deps.maxMessages ?? 20_000 },
+    {
+      queueUrl: plan.dlqUrl,
+      visibilityTimeoutSeconds: vt,
+      maxMessages,
+      // Redrivable messages stay held until the targets behind them are found (far below SQS's
+      // ~120,000 in-flight limit): releasing them early would hand them back to this same scan.
+      maxHeld: maxMessages,
+      ...(deps.sleep ? { sleep: deps.sleep } : {}),
+    },
     async (batch) => {
       const results = new Map<string, VisitResult>();
       for (const message of batch) {
@@ -138,7 +151,17 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
       }
       return { results, stop: remaining <= 0 };
     },
+    () => remaining,
   );
+  // A target left in the DLQ would be carried back to its source by the bulk move (C07).
+  if (remaining > 0 && scan.truncated)
+    throw new RedriveRefusedError(
+      `${remaining} message(s) to park were not reached within ${maxMessages} received messages; the move task would carry them back to their source`,
+    );
+  if (remaining > 0 && scan.inFlight > 0)
+    throw new TransientError(
+      `${remaining} message(s) to park are still held invisible by another receiver (${scan.inFlight} in flight in ${plan.dlqUrl}); retry once their visibility timeout ends`,
+    );
   // Counts come from the ledger, so a retry after a crash reports the whole run, not its own part.
   const done = new Set<string>();
   result.parked = 0;
@@ -150,7 +173,7 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
     else continue;
     done.add(entry.dlqMessageId);
   }
-  // Targets neither handled now nor by an earlier attempt: not found within the budget.
+  // Targets neither handled now nor by an earlier attempt: gone from the DLQ (nothing in flight).
   result.skipped = [...targets.keys()].filter((id) => !done.has(id)).length;
   return result;
 }

@@ -18,14 +18,16 @@
  *   Resending is chosen over not sending because not sending could lose the message;
  * - the crashed message stays invisible for the receive's visibility timeout, so the retry first
  *   waits until its own unfinished ledger entries are visible again (bounded by that timeout)
- *   and the bulk move can never carry a message that was already sent.
+ *   and the bulk move can never carry a message that was already sent; if such a message is still
+ *   held by another receiver after that, the step waits again and then throws `Redrive.Transient`.
  *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessage.html
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_DeleteMessage.html
  */
 import { z } from 'zod';
-import { scanDlq, type VisitResult } from '../shared/dlq-scan.js';
+import { scanUntilFound, type VisitResult } from '../shared/dlq-scan.js';
 import type { EnvelopeStore } from '../shared/envelope-store.js';
+import { TransientError } from '../shared/errors.js';
 import { ExecutionPlan, parseSqsArn } from '../shared/execution-input.js';
 import { type TransferPorts, transferMessage } from '../shared/message-transfer.js';
 import type { SqsQueues } from '../shared/sqs-queues.js';
@@ -55,7 +57,7 @@ export interface SampleRedriveResult {
 
 /** Ports of {@link sampleRedrive}. */
 export interface SampleRedriveDeps extends TransferPorts {
-  queues: Pick<SqsQueues, 'receive' | 'changeVisibility' | 'resolveByName'>;
+  queues: Pick<SqsQueues, 'receive' | 'changeVisibility' | 'resolveByName' | 'describe'>;
   envelopes: Pick<EnvelopeStore, 'getEnvelope' | 'setState'>;
   /** Visibility timeout of each receive, seconds; also how long a crashed attempt hides a message. @default 30 */
   visibilityTimeoutSeconds?: number;
@@ -115,9 +117,14 @@ export async function sampleRedrive(
   };
 
   if (need > 0 || unfinished.size > 0) {
-    await scanDlq(
+    const scan = await scanUntilFound(
       deps.queues,
-      { queueUrl: plan.dlqUrl, visibilityTimeoutSeconds: vt, maxMessages: deps.maxMessages ?? 1000 },
+      {
+        queueUrl: plan.dlqUrl,
+        visibilityTimeoutSeconds: vt,
+        maxMessages: deps.maxMessages ?? 1000,
+        sleep,
+      },
       async (batch) => {
         const results = new Map<string, VisitResult>();
         for (const message of batch) {
@@ -163,7 +170,14 @@ export async function sampleRedrive(
         }
         return { results, stop: need <= 0 && unfinished.size === 0 };
       },
+      () => unfinished.size,
     );
+    // A message of this run still in the DLQ (held by another receiver) would be carried again by
+    // the bulk move: a duplicate the ledger never sees. Only a message that is gone may stay unfinished.
+    if (unfinished.size > 0 && (scan.inFlight > 0 || scan.truncated))
+      throw new TransientError(
+        `${unfinished.size} sample message(s) of run ${redriveId} are still in ${plan.dlqUrl} but were not received (${scan.inFlight} in flight); retry once their visibility timeout ends`,
+      );
   }
   result.keys = [...keys].slice(0, plan.sampleSize);
   return result;

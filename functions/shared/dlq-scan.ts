@@ -96,3 +96,60 @@ export async function scanDlq(
   }
   return result;
 }
+
+/** Options of {@link scanUntilFound}. */
+export interface ScanUntilFoundOptions extends ScanOptions {
+  /** Extra scans after waiting out a visibility timeout. @default 2 */
+  rescans?: number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/** What {@link scanUntilFound} saw: the scans' totals, what is still outstanding and the DLQ's in-flight count. */
+export interface ScanUntilFoundResult extends ScanResult {
+  /** `outstanding()` after the last scan. */
+  outstanding: number;
+  /** ApproximateNumberOfMessagesNotVisible after the last scan (0 when nothing was outstanding). */
+  inFlight: number;
+}
+
+/**
+ * {@link scanDlq} for steps that must find particular messages (Park's do-not-redrive messages,
+ * SampleRedrive's unfinished ledger entries). A scan can miss one for two reasons, and neither
+ * means the message is gone: another receiver holds it invisible (a crashed attempt's receive, an
+ * SRE polling in the console), or SQS's short poll answered empty while messages remained. So the
+ * scans long-poll (1 s) before calling the DLQ empty, and while `outstanding()` is above 0 and the
+ * DLQ reports messages in flight, wait one visibility timeout and scan again (`rescans` times).
+ * The caller decides what a message still outstanding with messages in flight means (it must not
+ * be left for the bulk move).
+ *
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-short-and-long-polling.html
+ */
+export async function scanUntilFound(
+  queues: Pick<SqsQueues, 'receive' | 'changeVisibility' | 'describe'>,
+  options: ScanUntilFoundOptions,
+  visit: (batch: Message[]) => Promise<{ results: Map<string, VisitResult>; stop?: boolean }>,
+  outstanding: () => number,
+): Promise<ScanUntilFoundResult> {
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const total: ScanUntilFoundResult = {
+    received: 0,
+    consumed: 0,
+    released: 0,
+    truncated: false,
+    outstanding: 0,
+    inFlight: 0,
+  };
+  const scanOptions: ScanOptions = { waitTimeSeconds: 1, emptyReceives: 1, ...options };
+  for (let pass = 0; ; pass++) {
+    const scan = await scanDlq(queues, scanOptions, visit);
+    total.received += scan.received;
+    total.consumed += scan.consumed;
+    total.released += scan.released;
+    total.truncated = scan.truncated;
+    total.outstanding = outstanding();
+    if (total.outstanding === 0 || scan.truncated) return { ...total, inFlight: 0 };
+    total.inFlight = (await queues.describe(options.queueUrl)).inFlight;
+    if (total.inFlight === 0 || pass >= (options.rescans ?? 2)) return total;
+    await sleep(options.visibilityTimeoutSeconds * 1000 + 250);
+  }
+}

@@ -58,7 +58,7 @@ const LINKED_NOT_CALLED: Partial<Record<FunctionName, readonly string[]>> = {
     'dynamodb:BatchWriteItem',
   ],
   reconcile: ['sqs:StartMessageMoveTask', 'sqs:CancelMessageMoveTask', 'sqs:ListDeadLetterSourceQueues'],
-  park: ['sqs:GetQueueAttributes', 'sqs:ListDeadLetterSourceQueues'],
+  park: ['sqs:ListDeadLetterSourceQueues'],
   'sample-redrive': ['sqs:ListDeadLetterSourceQueues'],
   'verify-sample': ['sqs:ListDeadLetterSourceQueues'],
   'move-task': ['sqs:ListDeadLetterSourceQueues'],

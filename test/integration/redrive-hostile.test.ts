@@ -1,0 +1,157 @@
+/**
+ * Hostile conditions for Park and SampleRedrive against the local stack: messages held invisible
+ * by someone else (a crashed attempt's receive, a console "poll for messages") when the step runs,
+ * and DLQs deeper than one scan's hold budget. The invariant under attack: when the step returns,
+ * no message it had to take out of the DLQ is still there for the bulk move to carry.
+ */
+import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { handler as parkHandler } from '../../functions/park/handler.js';
+import type { ParkResult } from '../../functions/park/park.js';
+import { handler as sampleHandler } from '../../functions/sample-redrive/handler.js';
+import type { SampleRedriveResult } from '../../functions/sample-redrive/sample-redrive.js';
+import { sqsClient } from '../../functions/shared/clients.js';
+import { createEnvelopeStore } from '../../functions/shared/envelope-store.js';
+import { setTransferFaultHook } from '../../functions/shared/message-transfer.js';
+import { createRedriveLedger } from '../../functions/shared/redrive-ledger.js';
+import { type LocalStack, startLocalStack } from '../../local/stack.js';
+import { createQueue, drain, lambdaContext, planFor, seedAndInventory } from '../support/redrive-fixtures.js';
+import { queueDepth, seedDlq } from '../support/seed-dlq.js';
+
+const park = (event: unknown) => parkHandler(event as never, lambdaContext) as Promise<ParkResult>;
+const sample = (event: unknown) =>
+  sampleHandler(event as never, lambdaContext) as Promise<SampleRedriveResult>;
+const badPayload = { 'error-class': { DataType: 'String', StringValue: 'SyntaxError' } };
+
+/** Someone else (a console poll, a crashed attempt) receives every visible message and holds it. */
+async function holdAll(url: string, seconds: number): Promise<number> {
+  let held = 0;
+  for (let empty = 0; empty < 2; ) {
+    const out = await sqsClient().send(
+      new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, VisibilityTimeout: seconds }),
+    );
+    const n = out.Messages?.length ?? 0;
+    if (n === 0) empty += 1;
+    held += n;
+  }
+  return held;
+}
+
+describe('Park and SampleRedrive under hostile DLQ conditions', () => {
+  let stack: LocalStack;
+  beforeAll(async () => {
+    stack = await startLocalStack();
+    process.env.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS = '2';
+  });
+  afterEach(() => setTransferFaultHook(undefined));
+  afterAll(async () => {
+    delete process.env.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS;
+    await stack?.stop();
+  });
+
+  it('C07 Park parks do-not-redrive messages that another receive holds invisible when it starts, instead of leaving them for the move task', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'hostile-held-dlq',
+      sourceNames: ['hostile-held-src'],
+      messages: [
+        { body: 'ok-1' },
+        { body: 'bad-1', attributes: badPayload },
+        { body: 'bad-2', attributes: badPayload },
+      ],
+      incidentId: 'inc-hostile-held',
+    });
+    const parking = await createQueue(sqsClient(), 'hostile-held-parking');
+    // A crashed Park attempt (or an SRE polling in the console) received everything a moment ago.
+    expect(await holdAll(dlq.dlqUrl, 2)).toBe(3);
+    const result = await park({ plan: planFor(dlq, { parkingQueueUrl: parking }) });
+    expect(result).toEqual({ parked: 2, discarded: 0, skipped: 0, duplicateSendsPrevented: 0 });
+    expect((await drain(sqsClient(), parking)).map((m) => m.Body).sort()).toEqual(['bad-1', 'bad-2']);
+    expect((await drain(sqsClient(), dlq.dlqUrl)).map((m) => m.Body)).toEqual(['ok-1']);
+  });
+
+  it('C07 Park fails rather than returning while a do-not-redrive message stays held by someone else past its waits', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'hostile-longheld-dlq',
+      sourceNames: ['hostile-longheld-src'],
+      messages: [{ body: 'bad-1', attributes: badPayload }],
+      incidentId: 'inc-hostile-longheld',
+    });
+    const parking = await createQueue(sqsClient(), 'hostile-longheld-parking');
+    expect(await holdAll(dlq.dlqUrl, 30)).toBe(1);
+    await expect(park({ plan: planFor(dlq, { parkingQueueUrl: parking }) })).rejects.toMatchObject({
+      name: 'Redrive.Transient',
+    });
+    expect(await drain(sqsClient(), parking)).toHaveLength(0);
+  });
+
+  it('C07 Park reaches do-not-redrive messages queued behind more than a thousand redrivable ones', async () => {
+    // 1,100 redrivable messages dead-lettered by a failing consumer, then two poison ones behind them.
+    const dlq = await seedDlq({
+      sqs: sqsClient(),
+      dlqName: 'hostile-deep-dlq',
+      sourceNames: ['hostile-deep-src'],
+      messages: Array.from({ length: 1100 }, (_, n) => ({ body: `{"n":${n}}` })),
+      maxReceiveCount: 1,
+      sendStraightToDlq: [{ body: 'bad-1' }, { body: 'bad-2' }],
+      timeoutMs: 60_000,
+    });
+    expect(await inventoryAll(dlq.dlqUrl, dlq.dlqArn, 'inc-hostile-deep')).toBe(1102);
+    const parking = await createQueue(sqsClient(), 'hostile-deep-parking');
+    const result = await park({
+      plan: planFor({ ...dlq, incidentId: 'inc-hostile-deep' }, { parkingQueueUrl: parking }),
+    });
+    expect([result.parked, result.skipped]).toEqual([2, 0]);
+    expect((await drain(sqsClient(), parking)).map((m) => m.Body).sort()).toEqual(['bad-1', 'bad-2']);
+  }, 120_000);
+
+  it('SampleRedrive retry does not return while a message it already sent is held invisible by someone else', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'hostile-sample-dlq',
+      sourceNames: ['hostile-sample-src'],
+      messages: [{ body: 'only' }],
+      incidentId: 'inc-hostile-sample',
+    });
+    const plan = planFor(dlq, { sampleSize: 1 });
+    let crashedKey: string | undefined;
+    setTransferFaultHook((step, key) => {
+      if (step === 'after-send' && !crashedKey) {
+        crashedKey = key;
+        throw new Error('simulated crash after-send');
+      }
+    });
+    const preflight = { verifyWindowSeconds: 10, fifo: false };
+    await expect(sample({ plan, preflight })).rejects.toThrow('simulated crash');
+    setTransferFaultHook(undefined);
+    // The crashed receive's 2 s end; then someone polls the DLQ in the console and holds it 4 s.
+    await new Promise((r) => setTimeout(r, 2100));
+    expect(await holdAll(dlq.dlqUrl, 4)).toBe(1);
+    const retry = await sample({ plan, preflight });
+    expect(retry.duplicateSendsPrevented).toBe(1);
+    const entry = await createRedriveLedger().get(crashedKey as string);
+    expect(entry?.dlqDeleted).toBe(true);
+    const depth = await queueDepth(sqsClient(), dlq.dlqUrl);
+    expect(depth.visible + depth.inFlight).toBe(0);
+    expect(await drain(sqsClient(), dlq.sources[0]?.url as string)).toHaveLength(1);
+  }, 60_000);
+});
+
+/** Stores envelopes for every message now in the DLQ, as triage's inventory would. */
+async function inventoryAll(dlqUrl: string, dlqArn: string, incidentId: string): Promise<number> {
+  const { inventoryDlq } = await import('../../functions/shared/inventory.js');
+  const { QueueRegistration } = await import('../../functions/shared/model.js');
+  const { createSqsQueues } = await import('../../functions/shared/sqs-queues.js');
+  const queues = createSqsQueues({ client: sqsClient() });
+  const result = await inventoryDlq(
+    {
+      dlq: await queues.describe(dlqUrl),
+      registration: QueueRegistration.parse({ dlqArn }),
+      incidentId,
+      waitTimeSeconds: 1,
+    },
+    { queues, envelopes: createEnvelopeStore(), remainingTimeMs: () => 100_000, now: Date.now },
+  );
+  return result.written;
+}
