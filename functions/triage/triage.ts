@@ -238,7 +238,15 @@ async function triageQueue(alarm: AlarmRecord, target: Target, deps: TriageDeps)
       reason: inventory.stopReason,
       updatedAt: iso,
     });
-    return `partial inventory (${inventory.stopReason}): ${inventory.envelopes.length} messages seen, cursor stored; no workflow until the inventory is complete`;
+    const reason = `partial inventory (${inventory.stopReason}): ${inventory.envelopes.length} messages seen, cursor stored; no workflow until the inventory is complete`;
+    // Without this a DLQ too deep for one run would stay untriaged with only a log line to show.
+    await deps.notifier?.notify({
+      incidentId,
+      kind: 'partial-inventory',
+      text: `${dlq.name}: ${reason} (run ${(previous?.runs ?? 0) + 1}; the next alarm transition continues it)`,
+      fields: { dlqArn: dlq.arn, stopReason: inventory.stopReason, seen: inventory.envelopes.length },
+    });
+    return reason;
   };
   if (inventory.envelopes.length === 0) {
     if (inventory.partial) return { ...base, outcome: 'partial', reason: await saveCursor() };

@@ -11,6 +11,7 @@ import { dynamoClient, sqsClient } from '../../functions/shared/clients.js';
 import { createEnvelopeStore } from '../../functions/shared/envelope-store.js';
 import { TransientError } from '../../functions/shared/errors.js';
 import { createIncidentStore, incidentIdOf } from '../../functions/shared/incident-store.js';
+import { createMemoryNotifier } from '../../functions/shared/notifier.js';
 import { createQueueRegistry } from '../../functions/shared/queue-registry.js';
 import { createSqsQueues } from '../../functions/shared/sqs-queues.js';
 import type { WorkflowStarter } from '../../functions/shared/workflow-starter.js';
@@ -277,5 +278,40 @@ describe('triage under hostile deliveries', () => {
       });
     }
     expect(await queueDepth(sqsClient(), boundary.dlqUrl)).toEqual({ visible: bodies.length, inFlight: 0 });
+  });
+
+  it('a partial inventory (message budget) tells a person, not just the log: one partial-inventory notification naming the reason, and no workflow', async () => {
+    const deep = await seedDlq({
+      sqs: sqsClient(),
+      dlqName: 'deep-dlq',
+      sourceNames: ['deep-queue'],
+      messages: Array.from({ length: 12 }, (_, i) => ({ body: `{"d":${i}}` })),
+    });
+    const notifier = createMemoryNotifier();
+    const starter = recordingStarter();
+    const event = stateChange(renamed('cloudwatch/alarm-state-change.json', 'orders-dlq', 'deep-dlq'));
+
+    const result = await triage(event, {
+      queues: createSqsQueues(),
+      envelopes: createEnvelopeStore(),
+      incidents: createIncidentStore(),
+      registry: createQueueRegistry(),
+      workflow: starter,
+      now: () => Date.now(),
+      remainingTimeMs: () => 60_000,
+      config: { budgets: { messageBudget: 5, pageBudget: 10_000, safetyMarginMs: 5_000 }, alarmQueueMap: {} },
+      log: { info: () => undefined, warn: () => undefined },
+      notifier,
+    });
+
+    expect(result.queues.map((q) => q.outcome)).toEqual(['partial']);
+    expect(starter.starts).toEqual([]);
+    expect(notifier.sent.map((n) => [n.kind, n.incidentId, n.fields.stopReason])).toEqual([
+      ['partial-inventory', result.queues[0]?.incidentId, 'message-budget'],
+    ]);
+    expect(notifier.sent[0]?.text).toMatch(
+      /^deep-dlq: partial inventory \(message-budget\): \d+ messages seen/,
+    );
+    expect(await queueDepth(sqsClient(), deep.dlqUrl)).toEqual({ visible: 12, inFlight: 0 });
   });
 });
