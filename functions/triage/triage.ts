@@ -95,6 +95,11 @@ interface Target {
   registration: QueueRegistration;
 }
 
+/** The ALARM_QUEUE_MAP entry of an alarm: own keys only (an alarm named `constructor` maps to nothing). */
+function mappedQueues(map: Record<string, string[]>, key: string): string[] | undefined {
+  return Object.hasOwn(map, key) ? map[key] : undefined;
+}
+
 /**
  * An alarm names a queue by name only; the lookup runs in the pipeline's Region. An alarm from
  * another Region (an SNS topic there can deliver here) or a queue that resolved in another account
@@ -139,7 +144,9 @@ export async function triage(event: NormalisedAlarmEvent, deps: TriageDeps): Pro
   const queueNames =
     alarm.queueNames.length > 0
       ? alarm.queueNames
-      : (deps.config.alarmQueueMap[alarm.alarmName] ?? deps.config.alarmQueueMap[alarm.alarmArn] ?? []);
+      : (mappedQueues(deps.config.alarmQueueMap, alarm.alarmName) ??
+        mappedQueues(deps.config.alarmQueueMap, alarm.alarmArn) ??
+        []);
   if (queueNames.length === 0) {
     const message = 'unresolvable alarm: no QueueName dimension';
     deps.log.warn(message, { alarmArn: alarm.alarmArn, dedupeKey: alarm.dedupeKey });
