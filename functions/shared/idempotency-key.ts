@@ -128,6 +128,15 @@ export function hashKey(
   return sha256Hex(JSON.stringify([sourceArn, body, attributes]));
 }
 
+/**
+ * Sets an own, enumerable property. SQS allows a message attribute named `__proto__`; a plain
+ * assignment would change the object's prototype instead and the attribute would vanish from the
+ * envelope and the key hash.
+ */
+function setOwn<T>(target: Record<string, T>, name: string, value: T): void {
+  Object.defineProperty(target, name, { value, enumerable: true, writable: true, configurable: true });
+}
+
 /** Converts SDK message attributes to the stored form (binary as base64, DataType kept as is). */
 export function toStoredAttributes(
   attributes: Record<string, MessageAttributeValue> | undefined,
@@ -138,7 +147,7 @@ export function toStoredAttributes(
     if (value.StringValue !== undefined) stored.stringValue = value.StringValue;
     if (value.BinaryValue !== undefined)
       stored.binaryValueBase64 = Buffer.from(value.BinaryValue).toString('base64');
-    out[name] = stored;
+    setOwn(out, name, stored);
   }
   return out;
 }
@@ -178,9 +187,13 @@ export function parseSnsNotification(body: string): SnsNotification | undefined 
   for (const [name, a] of Object.entries(raw)) {
     const dataType = typeof a?.Type === 'string' ? a.Type : 'String';
     const value = typeof a?.Value === 'string' ? a.Value : JSON.stringify(a?.Value ?? null);
-    messageAttributes[name] = dataType.startsWith('Binary')
-      ? { dataType, binaryValueBase64: value }
-      : { dataType, stringValue: value };
+    setOwn(
+      messageAttributes,
+      name,
+      dataType.startsWith('Binary')
+        ? { dataType, binaryValueBase64: value }
+        : { dataType, stringValue: value },
+    );
   }
   return { topicArn: n.TopicArn, messageId: n.MessageId, messageAttributes };
 }

@@ -99,4 +99,24 @@ describe('idempotency key derivation', () => {
     });
     expect(key.keySource).toBe('hash');
   });
+
+  it('an attribute named __proto__ (valid in SQS, kept by the SDK as an own key) is part of the key: messages differing only there get different keys', () => {
+    const message = (value: string) => ({
+      Body: '{"orderId":"o-1"}',
+      Attributes: { DeadLetterQueueSourceArn: SOURCE },
+      MessageAttributes: JSON.parse(
+        `{"__proto__":{"DataType":"String","StringValue":"${value}"},"tenant":{"DataType":"String","StringValue":"acme"}}`,
+      ),
+    });
+    const a = idempotencyKeyOfMessage(message('A'));
+    const b = idempotencyKeyOfMessage(message('B'));
+    const without = idempotencyKeyOfMessage({
+      Body: '{"orderId":"o-1"}',
+      Attributes: { DeadLetterQueueSourceArn: SOURCE },
+      MessageAttributes: { tenant: { DataType: 'String', StringValue: 'acme' } },
+    });
+    expect(a.keySource).toBe('hash');
+    expect(a.key).not.toBe(b.key);
+    expect(a.key).not.toBe(without.key);
+  });
 });
