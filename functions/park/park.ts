@@ -51,6 +51,9 @@ export interface ParkDeps extends TransferPorts {
   sleep?: (ms: number) => Promise<void>;
 }
 
+/** The ` (run <id>)` suffix Park puts on an envelope's stateReason. */
+const RUN_SUFFIX = / \(run [^)]*\)$/;
+
 /** The ledger key of a park/discard: per DLQ message, so duplicates with one idempotency key are each parked. */
 export function parkLedgerKey(envelope: Pick<StoredEnvelope, 'idempotencyKey' | 'messageId'>): string {
   return `${envelope.idempotencyKey}@${envelope.messageId}`;
@@ -67,14 +70,21 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
   const { plan } = input;
   const redriveId = plan.incidentId;
   const targets = new Map<string, { envelope: StoredEnvelope; reason: string }>();
+  // Envelopes an earlier run moved on: parked again if still here, not `skipped` when gone.
+  const earlierRuns = new Set<string>();
   for await (const envelope of deps.envelopes.listEnvelopes(plan.dlqArn)) {
     if (envelope.state === 'REDRIVEN') continue;
-    if (envelope.state !== 'IN_DLQ' && !envelope.stateReason?.includes(`(run ${redriveId})`)) continue;
-    // PARKED/DISCARDED envelopes are included: a crash between record and delete leaves the message
-    // in the DLQ with its envelope already moved on; if it is gone, no receive matches it.
+    // PARKED/DISCARDED envelopes are included, of this run or an earlier one: a crash or failure
+    // between record and delete leaves the message in the DLQ with its envelope already moved on
+    // (a failed earlier run never reconciles it); if it is gone, no receive matches it.
     const reason =
-      envelope.state === 'IN_DLQ' ? parkReason(envelope, plan) : (envelope.stateReason ?? 'parked earlier');
-    if (reason) targets.set(envelope.messageId, { envelope, reason });
+      envelope.state === 'IN_DLQ'
+        ? parkReason(envelope, plan)
+        : (parkReason(envelope, plan) ?? envelope.stateReason?.replace(RUN_SUFFIX, '') ?? 'parked earlier');
+    if (!reason) continue;
+    targets.set(envelope.messageId, { envelope, reason });
+    if (envelope.state !== 'IN_DLQ' && !envelope.stateReason?.endsWith(`(run ${redriveId})`))
+      earlierRuns.add(envelope.messageId);
   }
   const result: ParkResult = { parked: 0, discarded: 0, skipped: 0, duplicateSendsPrevented: 0 };
   if (targets.size === 0) return result;
@@ -117,7 +127,7 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
         }
         const discard = plan.discardPoison || !plan.parkingQueueUrl;
         const state = discard ? 'DISCARDED' : 'PARKED';
-        if (target.envelope.state !== state)
+        if (target.envelope.state !== state || !target.envelope.stateReason?.endsWith(`(run ${redriveId})`))
           await deps.envelopes.setState(
             plan.dlqArn,
             target.envelope.messageId,
@@ -174,7 +184,7 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
     done.add(entry.dlqMessageId);
   }
   // Targets neither handled now nor by an earlier attempt: gone from the DLQ (nothing in flight).
-  result.skipped = [...targets.keys()].filter((id) => !done.has(id)).length;
+  result.skipped = [...targets.keys()].filter((id) => !done.has(id) && !earlierRuns.has(id)).length;
   return result;
 }
 

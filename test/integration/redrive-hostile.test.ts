@@ -4,7 +4,7 @@
  * and DLQs deeper than one scan's hold budget. The invariant under attack: when the step returns,
  * no message it had to take out of the DLQ is still there for the bulk move to carry.
  */
-import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { DeleteQueueCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { handler as parkHandler } from '../../functions/park/handler.js';
 import type { ParkResult } from '../../functions/park/park.js';
@@ -105,6 +105,33 @@ describe('Park and SampleRedrive under hostile DLQ conditions', () => {
     expect([result.parked, result.skipped]).toEqual([2, 0]);
     expect((await drain(sqsClient(), parking)).map((m) => m.Body).sort()).toEqual(['bad-1', 'bad-2']);
   }, 120_000);
+
+  it('C07 a do-not-redrive message that a failed earlier run marked PARKED but never moved is parked by the next run', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'hostile-rerun-dlq',
+      sourceNames: ['hostile-rerun-src'],
+      messages: [{ body: '{"ok":1}' }, { body: 'bad-1', attributes: badPayload }],
+      incidentId: 'inc-hostile-rerun-1',
+    });
+    // Run 1: its parking queue was deleted; Park records PARKED, then SendMessage fails.
+    const gone = await createQueue(sqsClient(), 'hostile-rerun-gone');
+    await sqsClient().send(new DeleteQueueCommand({ QueueUrl: gone }));
+    await expect(park({ plan: planFor(dlq, { parkingQueueUrl: gone }) })).rejects.toMatchObject({
+      name: 'Redrive.QueueNotFound',
+    });
+    // Run 2 of the same DLQ, with a working parking queue.
+    const parking = await createQueue(sqsClient(), 'hostile-rerun-parking');
+    const plan2 = planFor({ ...dlq, incidentId: 'inc-hostile-rerun-2' }, { parkingQueueUrl: parking });
+    const result = await park({ plan: plan2 });
+    expect([result.parked, result.skipped]).toEqual([1, 0]);
+    expect((await drain(sqsClient(), parking)).map((m) => m.Body)).toEqual(['bad-1']);
+    expect((await drain(sqsClient(), dlq.dlqUrl)).map((m) => m.Body)).toEqual(['{"ok":1}']);
+    const reasons: string[] = [];
+    for await (const e of createEnvelopeStore().listEnvelopes(dlq.dlqArn))
+      if (e.state === 'PARKED') reasons.push(e.stateReason ?? '');
+    expect(reasons).toEqual(['classified permanent: do not redrive (run inc-hostile-rerun-2)']);
+  });
 
   it('SampleRedrive retry does not return while a message it already sent is held invisible by someone else', async () => {
     const dlq = await seedAndInventory({
