@@ -36,7 +36,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from './clients.js';
-import { BODY_CHUNK_BYTES, type EnvelopeWrite } from './envelope.js';
+import { BODY_CHUNK_BYTES, cutText, type EnvelopeWrite } from './envelope.js';
 import { awsErrorName, isRetryable, RedriveError } from './errors.js';
 import { sha256Hex } from './idempotency-key.js';
 import type { Envelope, EnvelopeState, StoredMessageAttribute } from './model.js';
@@ -549,7 +549,7 @@ function shrinkAttributes(item: Item): Item {
         {
           dataType: a.dataType,
           ...(a.stringValue !== undefined
-            ? { stringValue: a.stringValue.slice(0, KEPT_ATTRIBUTE_CHARS) }
+            ? { stringValue: cutText(a.stringValue, KEPT_ATTRIBUTE_CHARS) }
             : {}),
           ...(a.binaryValueBase64 !== undefined
             ? { binaryValueBase64: a.binaryValueBase64.slice(0, KEPT_ATTRIBUTE_CHARS) }

@@ -89,6 +89,22 @@ function positiveInt(value: string | undefined, fallback: number): number {
   return Number.isFinite(n) && n >= 0 ? Math.trunc(n) : fallback;
 }
 
+/** Longest error class kept in `failure`, characters. */
+export const MAX_ERROR_CLASS_CHARS = 256;
+/** Longest failure reason kept in `failure` (and fingerprinted), characters. */
+export const MAX_ERROR_MESSAGE_CHARS = 4096;
+
+/** The first `max` UTF-16 units of a string, without leaving half of a surrogate pair at the end. */
+export function cutText(value: string, max: number): string {
+  if (value.length <= max) return value;
+  const last = value.charCodeAt(max - 1);
+  return value.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
+}
+
+function cut(value: string | undefined, max: number): string | undefined {
+  return value === undefined ? value : cutText(value, max);
+}
+
 /**
  * Turns one received DLQ message into an envelope and its body bytes.
  *
@@ -115,8 +131,16 @@ export function buildEnvelope(message: Message, ctx: EnvelopeContext): EnvelopeW
   const { key, keySource } = deriveIdempotencyKey(keyInput);
 
   const names = ctx.failureAttributes ?? DEFAULT_FAILURE_ATTRIBUTES;
-  const errorClass = lookup(names.errorClass, messageAttributes, sns?.messageAttributes);
-  const errorMessage = lookup(names.errorMessage, messageAttributes, sns?.messageAttributes);
+  // Cut: these are copied into the envelope beside the attributes they come from, and a stack
+  // trace in an attribute would otherwise push the item past DynamoDB's 400 KB (C14).
+  const errorClass = cut(
+    lookup(names.errorClass, messageAttributes, sns?.messageAttributes),
+    MAX_ERROR_CLASS_CHARS,
+  );
+  const errorMessage = cut(
+    lookup(names.errorMessage, messageAttributes, sns?.messageAttributes),
+    MAX_ERROR_MESSAGE_CHARS,
+  );
   const receiveCount = positiveInt(systemAttributes.ApproximateReceiveCount, 0);
   const { classification } = classifyMessage(
     {

@@ -82,6 +82,19 @@ function attributeValue(attribute: StoredMessageAttribute | undefined): string |
 }
 
 /**
+ * Longest key used as is, characters. Keys end up in DynamoDB key attributes (`KEY#<key>` and the
+ * `byIdempotencyKey` index), which hold at most 2048 bytes: 256 characters are at most 1024 UTF-8
+ * bytes.
+ * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html#limits-partition-sort-keys
+ */
+export const MAX_KEY_CHARS = 256;
+
+/** A found key, or `sha256:<hex>` of it when it is longer than {@link MAX_KEY_CHARS}. */
+function boundedKey(value: string): string {
+  return value.length > MAX_KEY_CHARS ? `sha256:${sha256Hex(value)}` : value;
+}
+
+/**
  * Derives the idempotency key of one message.
  *
  * @param input - body, attributes, source ARN and the registration's `producerKey`.
@@ -92,19 +105,19 @@ function attributeValue(attribute: StoredMessageAttribute | undefined): string |
  */
 export function deriveIdempotencyKey(input: KeyInput): DerivedKey {
   const pipelineKey = attributeValue(input.messageAttributes['idempotency-key']);
-  if (pipelineKey) return { key: pipelineKey, keySource: 'attribute' };
+  if (pipelineKey) return { key: boundedKey(pipelineKey), keySource: 'attribute' };
   const producerKey = input.producerKey;
   if (producerKey && 'attribute' in producerKey) {
     const value =
       attributeValue(input.messageAttributes[producerKey.attribute]) ??
       attributeValue(input.snsMessageAttributes?.[producerKey.attribute]);
-    if (value) return { key: value, keySource: 'attribute' };
+    if (value) return { key: boundedKey(value), keySource: 'attribute' };
   }
   if (producerKey && 'jsonPath' in producerKey) {
     const value = readJsonPath(input.body, producerKey.jsonPath);
-    if (value) return { key: value, keySource: 'jsonPath' };
+    if (value) return { key: boundedKey(value), keySource: 'jsonPath' };
   }
-  if (input.snsMessageId) return { key: input.snsMessageId, keySource: 'snsMessageId' };
+  if (input.snsMessageId) return { key: boundedKey(input.snsMessageId), keySource: 'snsMessageId' };
   return { key: hashKey(input.sourceArn, input.body, input.messageAttributes), keySource: 'hash' };
 }
 

@@ -212,4 +212,84 @@ describe('envelope builder', () => {
     expect((stored.attributesTruncated as { keptCharsPerValue: number }).keptCharsPerValue).toBe(1024);
     expect(items.find((i) => i.messageId === 'm-small')?.attributesTruncated).toBeUndefined();
   });
+
+  it('C14 a 300 KB error-message and a 100 KB error-class keep the envelope under 400 KB: the failure fields are cut, messages still group by cause', async () => {
+    const failing = (id: string, tail: string) =>
+      buildEnvelope(
+        {
+          MessageId: id,
+          Body: 'b'.repeat(60_000),
+          Attributes: sqsAttributes,
+          MessageAttributes: {
+            'error-message': {
+              DataType: 'String',
+              StringValue: `${'stack frame at line 12\n'.repeat(12_500)}${tail}`,
+            },
+            'error-class': {
+              DataType: 'String',
+              StringValue: `com.example.${'Nested'.repeat(16_000)}Exception`,
+            },
+          },
+        },
+        ctx,
+      );
+    const a = failing('m-a', 'end a');
+    const b = failing('m-b', 'end b');
+    const { items, client } = recordingClient();
+
+    const result = await createEnvelopeStore({ client, tableName: 't' }).putEnvelopes([a, b], {
+      deadlineMs: 5_000,
+    });
+
+    expect(result).toMatchObject({ written: 2, unprocessed: 0 });
+    for (const item of items.filter((i) => i.entity !== 'chunk'))
+      expect(dynamoItemBytes(item), String(item.messageId)).toBeLessThan(400_000);
+    expect((a.envelope.failure.errorMessage ?? '').length).toBeLessThanOrEqual(4096);
+    expect((a.envelope.failure.errorClass ?? '').length).toBeLessThanOrEqual(256);
+    expect(a.envelope.failure.fingerprint.length).toBeLessThanOrEqual(4096 + 256 + 1);
+    expect(a.envelope.failure.fingerprint).toBe(b.envelope.failure.fingerprint);
+  });
+
+  it('a producer id or pipeline key longer than 256 characters is replaced by its SHA-256, so it fits a DynamoDB key (2048 bytes)', () => {
+    const longId = `order-${'9'.repeat(5_000)}`;
+    const built = buildEnvelope(
+      { MessageId: 'm-long', Body: JSON.stringify({ orderId: longId }), Attributes: sqsAttributes },
+      { ...ctx, registration: { producerKey: { jsonPath: '$.orderId' } } },
+    );
+    const piped = buildEnvelope(
+      {
+        MessageId: 'm-piped',
+        Body: '{}',
+        Attributes: sqsAttributes,
+        MessageAttributes: { 'idempotency-key': { DataType: 'String', StringValue: 'k'.repeat(3_000) } },
+      },
+      ctx,
+    );
+    const short = buildEnvelope(
+      { MessageId: 'm-short', Body: JSON.stringify({ orderId: 'o-1' }), Attributes: sqsAttributes },
+      { ...ctx, registration: { producerKey: { jsonPath: '$.orderId' } } },
+    );
+
+    expect([built.envelope.keySource, built.envelope.idempotencyKey]).toEqual([
+      'jsonPath',
+      `sha256:${sha256Hex(longId)}`,
+    ]);
+    expect(piped.envelope.idempotencyKey).toBe(`sha256:${sha256Hex('k'.repeat(3_000))}`);
+    expect(short.envelope.idempotencyKey).toBe('o-1');
+  });
+
+  it('cut values never end in half of a surrogate pair (an emoji at the cut is dropped whole)', () => {
+    const built = buildEnvelope(
+      {
+        MessageId: 'm-emoji',
+        Body: '{}',
+        Attributes: sqsAttributes,
+        MessageAttributes: {
+          'error-message': { DataType: 'String', StringValue: `${'e'.repeat(4095)}\u{1F600}tail` },
+        },
+      },
+      ctx,
+    );
+    expect(built.envelope.failure.errorMessage).toBe('e'.repeat(4095));
+  });
 });
