@@ -45,7 +45,8 @@ export const RequestApprovalInput = z.object({
     earliestRetentionDeadline: z.number().nullable(),
     warnings: z.array(z.string()),
   }),
-  taskToken: z.string().min(1).max(1024),
+  /** Up to 2048 characters, as SendTaskSuccess accepts. @see https://docs.aws.amazon.com/step-functions/latest/apireference/API_SendTaskSuccess.html */
+  taskToken: z.string().min(1).max(2048),
   /** The approval state's TimeoutSeconds, when the ASL passes it. */
   timeoutSeconds: z.number().int().min(1).optional(),
 });

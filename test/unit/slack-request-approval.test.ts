@@ -287,3 +287,16 @@ describe('Slack notifier', () => {
     expect(fallback.sent.map((n) => n.kind)).toEqual(['halted']);
   });
 });
+
+describe('RequestApproval payload limits', () => {
+  it('accepts a task token of 2048 characters (SendTaskSuccess allows 2048) and refuses 2049 naming taskToken', () => {
+    const raw = JSON.parse(
+      readFileSync(new URL('../../events/slack/request-approval-task-payload.json', import.meta.url), 'utf8'),
+    ) as Record<string, unknown>;
+    const long = RequestApprovalInput.safeParse({ ...raw, taskToken: 'A'.repeat(2048) });
+    const tooLong = RequestApprovalInput.safeParse({ ...raw, taskToken: 'A'.repeat(2049) });
+    expect(long.success).toBe(true);
+    expect(tooLong.success).toBe(false);
+    expect(tooLong.error?.issues.map((i) => i.path.join('.'))).toEqual(['taskToken']);
+  });
+});
