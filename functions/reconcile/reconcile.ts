@@ -98,10 +98,13 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
     partial = scan.partial;
   }
 
-  // 2. What the run did, by DLQ MessageId.
+  // 2. What the run did, by DLQ MessageId. SENT without dlqDeleted: the step died between
+  // DeleteMessage and the ledger update (or before the delete: then the message is still present,
+  // and presence wins below). Either way a SENT message that is gone went where the entry says.
   const ledger = new Map<string, LedgerEntry>();
   for (const entry of await deps.ledger.listRun(redriveId)) {
-    if (entry.dlqArn === plan.dlqArn && entry.dlqDeleted) ledger.set(entry.dlqMessageId, entry);
+    if (entry.dlqArn === plan.dlqArn && (entry.dlqDeleted || entry.status === 'SENT'))
+      ledger.set(entry.dlqMessageId, entry);
   }
   // Start times of move tasks that moved messages, when this run got as far as the bulk move.
   const bulkMoves =

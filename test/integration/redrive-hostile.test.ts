@@ -8,12 +8,16 @@ import { DeleteQueueCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { handler as parkHandler } from '../../functions/park/handler.js';
 import type { ParkResult } from '../../functions/park/park.js';
+import { handler as reconcileHandler } from '../../functions/reconcile/handler.js';
+import type { ReconcileResult } from '../../functions/reconcile/reconcile.js';
 import { handler as sampleHandler } from '../../functions/sample-redrive/handler.js';
 import type { SampleRedriveResult } from '../../functions/sample-redrive/sample-redrive.js';
+import { sampleRedrive } from '../../functions/sample-redrive/sample-redrive.js';
 import { sqsClient } from '../../functions/shared/clients.js';
 import { createEnvelopeStore } from '../../functions/shared/envelope-store.js';
-import { setTransferFaultHook } from '../../functions/shared/message-transfer.js';
+import { createTransferSqs, setTransferFaultHook } from '../../functions/shared/message-transfer.js';
 import { createRedriveLedger } from '../../functions/shared/redrive-ledger.js';
+import { createSqsQueues } from '../../functions/shared/sqs-queues.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { createQueue, drain, lambdaContext, planFor, seedAndInventory } from '../support/redrive-fixtures.js';
 import { queueDepth, seedDlq } from '../support/seed-dlq.js';
@@ -163,13 +167,49 @@ describe('Park and SampleRedrive under hostile DLQ conditions', () => {
     expect(depth.visible + depth.inFlight).toBe(0);
     expect(await drain(sqsClient(), dlq.sources[0]?.url as string)).toHaveLength(1);
   }, 60_000);
+
+  it('a sample whose DLQ copy was deleted just before the step died is counted as redriven by Reconcile, not lost', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'hostile-deleted-dlq',
+      sourceNames: ['hostile-deleted-src'],
+      messages: [{ body: '{"a":1}' }, { body: '{"a":2}' }],
+      incidentId: 'inc-hostile-deleted',
+    });
+    const plan = planFor(dlq, { sampleSize: 1, mode: 'sample-only' });
+    const preflight = { verifyWindowSeconds: 0, fifo: false };
+    // DeleteMessage succeeded, then the invocation died before the ledger recorded it.
+    const ledger = createRedriveLedger();
+    const dying = {
+      ...ledger,
+      markDeleted: async () => {
+        throw new Error('simulated crash between delete and ledger update');
+      },
+    };
+    const ports = {
+      queues: createSqsQueues(),
+      envelopes: createEnvelopeStore(),
+      sqs: createTransferSqs(),
+      visibilityTimeoutSeconds: 2,
+    };
+    await expect(sampleRedrive({ plan, preflight }, { ...ports, ledger: dying })).rejects.toThrow(
+      'simulated crash',
+    );
+    const retry = await sample({ plan, preflight });
+    expect([retry.sent, retry.alreadySent, retry.keys.length]).toEqual([0, 1, 1]);
+    const result = (await reconcileHandler(
+      { plan, outcome: 'sample-only' } as never,
+      lambdaContext,
+    )) as ReconcileResult;
+    expect(result).toMatchObject({ inventoried: 2, redriven: 1, inDlq: 1, lost: 0, balanced: true });
+    expect(await drain(sqsClient(), dlq.sources[0]?.url as string)).toHaveLength(1);
+  }, 60_000);
 });
 
 /** Stores envelopes for every message now in the DLQ, as triage's inventory would. */
 async function inventoryAll(dlqUrl: string, dlqArn: string, incidentId: string): Promise<number> {
   const { inventoryDlq } = await import('../../functions/shared/inventory.js');
   const { QueueRegistration } = await import('../../functions/shared/model.js');
-  const { createSqsQueues } = await import('../../functions/shared/sqs-queues.js');
   const queues = createSqsQueues({ client: sqsClient() });
   const result = await inventoryDlq(
     {
