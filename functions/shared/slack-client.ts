@@ -65,6 +65,19 @@ export interface SlackApiOptions {
 }
 
 /**
+ * The `response_url` prefixes a request may name: `SLACK_RESPONSE_URL_PREFIXES` (comma-separated),
+ * else `https://hooks.slack.com/`.
+ */
+export function responseUrlPrefixesFromEnv(env: Record<string, string | undefined> = process.env): string[] {
+  return env.SLACK_RESPONSE_URL_PREFIXES?.split(',').map((p) => p.trim()) || ['https://hooks.slack.com/'];
+}
+
+/** True when `url` starts with one of the (non-empty) allowed prefixes. */
+export function isAllowedResponseUrl(url: string, prefixes: readonly string[]): boolean {
+  return prefixes.some((prefix) => prefix !== '' && url.startsWith(prefix));
+}
+
+/**
  * Builds the Slack port over `@slack/web-api`'s WebClient and `fetch` (for `response_url`).
  *
  * Retries are short (2 retries) because every caller runs inside a Lambda invocation.
@@ -75,11 +88,7 @@ export interface SlackApiOptions {
  */
 export function createSlackApi(options: SlackApiOptions): SlackApi {
   const slackApiUrl = options.slackApiUrl ?? process.env.SLACK_API_URL ?? 'https://slack.com/api/';
-  const allowed =
-    options.allowedResponseUrlPrefixes ??
-    (process.env.SLACK_RESPONSE_URL_PREFIXES?.split(',').map((p) => p.trim()) || [
-      'https://hooks.slack.com/',
-    ]);
+  const allowed = options.allowedResponseUrlPrefixes ?? responseUrlPrefixesFromEnv();
   const timeout = options.timeoutMs ?? 2500;
   const web = new WebClient(options.token, {
     slackApiUrl,
@@ -111,7 +120,7 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
     },
 
     async respond(responseUrl, message) {
-      if (!allowed.some((prefix) => prefix !== '' && responseUrl.startsWith(prefix))) {
+      if (!isAllowedResponseUrl(responseUrl, allowed)) {
         throw new InvalidInputError('invalid Slack request', [
           `payload.response_url: must start with one of ${allowed.join(', ')}`,
         ]);

@@ -16,7 +16,7 @@ import { z } from 'zod';
 import { createApprovalStore } from '../shared/approval-store.js';
 import { sfnClient } from '../shared/clients.js';
 import { parseOrThrow, standardMiddleware } from '../shared/middleware.js';
-import { createSlackApi, loadSlackSecrets } from '../shared/slack-client.js';
+import { createSlackApi, loadSlackSecrets, responseUrlPrefixesFromEnv } from '../shared/slack-client.js';
 import { lambdaDefer } from './defer.js';
 import { acknowledgeInteraction, FollowUp, FunctionUrlRequest, runFollowUp } from './interaction.js';
 import { createTaskCallbacks } from './task-callbacks.js';
@@ -25,6 +25,7 @@ const approvals = createApprovalStore();
 const lambda = new LambdaClient({});
 const now = () => Date.now();
 const FollowUpEvent = z.object({ slackFollowUp: FollowUp });
+const ackPorts = { approvals, now, allowedResponseUrlPrefixes: responseUrlPrefixesFromEnv() };
 
 export const handler = middy()
   .use(standardMiddleware())
@@ -42,5 +43,5 @@ export const handler = middy()
     }
     const request = parseOrThrow(FunctionUrlRequest, event, 'Function URL event');
     const defer = lambdaDefer(lambda, process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'slack-interaction');
-    return acknowledgeInteraction(request, { signingSecret: secrets.signingSecret, approvals, defer, now });
+    return acknowledgeInteraction(request, { ...ackPorts, signingSecret: secrets.signingSecret, defer });
   });

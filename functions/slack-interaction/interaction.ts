@@ -20,7 +20,7 @@ import { z } from 'zod';
 import type { ApprovalDecision, ApprovalRecord, ApprovalStore, SlackUser } from '../shared/approval-store.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { formatIssues, logger } from '../shared/middleware.js';
-import type { ResponseUrlMessage, SlackApi } from '../shared/slack-client.js';
+import { isAllowedResponseUrl, type ResponseUrlMessage, type SlackApi } from '../shared/slack-client.js';
 import {
   APPROVE_ACTION_ID,
   alreadyDecidedMessage,
@@ -96,6 +96,11 @@ export interface AcknowledgeDeps {
   defer: (followUp: FollowUp) => Promise<void>;
   /** Now, epoch milliseconds. */
   now: () => number;
+  /**
+   * `response_url` prefixes accepted (the Slack port's allow-list). When set, a request naming
+   * another URL is a 400 before any write, instead of a decision whose reply can never be posted.
+   */
+  allowedResponseUrlPrefixes?: readonly string[];
 }
 
 /** Ports of {@link runFollowUp}. */
@@ -148,6 +153,15 @@ export async function acknowledgeInteraction(
     if (!(error instanceof InvalidInputError)) throw error;
     logger.warn(error.message, { details: [...error.details] });
     return { statusCode: 400, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: error.message };
+  }
+
+  if (
+    deps.allowedResponseUrlPrefixes &&
+    !isAllowedResponseUrl(payload.response_url, deps.allowedResponseUrlPrefixes)
+  ) {
+    const message = `invalid Slack request: payload.response_url: must start with one of ${deps.allowedResponseUrlPrefixes.join(', ')}`;
+    logger.warn(message);
+    return { statusCode: 400, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: message };
   }
 
   const action = payload.actions[0] as BlockActionsPayload['actions'][number];

@@ -71,6 +71,7 @@ function harness() {
   const sent: ApprovalOutput[] = [];
   const ack = (request: FunctionUrlRequest) =>
     acknowledgeInteraction(request, {
+      allowedResponseUrlPrefixes: ['https://hooks.slack.com/'],
       signingSecret: SECRET,
       approvals,
       defer: async (f) => {
@@ -201,5 +202,17 @@ describe('Slack interaction under hostile requests', () => {
     expect(h.sent[0]?.decision).toBe(decided?.decision);
     expect(h.sent[0]?.approvedBy).toBe(decided?.decidedBy?.username);
     expect(decided?.status).toBe('CLOSED');
+  });
+
+  it('a signed click whose response_url is off the allow-list answers 400 naming payload.response_url, with no decision taken', async () => {
+    for (const url of [
+      'https://evil.example/hooks',
+      'http://hooks.slack.com/actions/T1/1/abc',
+      'https://hooks.slack.com.evil.example/x',
+    ]) {
+      const response = await h.ack(signed(form({ ...payload('U1', 'approve_redrive'), response_url: url })));
+      expect([response.statusCode, response.body.includes('payload.response_url')], url).toEqual([400, true]);
+    }
+    await unchanged();
   });
 });
