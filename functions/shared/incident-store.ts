@@ -42,6 +42,9 @@ export interface Incident {
   updatedAt: string;
 }
 
+/** Sort key of a DLQ's inventory lease, beside its `CONFIG` and `CURSOR` items. */
+export const INVENTORY_SK = 'INVENTORY';
+
 /** Handling status of an alarm transition. */
 export type TransitionStatus = 'IN_PROGRESS' | 'PARTIAL' | 'HANDLED' | 'FAILED';
 
@@ -81,6 +84,19 @@ export interface IncidentStore {
     claim: { dedupeKey: string; alarmArn: string; leaseExpiresAt: number; owner?: string },
     now: number,
   ): Promise<{ claimed: true } | { claimed: false; existing: TransitionRecord | undefined }>;
+  /**
+   * Takes the DLQ's inventory lease (`DLQ#<dlqArn>` / `INVENTORY`): one triage inventory of a DLQ
+   * at a time. Two alarms of one DLQ (depth and oldest-age) firing together would otherwise each
+   * hold half of the messages and each open an incident with half the count. Succeeds when no
+   * lease is held, the holder's lease has expired, or `owner` already holds it (a retry).
+   * @returns the holder when refused.
+   */
+  claimInventory(
+    claim: { dlqArn: string; owner: string; leaseExpiresAt: number },
+    now: number,
+  ): Promise<{ claimed: true } | { claimed: false; holder: string | undefined }>;
+  /** Ends `owner`'s inventory lease (a no-op when another run holds it). */
+  releaseInventory(dlqArn: string, owner: string): Promise<void>;
   /** Records the end of a run (HANDLED, PARTIAL or FAILED). */
   finishTransition(
     dedupeKey: string,
@@ -105,6 +121,7 @@ export function createIncidentStore(
   const table = options.tableName ?? process.env.TABLE_NAME ?? DEFAULT_TABLE_NAME;
   const incidentKey = (id: string) => ({ pk: keys.incident(id), sk: keys.incidentSk });
   const transitionKey = (k: string) => ({ pk: keys.alarm(k), sk: keys.transitionSk });
+  const inventoryKey = (dlqArn: string) => ({ pk: keys.dlq(dlqArn), sk: INVENTORY_SK });
   const strip = <T>(item: Record<string, unknown>): T => {
     const { pk: _pk, sk: _sk, entity: _e, ...rest } = item;
     return rest as T;
@@ -204,6 +221,48 @@ export function createIncidentStore(
             ? strip<TransitionRecord>(unmarshall(item))
             : await this.getTransition(claim.dedupeKey),
         };
+      }
+    },
+    async claimInventory(claim, now) {
+      try {
+        await client().send(
+          new PutCommand({
+            TableName: table,
+            Item: {
+              ...inventoryKey(claim.dlqArn),
+              entity: 'inventory-lease',
+              owner: claim.owner,
+              leaseExpiresAt: claim.leaseExpiresAt,
+              updatedAt: new Date(now).toISOString(),
+            },
+            ConditionExpression: 'attribute_not_exists(pk) OR leaseExpiresAt < :now OR #o = :owner',
+            ExpressionAttributeNames: { '#o': 'owner' },
+            ExpressionAttributeValues: { ':now': now, ':owner': claim.owner },
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        );
+        return { claimed: true };
+      } catch (error) {
+        if (awsErrorName(error) !== 'ConditionalCheckFailedException') throw error;
+        const item = (error as { Item?: Record<string, AttributeValue> }).Item;
+        const holder = item ? (unmarshall(item) as { owner?: string }).owner : undefined;
+        return { claimed: false, holder };
+      }
+    },
+    async releaseInventory(dlqArn, owner) {
+      try {
+        await client().send(
+          new UpdateCommand({
+            TableName: table,
+            Key: inventoryKey(dlqArn),
+            UpdateExpression: 'SET leaseExpiresAt = :zero',
+            ConditionExpression: '#o = :owner',
+            ExpressionAttributeNames: { '#o': 'owner' },
+            ExpressionAttributeValues: { ':zero': 0, ':owner': owner },
+          }),
+        );
+      } catch (error) {
+        if (awsErrorName(error) !== 'ConditionalCheckFailedException') throw error;
       }
     },
     async finishTransition(dedupeKey, status, details) {

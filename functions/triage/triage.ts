@@ -71,7 +71,8 @@ export interface TriageDeps {
 export interface QueueOutcome {
   queueName: string;
   dlqArn: string;
-  outcome: 'triaged' | 'partial' | 'empty' | 'refused';
+  /** `busy`: another alarm transition's run was inventorying this DLQ; its incident covers it. */
+  outcome: 'triaged' | 'partial' | 'empty' | 'refused' | 'busy';
   reason: string;
   incidentId?: string;
   summary?: IncidentSummary;
@@ -220,6 +221,39 @@ async function triageQueue(alarm: AlarmRecord, target: Target, deps: TriageDeps)
     return { ...base, outcome: 'refused', reason: refusal };
   }
   const incidentId = incidentIdOf(alarm.alarmArn, alarm.stateTimestamp, dlq.arn);
+  const now0 = deps.now();
+  const lease = await deps.incidents.claimInventory(
+    {
+      dlqArn: dlq.arn,
+      owner: alarm.dedupeKey,
+      leaseExpiresAt: now0 + deps.remainingTimeMs() + (deps.config.leaseMarginMs ?? 5_000),
+    },
+    now0,
+  );
+  if (!lease.claimed) {
+    const reason = `another alarm transition (${lease.holder ?? 'unknown'}) is inventorying this DLQ now; its incident covers these messages`;
+    deps.log.info('DLQ inventory busy', {
+      dlqArn: dlq.arn,
+      holder: lease.holder,
+      dedupeKey: alarm.dedupeKey,
+    });
+    return { ...base, outcome: 'busy', reason };
+  }
+  try {
+    return await inventoryAndOpen(alarm, target, incidentId, deps);
+  } finally {
+    await deps.incidents.releaseInventory(dlq.arn, alarm.dedupeKey).catch(() => undefined);
+  }
+}
+
+async function inventoryAndOpen(
+  alarm: AlarmRecord,
+  target: Target,
+  incidentId: string,
+  deps: TriageDeps,
+): Promise<QueueOutcome> {
+  const { dlq, registration, queueName } = target;
+  const base = { queueName, dlqArn: dlq.arn };
   const listedSources = await deps.queues.listDeadLetterSourceQueues(dlq.url);
   const inventory = await inventoryDlq(
     { dlq, registration, incidentId, budgets: deps.config.budgets },

@@ -314,4 +314,40 @@ describe('triage under hostile deliveries', () => {
     );
     expect(await queueDepth(sqsClient(), deep.dlqUrl)).toEqual({ visible: 12, inFlight: 0 });
   });
+
+  it('two alarms of one DLQ (depth and oldest-age) firing together inventory it once: one complete incident and one workflow, the other run says busy; the lease is released after', async () => {
+    const twin = await seedDlq({
+      sqs: sqsClient(),
+      dlqName: 'twin-dlq',
+      sourceNames: ['twin-queue'],
+      messages: Array.from({ length: 40 }, (_, i) => ({ body: `{"t":${i}}` })),
+    });
+    const depth = renamed('cloudwatch/alarm-state-change.json', 'orders-dlq', 'twin-dlq');
+    const age = JSON.parse(
+      JSON.stringify(depth).replaceAll('twin-dlq-not-empty', 'twin-dlq-oldest-age'),
+    ) as Record<string, unknown>;
+    const before = workflow.starts.length;
+
+    const results = await Promise.all([invoke(depth), invoke(age)]);
+
+    const outcomes = results.flatMap((r) =>
+      r.queues.map((q) => [q.outcome, q.summary?.messageCount ?? null]),
+    );
+    expect(outcomes.sort()).toEqual([
+      ['busy', null],
+      ['triaged', 40],
+    ]);
+    expect(results.find((r) => r.queues[0]?.outcome === 'busy')?.queues[0]?.reason).toMatch(
+      /^another alarm transition \(arn:aws:cloudwatch:us-east-1:111122223333:alarm:twin-dlq-(not-empty|oldest-age)@/,
+    );
+    expect(workflow.starts.length - before).toBe(1);
+    expect(await queueDepth(sqsClient(), twin.dlqUrl)).toEqual({ visible: 40, inFlight: 0 });
+
+    // A later transition of the same DLQ is not locked out.
+    const later = JSON.parse(
+      JSON.stringify(depth).replaceAll('2026-01-02T10:35:00.000+0000', '2026-01-03T10:35:00.000+0000'),
+    ) as Record<string, unknown>;
+    const next = await invoke(later);
+    expect(next.queues.map((q) => [q.outcome, q.summary?.messageCount])).toEqual([['triaged', 40]]);
+  });
 });
