@@ -42,6 +42,11 @@ export interface ReconcileResult {
   inDlq: number;
   lost: number;
   duplicateSendsPrevented: number;
+  /**
+   * Messages a retry sent again after a crash between ledger record and send, to a standard queue:
+   * the destination may have received them twice (consumers skip them by `idempotency-key`).
+   */
+  possibleDuplicateSends: number;
   /** Of `lost`: past their retention deadline. */
   expired: number;
   /** Envelopes first stored by this inventory that carry the key of an envelope redriven earlier. */
@@ -102,9 +107,12 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
   // DeleteMessage and the ledger update (or before the delete: then the message is still present,
   // and presence wins below). Either way a SENT message that is gone went where the entry says.
   const ledger = new Map<string, LedgerEntry>();
+  let possibleDuplicateSends = 0;
   for (const entry of await deps.ledger.listRun(redriveId)) {
-    if (entry.dlqArn === plan.dlqArn && (entry.dlqDeleted || entry.status === 'SENT'))
-      ledger.set(entry.dlqMessageId, entry);
+    if (entry.dlqArn !== plan.dlqArn) continue;
+    if (entry.resent && entry.destinationUrl && !entry.destinationUrl.endsWith('.fifo'))
+      possibleDuplicateSends += 1;
+    if (entry.dlqDeleted || entry.status === 'SENT') ledger.set(entry.dlqMessageId, entry);
   }
   // Start times of move tasks that moved messages, when this run got as far as the bulk move.
   const bulkMoves =
@@ -129,6 +137,7 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
     inDlq: 0,
     lost: 0,
     duplicateSendsPrevented: 0,
+    possibleDuplicateSends,
     expired: 0,
     returned: 0,
     partial,

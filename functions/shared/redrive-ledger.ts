@@ -11,7 +11,7 @@
  * | ledger entry for (key, run)       | message in hand has the same MessageId | a different MessageId |
  * | --------------------------------- | -------------------------------------- | --------------------- |
  * | none, or from an earlier run      | `new`: send                            | `new`: send           |
- * | IN_PROGRESS (crash before/at send)| `resume`: send again (see below)       | `other-message`       |
+ * | IN_PROGRESS (crash before/at send)| `resume`: send again, mark `resent`    | `other-message`       |
  * | SENT (crash between send/delete)  | `already-sent`: delete only            | `other-message`       |
  *
  * `resume` re-sends: the crash may have happened after SQS accepted the send but before SENT was
@@ -64,6 +64,11 @@ export interface LedgerEntry {
   duplicatePrevented: boolean;
   /** When the DLQ message becomes visible again if this step crashed, epoch milliseconds. */
   visibleAfter: number;
+  /**
+   * True once a retry resumed the entry from IN_PROGRESS and sent again: the crashed attempt may
+   * have sent too, so the destination may hold a duplicate (harmless on FIFO within 5 minutes).
+   */
+  resent: boolean;
   updatedAt: string;
 }
 
@@ -78,7 +83,10 @@ export type BeginOutcome =
 export interface RedriveLedger {
   /** Records IN_PROGRESS for a key in this run, or reports the entry that is already there. */
   begin(
-    entry: Omit<LedgerEntry, 'status' | 'sentMessageId' | 'dlqDeleted' | 'duplicatePrevented' | 'updatedAt'>,
+    entry: Omit<
+      LedgerEntry,
+      'status' | 'sentMessageId' | 'dlqDeleted' | 'duplicatePrevented' | 'resent' | 'updatedAt'
+    >,
   ): Promise<BeginOutcome>;
   /** IN_PROGRESS -> SENT, only for the same run and DLQ message. */
   markSent(key: string, redriveId: string, dlqMessageId: string, sentMessageId: string | null): Promise<void>;
@@ -110,6 +118,7 @@ function toEntry(item: Item): LedgerEntry {
     dlqDeleted: item.dlqDeleted === true,
     duplicatePrevented: item.duplicatePrevented === true,
     visibleAfter: Number(item.visibleAfter ?? 0),
+    resent: item.resent === true,
     updatedAt: String(item.updatedAt ?? ''),
   };
 }
@@ -136,6 +145,28 @@ export function createRedriveLedger(
       : { outcome: 'resume', entry: existing };
   };
 
+  const markResent = async (key: string, redriveId: string, dlqMessageId: string) => {
+    try {
+      await client().send(
+        new UpdateCommand({
+          TableName: table(),
+          Key: itemKey(key),
+          UpdateExpression: 'SET resent = :t, updatedAt = :now',
+          ConditionExpression: 'redriveId = :rid AND dlqMessageId = :dlqmid',
+          ExpressionAttributeValues: {
+            ':t': true,
+            ':now': now(),
+            ':rid': redriveId,
+            ':dlqmid': dlqMessageId,
+          },
+        }),
+      );
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return;
+      throw wrap('dynamodb:UpdateItem (ledger resent)', error);
+    }
+  };
+
   return {
     async begin(entry) {
       const item: Item = {
@@ -148,6 +179,7 @@ export function createRedriveLedger(
         sentMessageId: null,
         dlqDeleted: false,
         duplicatePrevented: false,
+        resent: false,
         updatedAt: now(),
       };
       try {
@@ -165,7 +197,10 @@ export function createRedriveLedger(
         if (error instanceof ConditionalCheckFailedException) {
           const old = error.Item ? toEntry(unmarshall(error.Item)) : await this.get(entry.key);
           if (!old) throw new TransientError(`ledger entry for ${entry.key} vanished during begin`, error);
-          return classify(old, entry.dlqMessageId);
+          const found = classify(old, entry.dlqMessageId);
+          // The caller sends again: record it, so Reconcile can report a possible duplicate.
+          if (found.outcome === 'resume') await markResent(entry.key, entry.redriveId, entry.dlqMessageId);
+          return found;
         }
         throw wrap('dynamodb:PutItem (ledger)', error);
       }

@@ -204,6 +204,36 @@ describe('Park and SampleRedrive under hostile DLQ conditions', () => {
     expect(result).toMatchObject({ inventoried: 2, redriven: 1, inDlq: 1, lost: 0, balanced: true });
     expect(await drain(sqsClient(), dlq.sources[0]?.url as string)).toHaveLength(1);
   }, 60_000);
+
+  it('a resend after a crash between record and send is recorded in the ledger and reported by Reconcile as a possible duplicate', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'hostile-resend-dlq',
+      sourceNames: ['hostile-resend-src'],
+      messages: [{ body: '{"r":1}' }],
+      incidentId: 'inc-hostile-resend',
+    });
+    const plan = planFor(dlq, { sampleSize: 1, mode: 'sample-only' });
+    const preflight = { verifyWindowSeconds: 0, fifo: false };
+    // Dies after the ledger entry: whether SQS got the send is unknown to the retry.
+    let crashedKey: string | undefined;
+    setTransferFaultHook((step, key) => {
+      if (step === 'after-record' && !crashedKey) {
+        crashedKey = key;
+        throw new Error('simulated crash after-record');
+      }
+    });
+    await expect(sample({ plan, preflight })).rejects.toThrow('simulated crash');
+    setTransferFaultHook(undefined);
+    expect((await createRedriveLedger().get(crashedKey as string))?.resent).toBe(false);
+    await sample({ plan, preflight });
+    expect((await createRedriveLedger().get(crashedKey as string))?.resent).toBe(true);
+    const result = (await reconcileHandler(
+      { plan, outcome: 'sample-only' } as never,
+      lambdaContext,
+    )) as ReconcileResult;
+    expect(result).toMatchObject({ redriven: 1, lost: 0, possibleDuplicateSends: 1, balanced: true });
+  }, 30_000);
 });
 
 /** Stores envelopes for every message now in the DLQ, as triage's inventory would. */
