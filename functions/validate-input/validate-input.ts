@@ -152,9 +152,28 @@ function regionProblems(input: ExecutionInput, region: string): string[] {
       problems.push(
         `${field}: the queue is in ${parsed.region}, but this pipeline runs in ${region} (start the pipeline deployed in ${parsed.region})`,
       );
+    } else if (parsed && parsed.partition !== partitionOf(region)) {
+      // GetQueueUrl looks a queue up by name and account only: a wrong partition would resolve
+      // the queue and fail much later, in the move task, on an ARN that names no queue.
+      problems.push(
+        `${field}: partition ${parsed.partition} does not match region ${region} (use arn:${partitionOf(region)}:sqs:...)`,
+      );
     }
   }
   return problems;
+}
+
+/**
+ * The ARN partition of a region.
+ * @see https://docs.aws.amazon.com/IAM/latest/UserGuide/reference-arns.html
+ */
+export function partitionOf(region: string): string {
+  if (region.startsWith('cn-')) return 'aws-cn';
+  if (region.startsWith('us-gov-')) return 'aws-us-gov';
+  if (region.startsWith('us-isob-')) return 'aws-iso-b';
+  if (region.startsWith('us-iso-')) return 'aws-iso';
+  if (region.startsWith('eusc-')) return 'aws-eusc';
+  return 'aws';
 }
 
 /** Problems that need the queue registration; each names its field. */

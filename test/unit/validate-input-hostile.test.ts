@@ -105,4 +105,14 @@ describe('ValidateInput with hostile console input', () => {
     expect(error.details.at(-1)).toBe('... and 19960 more problems');
     expect(calls).toEqual([]);
   });
+
+  it('C20 an ARN whose partition does not match the pipeline region is refused naming the field, before any call', async () => {
+    const { error, calls } = await refused(
+      JSON.stringify({ dlqArn: 'arn:aws-cn:sqs:us-east-1:111122223333:orders-dlq' }),
+    );
+    expect(error.details).toEqual([
+      'dlqArn: partition aws-cn does not match region us-east-1 (use arn:aws:sqs:...)',
+    ]);
+    expect(calls).toEqual([]);
+  });
 });
