@@ -73,7 +73,16 @@ export interface MoveTaskDeps {
   cancelWaitMs?: number;
   /** Source backlog above rate x dwell x this factor holds the ramp. @default 2 */
   backlogFactor?: number;
+  /** Epoch milliseconds. @default Date.now */
+  now?: () => number;
 }
+
+/**
+ * How long before a refused Start an earlier attempt of the same step may have started the task
+ * that refuses it, milliseconds: the SDK's own retries plus the state's Retry (2 + 4 + 8 + 16 s)
+ * and the invocations between them.
+ */
+const OWN_START_WINDOW_MS = 120_000;
 
 const MAX_DWELL = 3600;
 
@@ -122,23 +131,52 @@ async function startAt(
   const problems = checkRampRates([rate]);
   if (problems.length > 0)
     return { ...out, decision: 'halt', reason: `redrive refused: ${problems[0]?.message}` };
+  const requestedAt = (deps.now ?? Date.now)();
   const started = await deps.moveTasks.start({
     sourceArn: plan.dlqArn,
     destinationArn: plan.destinationArn,
     rate,
   });
-  if (!started.ok) return { ...out, decision: 'halt', reason: started.refusal, taskHandle: null };
+  let handle = started.ok ? started.taskHandle : null;
+  let reason = `move task started at ${rate} msg/s`;
+  if (!started.ok && started.code === 'TASK_ACTIVE') {
+    // StartMessageMoveTask is not idempotent: a repeated Start (SDK retry after a lost response,
+    // Lambda retry of this step) is refused by the task the first one started. That task is ours
+    // when it has our DLQ, rate and destination and started moments ago; anything else (a console
+    // redrive, C06) stays a refusal.
+    const since = requestedAt - OWN_START_WINDOW_MS;
+    const own = (await deps.moveTasks.list(plan.dlqArn)).find(
+      (t) =>
+        t.status === 'RUNNING' &&
+        t.taskHandle !== null &&
+        t.rate === rate &&
+        (t.destinationArn ?? null) === plan.destinationArn &&
+        t.startedAt !== null &&
+        t.startedAt >= since,
+    );
+    if (own) {
+      handle = own.taskHandle;
+      reason = `move task started at ${rate} msg/s (task ${own.taskHandle}, started by an earlier attempt of this step)`;
+    }
+  }
+  if (handle === null)
+    return {
+      ...out,
+      decision: 'halt',
+      reason: started.ok ? 'no task handle' : started.refusal,
+      taskHandle: null,
+    };
   return {
     ...out,
     decision: 'hold',
     rateIndex,
     rate,
-    taskHandle: started.taskHandle,
+    taskHandle: handle,
     status: 'RUNNING',
     pendingRateIndex: null,
     moved: 0,
     toMove: 0,
-    reason: `move task started at ${rate} msg/s`,
+    reason,
   };
 }
 
