@@ -88,23 +88,30 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
   }
   const result: ParkResult = { parked: 0, discarded: 0, skipped: 0, duplicateSendsPrevented: 0 };
   if (targets.size === 0) return result;
-  if (!plan.discardPoison && !plan.parkingQueueUrl)
+  const ownTargets = targets.size - earlierRuns.size;
+  if (ownTargets > 0 && !plan.discardPoison && !plan.parkingQueueUrl)
     throw new RedriveRefusedError(
-      `${targets.size} message(s) must stay out of the bulk move but no parking queue is configured (registration parkingQueueArn or PARKING_QUEUE_URL); set discardPoison to discard them instead`,
+      `${ownTargets} message(s) must stay out of the bulk move but no parking queue is configured (registration parkingQueueArn or PARKING_QUEUE_URL); set discardPoison to discard them instead`,
     );
 
   const vt = deps.visibilityTimeoutSeconds ?? 30;
   // A crashed attempt hid its message until the receive's visibility timeout ends: wait for it
   // (bounded by that timeout), or the bulk move could later carry a message already parked.
-  const unfinished = (await deps.ledger.listRun(redriveId)).filter(
-    (e) => e.kind !== 'redrive' && e.dlqArn === plan.dlqArn && !e.dlqDeleted,
+  const ledgered = (await deps.ledger.listRun(redriveId)).filter(
+    (e) => e.kind !== 'redrive' && e.dlqArn === plan.dlqArn,
   );
+  const unfinished = ledgered.filter((e) => !e.dlqDeleted);
+  const doneEarlier = new Set(ledgered.filter((e) => e.dlqDeleted).map((e) => e.dlqMessageId));
   if (unfinished.length > 0) {
     const now = deps.now ?? Date.now;
     const wait = Math.min(Math.max(...unfinished.map((e) => e.visibleAfter)) - now(), vt * 1000) + 250;
     if (wait > 0) await (deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms))))(wait);
   }
   let remaining = targets.size;
+  // What this run must have parked before the move task: an earlier run's envelope that is gone
+  // is history, not a reason to wait or refuse.
+  const outstandingNow = () =>
+    [...targets.keys()].filter((id) => !earlierRuns.has(id) && !doneEarlier.has(id)).length;
   const maxMessages = deps.maxMessages ?? 20_000;
   const scan = await scanUntilFound(
     deps.queues,
@@ -125,6 +132,11 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
           results.set(message.MessageId as string, 'hold');
           continue;
         }
+        // An earlier run's PARKED/DISCARDED envelope still here, and nowhere to put it.
+        if (!plan.discardPoison && !plan.parkingQueueUrl)
+          throw new RedriveRefusedError(
+            `message ${message.MessageId} must stay out of the bulk move (${target.reason}) but no parking queue is configured and discardPoison is not set`,
+          );
         const discard = plan.discardPoison || !plan.parkingQueueUrl;
         const state = discard ? 'DISCARDED' : 'PARKED';
         if (target.envelope.state !== state || !target.envelope.stateReason?.endsWith(`(run ${redriveId})`))
@@ -161,16 +173,16 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
       }
       return { results, stop: remaining <= 0 };
     },
-    () => remaining,
+    outstandingNow,
   );
   // A target left in the DLQ would be carried back to its source by the bulk move (C07).
-  if (remaining > 0 && scan.truncated)
+  if (outstandingNow() > 0 && scan.truncated)
     throw new RedriveRefusedError(
-      `${remaining} message(s) to park were not reached within ${maxMessages} received messages; the move task would carry them back to their source`,
+      `${outstandingNow()} message(s) to park were not reached within ${maxMessages} received messages; the move task would carry them back to their source`,
     );
-  if (remaining > 0 && scan.inFlight > 0)
+  if (outstandingNow() > 0 && scan.inFlight > 0)
     throw new TransientError(
-      `${remaining} message(s) to park are still held invisible by another receiver (${scan.inFlight} in flight in ${plan.dlqUrl}); retry once their visibility timeout ends`,
+      `${outstandingNow()} message(s) to park are still held invisible by another receiver (${scan.inFlight} in flight in ${plan.dlqUrl}); retry once their visibility timeout ends`,
     );
   // Counts come from the ledger, so a retry after a crash reports the whole run, not its own part.
   const done = new Set<string>();
@@ -183,6 +195,12 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
     else continue;
     done.add(entry.dlqMessageId);
   }
+  // FIFO: a receive returns no later message of a group while earlier ones are in flight, so a
+  // scan that holds the messages it does not park cannot reach a target behind ten of its group.
+  if (outstandingNow() > 0 && plan.dlqArn.endsWith('.fifo') && scan.visible > 0)
+    throw new RedriveRefusedError(
+      `${outstandingNow()} do-not-redrive message(s) of this FIFO DLQ were not received: they can sit behind other messages of their message group, which a receive cannot skip, and the move task would carry them; move them out by hand first`,
+    );
   // Targets neither handled now nor by an earlier attempt: gone from the DLQ (nothing in flight).
   result.skipped = [...targets.keys()].filter((id) => !done.has(id) && !earlierRuns.has(id)).length;
   return result;

@@ -110,6 +110,8 @@ export interface ScanUntilFoundResult extends ScanResult {
   outstanding: number;
   /** ApproximateNumberOfMessagesNotVisible after the last scan (0 when nothing was outstanding). */
   inFlight: number;
+  /** ApproximateNumberOfMessages after the last scan (0 when nothing was outstanding). */
+  visible: number;
 }
 
 /**
@@ -138,6 +140,7 @@ export async function scanUntilFound(
     truncated: false,
     outstanding: 0,
     inFlight: 0,
+    visible: 0,
   };
   const scanOptions: ScanOptions = { waitTimeSeconds: 1, emptyReceives: 1, ...options };
   for (let pass = 0; ; pass++) {
@@ -147,8 +150,10 @@ export async function scanUntilFound(
     total.released += scan.released;
     total.truncated = scan.truncated;
     total.outstanding = outstanding();
-    if (total.outstanding === 0 || scan.truncated) return { ...total, inFlight: 0 };
-    total.inFlight = (await queues.describe(options.queueUrl)).inFlight;
+    if (total.outstanding === 0 || scan.truncated) return { ...total, inFlight: 0, visible: 0 };
+    const depth = await queues.describe(options.queueUrl);
+    total.inFlight = depth.inFlight;
+    total.visible = depth.visible;
     if (total.inFlight === 0 || pass >= (options.rescans ?? 2)) return total;
     await sleep(options.visibilityTimeoutSeconds * 1000 + 250);
   }
