@@ -1,0 +1,147 @@
+/**
+ * Hostile conditions for SampleRedrive and the Reconcile that follows it, against the local stack:
+ * a sample held invisible by someone else when the retry runs, a step that died between
+ * DeleteMessage and the ledger update, and a resend after a crash between record and send.
+ */
+import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { handler as reconcileHandler } from '../../functions/reconcile/handler.js';
+import type { ReconcileResult } from '../../functions/reconcile/reconcile.js';
+import { handler as sampleHandler } from '../../functions/sample-redrive/handler.js';
+import { type SampleRedriveResult, sampleRedrive } from '../../functions/sample-redrive/sample-redrive.js';
+import { sqsClient } from '../../functions/shared/clients.js';
+import { createEnvelopeStore } from '../../functions/shared/envelope-store.js';
+import { createTransferSqs, setTransferFaultHook } from '../../functions/shared/message-transfer.js';
+import { createRedriveLedger } from '../../functions/shared/redrive-ledger.js';
+import { createSqsQueues } from '../../functions/shared/sqs-queues.js';
+import { type LocalStack, startLocalStack } from '../../local/stack.js';
+import { drain, lambdaContext, planFor, seedAndInventory } from '../support/redrive-fixtures.js';
+import { queueDepth } from '../support/seed-dlq.js';
+
+const sample = (event: unknown) =>
+  sampleHandler(event as never, lambdaContext) as Promise<SampleRedriveResult>;
+
+/** Someone else (a console poll, a crashed attempt) receives every visible message and holds it. */
+async function holdAll(url: string, seconds: number): Promise<number> {
+  let held = 0;
+  for (let empty = 0; empty < 2; ) {
+    const out = await sqsClient().send(
+      new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, VisibilityTimeout: seconds }),
+    );
+    const n = out.Messages?.length ?? 0;
+    if (n === 0) empty += 1;
+    held += n;
+  }
+  return held;
+}
+
+describe('SampleRedrive and Reconcile under hostile conditions', () => {
+  let stack: LocalStack;
+  beforeAll(async () => {
+    stack = await startLocalStack();
+    process.env.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS = '2';
+  });
+  afterEach(() => setTransferFaultHook(undefined));
+  afterAll(async () => {
+    delete process.env.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS;
+    await stack?.stop();
+  });
+
+  it('SampleRedrive retry does not return while a message it already sent is held invisible by someone else', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'hostile-sample-dlq',
+      sourceNames: ['hostile-sample-src'],
+      messages: [{ body: 'only' }],
+      incidentId: 'inc-hostile-sample',
+    });
+    const plan = planFor(dlq, { sampleSize: 1 });
+    let crashedKey: string | undefined;
+    setTransferFaultHook((step, key) => {
+      if (step === 'after-send' && !crashedKey) {
+        crashedKey = key;
+        throw new Error('simulated crash after-send');
+      }
+    });
+    const preflight = { verifyWindowSeconds: 10, fifo: false };
+    await expect(sample({ plan, preflight })).rejects.toThrow('simulated crash');
+    setTransferFaultHook(undefined);
+    // The crashed receive's 2 s end; then someone polls the DLQ in the console and holds it 4 s.
+    await new Promise((r) => setTimeout(r, 2100));
+    expect(await holdAll(dlq.dlqUrl, 4)).toBe(1);
+    const retry = await sample({ plan, preflight });
+    expect(retry.duplicateSendsPrevented).toBe(1);
+    const entry = await createRedriveLedger().get(crashedKey as string);
+    expect(entry?.dlqDeleted).toBe(true);
+    const depth = await queueDepth(sqsClient(), dlq.dlqUrl);
+    expect(depth.visible + depth.inFlight).toBe(0);
+    expect(await drain(sqsClient(), dlq.sources[0]?.url as string)).toHaveLength(1);
+  }, 60_000);
+
+  it('a sample whose DLQ copy was deleted just before the step died is counted as redriven by Reconcile, not lost', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'hostile-deleted-dlq',
+      sourceNames: ['hostile-deleted-src'],
+      messages: [{ body: '{"a":1}' }, { body: '{"a":2}' }],
+      incidentId: 'inc-hostile-deleted',
+    });
+    const plan = planFor(dlq, { sampleSize: 1, mode: 'sample-only' });
+    const preflight = { verifyWindowSeconds: 0, fifo: false };
+    // DeleteMessage succeeded, then the invocation died before the ledger recorded it.
+    const ledger = createRedriveLedger();
+    const dying = {
+      ...ledger,
+      markDeleted: async () => {
+        throw new Error('simulated crash between delete and ledger update');
+      },
+    };
+    const ports = {
+      queues: createSqsQueues(),
+      envelopes: createEnvelopeStore(),
+      sqs: createTransferSqs(),
+      visibilityTimeoutSeconds: 2,
+    };
+    await expect(sampleRedrive({ plan, preflight }, { ...ports, ledger: dying })).rejects.toThrow(
+      'simulated crash',
+    );
+    const retry = await sample({ plan, preflight });
+    expect([retry.sent, retry.alreadySent, retry.keys.length]).toEqual([0, 1, 1]);
+    const result = (await reconcileHandler(
+      { plan, outcome: 'sample-only' } as never,
+      lambdaContext,
+    )) as ReconcileResult;
+    expect(result).toMatchObject({ inventoried: 2, redriven: 1, inDlq: 1, lost: 0, balanced: true });
+    expect(await drain(sqsClient(), dlq.sources[0]?.url as string)).toHaveLength(1);
+  }, 60_000);
+
+  it('a resend after a crash between record and send is recorded in the ledger and reported by Reconcile as a possible duplicate', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'hostile-resend-dlq',
+      sourceNames: ['hostile-resend-src'],
+      messages: [{ body: '{"r":1}' }],
+      incidentId: 'inc-hostile-resend',
+    });
+    const plan = planFor(dlq, { sampleSize: 1, mode: 'sample-only' });
+    const preflight = { verifyWindowSeconds: 0, fifo: false };
+    // Dies after the ledger entry: whether SQS got the send is unknown to the retry.
+    let crashedKey: string | undefined;
+    setTransferFaultHook((step, key) => {
+      if (step === 'after-record' && !crashedKey) {
+        crashedKey = key;
+        throw new Error('simulated crash after-record');
+      }
+    });
+    await expect(sample({ plan, preflight })).rejects.toThrow('simulated crash');
+    setTransferFaultHook(undefined);
+    expect((await createRedriveLedger().get(crashedKey as string))?.resent).toBe(false);
+    await sample({ plan, preflight });
+    expect((await createRedriveLedger().get(crashedKey as string))?.resent).toBe(true);
+    const result = (await reconcileHandler(
+      { plan, outcome: 'sample-only' } as never,
+      lambdaContext,
+    )) as ReconcileResult;
+    expect(result).toMatchObject({ redriven: 1, lost: 0, possibleDuplicateSends: 1, balanced: true });
+  }, 30_000);
+});
