@@ -100,7 +100,9 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     sourceQueues: ['sqs:GetQueueAttributes'],
     parkingQueue: none,
     table: 'readWrite',
-    slackSecret: false,
+    // Notifications (unresolvable, refused, partial, systemic, alarm-cleared: C04) go to Slack via
+    // notifierFromEnv() when SLACK_SECRET_ARN is set.
+    slackSecret: true,
     stateMachine: ['states:StartExecution'],
     // Starting an execution whose name exists already (C19) is answered by describing it.
     executions: ['states:DescribeExecution'],

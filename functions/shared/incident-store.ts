@@ -7,6 +7,8 @@
  *   so a duplicate delivery opens nothing new.
  * - `ALARM#<dedupeKey>` / `TRANSITION`: the transition's handling status. A run claims it with a
  *   conditional write and a lease; only a `HANDLED` transition makes later deliveries duplicates.
+ * - `ALARM#<alarmArn>` / `LATEST`: the incidents of the alarm's latest transition to ALARM
+ *   ({@link LatestAlarmIncidents}), read when the alarm goes back to OK (C04).
  *
  * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html
  */
@@ -66,6 +68,23 @@ export interface TransitionRecord {
   updatedAt: string;
 }
 
+/**
+ * `ALARM#<alarmArn>` / `LATEST`: the incident ids the alarm's latest ALARM transition opened.
+ * Written by triage after it opened them; read on ALARM -> OK to annotate them (C04).
+ */
+export interface LatestAlarmIncidents {
+  alarmArn: string;
+  /** Dedupe key of the ALARM transition that opened the incidents. */
+  dedupeKey: string;
+  /** The ALARM transition's state timestamp, as the event gives it (ISO-8601). */
+  stateTimestamp: string;
+  incidentIds: string[];
+  /** ISO-8601. */
+  updatedAt: string;
+  /** Dedupe key of the ALARM -> OK transition that announced these incidents' alarm cleared. */
+  clearedBy?: string;
+}
+
 /** The incident store's operations. */
 export interface IncidentStore {
   getIncident(incidentId: string): Promise<Incident | undefined>;
@@ -97,6 +116,23 @@ export interface IncidentStore {
   ): Promise<{ claimed: true } | { claimed: false; holder: string | undefined }>;
   /** Ends `owner`'s inventory lease (a no-op when another run holds it). */
   releaseInventory(dlqArn: string, owner: string): Promise<void>;
+  /**
+   * Points `ALARM#<alarmArn>` / `LATEST` at the incidents of an ALARM transition. Conditional: a
+   * pointer of a later transition (greater `stateTimestamp`) is never replaced by an earlier one
+   * (a late duplicate delivery); the same transition rewriting it is a no-op in effect.
+   * @returns written: false when a later transition's pointer is already stored.
+   */
+  putLatestAlarmIncidents(latest: LatestAlarmIncidents): Promise<{ written: boolean }>;
+  /** The alarm's latest incidents pointer, or undefined when the alarm never opened an incident. */
+  getLatestAlarmIncidents(alarmArn: string): Promise<LatestAlarmIncidents | undefined>;
+  /**
+   * Claims the announcement of an ALARM -> OK transition on the pointer (conditional update of
+   * `clearedBy`), so a duplicate delivery of the OK transition announces nothing (C04, C05).
+   * @returns false when this (or a later) clear was already claimed, or the pointer is gone.
+   */
+  claimAlarmCleared(alarmArn: string, clearDedupeKey: string): Promise<boolean>;
+  /** Gives a claim of {@link claimAlarmCleared} back (its notification failed), so a retry announces. */
+  releaseAlarmCleared(alarmArn: string, clearDedupeKey: string): Promise<void>;
   /** Records the end of a run (HANDLED, PARTIAL or FAILED). */
   finishTransition(
     dedupeKey: string,
@@ -122,6 +158,7 @@ export function createIncidentStore(
   const incidentKey = (id: string) => ({ pk: keys.incident(id), sk: keys.incidentSk });
   const transitionKey = (k: string) => ({ pk: keys.alarm(k), sk: keys.transitionSk });
   const inventoryKey = (dlqArn: string) => ({ pk: keys.dlq(dlqArn), sk: INVENTORY_SK });
+  const latestKey = (alarmArn: string) => ({ pk: keys.alarm(alarmArn), sk: keys.alarmLatestSk });
   const strip = <T>(item: Record<string, unknown>): T => {
     const { pk: _pk, sk: _sk, entity: _e, ...rest } = item;
     return rest as T;
@@ -259,6 +296,63 @@ export function createIncidentStore(
             ConditionExpression: '#o = :owner',
             ExpressionAttributeNames: { '#o': 'owner' },
             ExpressionAttributeValues: { ':zero': 0, ':owner': owner },
+          }),
+        );
+      } catch (error) {
+        if (awsErrorName(error) !== 'ConditionalCheckFailedException') throw error;
+      }
+    },
+    async putLatestAlarmIncidents(latest) {
+      try {
+        await client().send(
+          new PutCommand({
+            TableName: table,
+            Item: { ...latestKey(latest.alarmArn), entity: 'alarm-latest', ...latest },
+            // ISO-8601 timestamps of one alarm share a format, so string order is time order. The
+            // same transition written again (a retry) keeps a clear already announced for it.
+            ConditionExpression:
+              'attribute_not_exists(pk) OR stateTimestamp < :ts OR (stateTimestamp = :ts AND attribute_not_exists(clearedBy))',
+            ExpressionAttributeValues: { ':ts': latest.stateTimestamp },
+          }),
+        );
+        return { written: true };
+      } catch (error) {
+        if (awsErrorName(error) === 'ConditionalCheckFailedException') return { written: false };
+        throw error;
+      }
+    },
+    async getLatestAlarmIncidents(alarmArn) {
+      const out = await client().send(
+        new GetCommand({ TableName: table, Key: latestKey(alarmArn), ConsistentRead: true }),
+      );
+      return out.Item ? strip<LatestAlarmIncidents>(out.Item) : undefined;
+    },
+    async claimAlarmCleared(alarmArn, clearDedupeKey) {
+      try {
+        await client().send(
+          new UpdateCommand({
+            TableName: table,
+            Key: latestKey(alarmArn),
+            UpdateExpression: 'SET clearedBy = :k',
+            ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(clearedBy)',
+            ExpressionAttributeValues: { ':k': clearDedupeKey },
+          }),
+        );
+        return true;
+      } catch (error) {
+        if (awsErrorName(error) === 'ConditionalCheckFailedException') return false;
+        throw error;
+      }
+    },
+    async releaseAlarmCleared(alarmArn, clearDedupeKey) {
+      try {
+        await client().send(
+          new UpdateCommand({
+            TableName: table,
+            Key: latestKey(alarmArn),
+            UpdateExpression: 'REMOVE clearedBy',
+            ConditionExpression: 'clearedBy = :k',
+            ExpressionAttributeValues: { ':k': clearDedupeKey },
           }),
         );
       } catch (error) {

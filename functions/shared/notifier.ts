@@ -30,11 +30,20 @@ export const REDRIVE_OUTCOMES = [
 ] as const;
 export type RedriveOutcome = (typeof REDRIVE_OUTCOMES)[number];
 
+/**
+ * Notices that are not run outcomes: triage's (`unresolvable-alarm`, `partial-inventory`,
+ * `systemic`) and `alarm-cleared`, which triage sends to each incident of an alarm that went from
+ * ALARM back to OK (C04). The Slack notifier posts it into the incident's thread and annotates a
+ * still-pending approval request, keeping its buttons.
+ */
+export const NOTICE_KINDS = ['unresolvable-alarm', 'partial-inventory', 'systemic', 'alarm-cleared'] as const;
+export type NoticeKind = (typeof NOTICE_KINDS)[number];
+
 /** One notification. `fields` are short label/value pairs (counts, ids), never message bodies. */
 export interface Notification {
   incidentId: string;
   /** The outcome, or another event name such as `approval-requested`. */
-  kind: RedriveOutcome | (string & {});
+  kind: RedriveOutcome | NoticeKind | (string & {});
   /** One or two sentences a person on call can act on. */
   text: string;
   fields: Record<string, string | number | boolean | null>;

@@ -263,41 +263,85 @@ export function approvalRequestMessage(view: ApprovalRequestView): SlackMessage 
       },
     });
   }
-  blocks.push(
-    {
-      type: 'actions',
-      block_id: APPROVAL_BLOCK_ID,
-      elements: [
-        {
-          type: 'button',
-          action_id: APPROVE_ACTION_ID,
-          style: 'primary',
-          text: { type: 'plain_text', text: 'Approve' },
-          value: view.approvalId,
-        },
-        {
-          type: 'button',
-          action_id: REJECT_ACTION_ID,
-          style: 'danger',
-          text: { type: 'plain_text', text: 'Reject' },
-          value: view.approvalId,
-        },
-      ],
-    },
-    {
-      type: 'context',
-      elements: [
-        {
-          type: 'mrkdwn',
-          text: `Incident \`${escapeMrkdwn(view.incidentId)}\` · requested by ${escapeMrkdwn(view.plan.requestedBy)} · expires ${iso(view.expiresAtMs)}`,
-        },
-      ],
-    },
-  );
+  blocks.push(approvalActions(view.approvalId), {
+    type: 'context',
+    elements: [
+      {
+        type: 'mrkdwn',
+        text: `Incident \`${escapeMrkdwn(view.incidentId)}\` · requested by ${escapeMrkdwn(view.plan.requestedBy)} · expires ${iso(view.expiresAtMs)}`,
+      },
+    ],
+  });
   const text =
     `Redrive approval for ${queue}: ${plural(view.summary?.messageCount ?? view.preflight.dlqDepth, 'message')}` +
     (warnings.length > 0 ? ` (${plural(warnings.length, 'warning')})` : '');
   return { text, blocks };
+}
+
+/** The Approve / Reject buttons of an approval request (`value` = the opaque approval id). */
+function approvalActions(approvalId: string): KnownBlock {
+  return {
+    type: 'actions',
+    block_id: APPROVAL_BLOCK_ID,
+    elements: [
+      {
+        type: 'button',
+        action_id: APPROVE_ACTION_ID,
+        style: 'primary',
+        text: { type: 'plain_text', text: 'Approve' },
+        value: approvalId,
+      },
+      {
+        type: 'button',
+        action_id: REJECT_ACTION_ID,
+        style: 'danger',
+        text: { type: 'plain_text', text: 'Reject' },
+        value: approvalId,
+      },
+    ],
+  };
+}
+
+/** What {@link alarmClearedApprovalMessage} shows. */
+export interface AlarmClearedApprovalView {
+  approvalId: string;
+  incidentId: string;
+  dlqArn: string;
+  /** When the alarm went back to OK, ISO-8601. */
+  clearedAt: string;
+}
+
+/**
+ * The approval request once its alarm went back to OK while it was still pending (C04). The
+ * request stays open: the same Approve / Reject buttons (same approval id), a header and text
+ * saying "alarm cleared", and that an approved run re-reads the DLQ depth first
+ * (`CheckDlqStillHasMessages`) and ends with "nothing to redrive" when the DLQ is empty.
+ * `chat.update` replaces the whole message and the request's summary and plan are not stored,
+ * so they are not repeated here.
+ *
+ * @see https://api.slack.com/methods/chat.update
+ */
+export function alarmClearedApprovalMessage(view: AlarmClearedApprovalView): SlackMessage {
+  const queue = queueNameOf(view.dlqArn);
+  const note = `alarm cleared at ${view.clearedAt}: the alarm is back to OK. This approval stays open; if approved, the workflow re-reads the DLQ depth (ApproximateNumberOfMessages) before any redrive and ends with "nothing to redrive" when the DLQ is empty.`;
+  return {
+    text: `Redrive approval for ${queue}: ${note}`,
+    blocks: [
+      {
+        type: 'header',
+        text: { type: 'plain_text', text: truncate(`Redrive approval: ${queue} (alarm cleared)`, 150) },
+      },
+      {
+        type: 'section',
+        text: { type: 'mrkdwn', text: fitSection(`:information_source: ${escapeMrkdwn(note)}`) },
+      },
+      approvalActions(view.approvalId),
+      {
+        type: 'context',
+        elements: [{ type: 'mrkdwn', text: `Incident \`${escapeMrkdwn(view.incidentId)}\`` }],
+      },
+    ],
+  };
 }
 
 function single(text: string): SlackMessage {

@@ -7,6 +7,10 @@
  * An `approval-expired` notification also replaces the approval request (its buttons) with
  * "approval expired, nothing was moved" and closes the approval record (C17).
  *
+ * An `alarm-cleared` notification (triage, the alarm went from ALARM back to OK: C04) is posted
+ * into the thread and, while the approval is still PENDING, the approval request is updated to say
+ * "alarm cleared" with its Approve / Reject buttons kept. Nothing is closed or cancelled.
+ *
  * Delivery problems are logged and handed to a fallback notifier (the log notifier), never thrown:
  * a Slack outage must not fail a redrive that already moved messages.
  *
@@ -16,10 +20,15 @@ import { type ApprovalStore, createApprovalStore } from './approval-store.js';
 import { errorMessage } from './errors.js';
 import { createIncidentStore } from './incident-store.js';
 import { logger } from './middleware.js';
-import { createLogNotifier, type Notifier } from './notifier.js';
+import { createLogNotifier, type Notification, type Notifier } from './notifier.js';
 import { createQueueRegistry } from './queue-registry.js';
 import { createSlackApi, loadSlackSecrets, type SlackApi } from './slack-client.js';
-import { approvalExpiredMessage, threadNotice } from './slack-messages.js';
+import {
+  alarmClearedApprovalMessage,
+  approvalExpiredMessage,
+  decidedMessage,
+  threadNotice,
+} from './slack-messages.js';
 
 /** How long a thread pointer is kept after a top-level notice, seconds (30 days). */
 const THREAD_TTL_SECONDS = 30 * 86_400;
@@ -27,7 +36,7 @@ const THREAD_TTL_SECONDS = 30 * 86_400;
 /** Ports of {@link createSlackNotifier}. */
 export interface SlackNotifierDeps {
   slack: Pick<SlackApi, 'postMessage' | 'updateMessage'>;
-  threads: Pick<ApprovalStore, 'getThread' | 'putThread' | 'close'>;
+  threads: Pick<ApprovalStore, 'getThread' | 'putThread' | 'close' | 'get'>;
   /** The channel for an incident without a thread (its queue's `slackChannel`, or the default). */
   channelFor: (incidentId: string) => Promise<string | null>;
   /** Gets every notification that could not be delivered to Slack. @default the log notifier */
@@ -56,6 +65,8 @@ export function createSlackNotifier(deps: SlackNotifierDeps): Notifier {
             await deps.slack.updateMessage(thread.channel, thread.ts, approvalExpiredMessage());
           }
           await deps.slack.postMessage(thread.channel, message, { threadTs: thread.ts });
+          if (n.kind === 'alarm-cleared' && thread.approvalId)
+            await annotateAlarmCleared(deps, thread, thread.approvalId, n);
           return;
         }
         const channel = await deps.channelFor(n.incidentId);
@@ -79,6 +90,35 @@ export function createSlackNotifier(deps: SlackNotifierDeps): Notifier {
       }
     },
   };
+}
+
+/**
+ * C04: puts "alarm cleared" on an approval request still waiting for a click, keeping its buttons.
+ * A click between the read and the update would have its "Approved by ..." text overwritten by
+ * buttons again, so the record is read once more and a decided request gets its decided text back.
+ */
+async function annotateAlarmCleared(
+  deps: SlackNotifierDeps,
+  thread: { channel: string; ts: string },
+  approvalId: string,
+  n: Notification,
+): Promise<void> {
+  const approval = await deps.threads.get(approvalId);
+  if (approval?.status !== 'PENDING') return;
+  const clearedAt =
+    typeof n.fields.clearedAt === 'string' ? n.fields.clearedAt : new Date(deps.now()).toISOString();
+  await deps.slack.updateMessage(
+    thread.channel,
+    thread.ts,
+    alarmClearedApprovalMessage({ approvalId, incidentId: n.incidentId, dlqArn: approval.dlqArn, clearedAt }),
+  );
+  const after = await deps.threads.get(approvalId);
+  if (after && after.status !== 'PENDING' && after.decision && after.decidedBy)
+    await deps.slack.updateMessage(
+      thread.channel,
+      thread.ts,
+      decidedMessage(after.decision, after.decidedBy.username, after.decidedAt ?? deps.now()),
+    );
 }
 
 /**

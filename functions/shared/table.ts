@@ -13,6 +13,10 @@
  * - `KEY#<idempotencyKey>` / `PROCESSED#<consumer>`: written by the consumer-side middleware.
  * - `INCIDENT#<incidentId>` / `INCIDENT`: the incident and its summary.
  * - `ALARM#<dedupeKey>` / `TRANSITION`: the record that an alarm transition was handled.
+ * - `ALARM#<alarmArn>` / `LATEST`: the incident ids opened by the alarm's latest transition to
+ *   ALARM (`dedupeKey`, `stateTimestamp`, `incidentIds`), so its later ALARM -> OK transition can
+ *   annotate those incidents (C04). A dedupe key is `<alarmArn>@<timestamp>`, so the pk of this
+ *   item never equals a transition's pk, and the sort keys differ anyway.
  * - `APPROVAL#<approvalId>` / `APPROVAL`: a pending approval with its task token (server-side only).
  *
  * `expiresAt` (epoch seconds) is the TTL attribute. Retention deadlines are stored as
@@ -47,6 +51,7 @@ export const keys = {
   incidentSk: 'INCIDENT',
   alarm: (dedupeKey: string) => `ALARM#${dedupeKey}`,
   transitionSk: 'TRANSITION',
+  alarmLatestSk: 'LATEST',
   approval: (approvalId: string) => `APPROVAL#${approvalId}`,
   approvalSk: 'APPROVAL',
 } as const;

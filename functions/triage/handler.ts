@@ -10,18 +10,28 @@ import { normaliseAlarmEvent } from '../shared/alarm-event.js';
 import { createEnvelopeStore } from '../shared/envelope-store.js';
 import { createIncidentStore } from '../shared/incident-store.js';
 import { logger, standardMiddleware } from '../shared/middleware.js';
-import { createLogNotifier, type Notifier } from '../shared/notifier.js';
+import type { Notifier } from '../shared/notifier.js';
 import { createQueueRegistry } from '../shared/queue-registry.js';
+import { notifierFromEnv } from '../shared/slack-notifier.js';
 import { createSqsQueues } from '../shared/sqs-queues.js';
 import { createSfnWorkflowStarter, type WorkflowStarter } from '../shared/workflow-starter.js';
 import { triageConfigFromEnv } from './config.js';
 import { type TriageResult, triage } from './triage.js';
 
-/** Builds the handler; tests and the local runner pass their own workflow starter. */
+/**
+ * Builds the handler; tests and the local runner pass their own workflow starter and notifier.
+ * The default notifier is `notifierFromEnv()`: Slack when `SLACK_SECRET_ARN` / `SLACK_BOT_TOKEN`
+ * is set (so an `alarm-cleared` notice reaches the incident's thread, C04), else the log notifier.
+ */
 export function createTriageHandler(ports: { workflow?: WorkflowStarter; notifier?: Notifier } = {}) {
+  let envNotifier: Promise<Notifier> | undefined;
+  const notifier = (): Promise<Notifier> => {
+    envNotifier ??= notifierFromEnv();
+    return envNotifier;
+  };
   return middy<unknown, TriageResult, Error, Context>()
     .use(standardMiddleware())
-    .handler((event, context) =>
+    .handler(async (event, context) =>
       triage(normaliseAlarmEvent(event), {
         queues: createSqsQueues(),
         envelopes: createEnvelopeStore(),
@@ -34,7 +44,7 @@ export function createTriageHandler(ports: { workflow?: WorkflowStarter; notifie
         remainingTimeMs: () => context.getRemainingTimeInMillis(),
         requestId: context.awsRequestId,
         config: triageConfigFromEnv(),
-        notifier: ports.notifier ?? createLogNotifier(),
+        notifier: ports.notifier ?? (await notifier()),
         log: {
           info: (message, extra) => logger.info(message, { ...extra }),
           warn: (message, extra) => logger.warn(message, { ...extra }),

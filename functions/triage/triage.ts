@@ -5,12 +5,16 @@
  * Order of operations, so that bad input changes nothing and duplicates change nothing (C01-C05):
  * 1. normalise the event (pure; throws InvalidInputError naming the field);
  * 2. non-state-change events and transitions to OK / INSUFFICIENT_DATA: one log line, return;
+ *    ALARM -> OK also tells the incidents of the alarm's latest ALARM transition that the alarm
+ *    cleared (an `alarm-cleared` notification, once per transition), and nothing else: no
+ *    workflow, no DLQ call, no cancellation; the workflow re-reads the DLQ before any redrive (C04);
  * 3. resolve every queue (GetQueueUrl, attributes, registration) before any write: an unknown
  *    queue throws QueueNotFoundError and nothing is written;
  * 4. claim the transition (`ALARM#<dedupeKey>` / `TRANSITION`, conditional); a HANDLED transition
  *    or one in progress elsewhere is a duplicate: log 'duplicate alarm transition', return success;
  * 5. per DLQ: inventory, store envelopes, open (or update) the incident, start the workflow;
- * 6. mark the transition HANDLED (or PARTIAL with a cursor, or FAILED so a retry completes it).
+ * 6. point `ALARM#<alarmArn>` / `LATEST` at the incidents it opened (for a later ALARM -> OK);
+ * 7. mark the transition HANDLED (or PARTIAL with a cursor, or FAILED so a retry completes it).
  */
 import type { NormalisedAlarmEvent } from '../shared/alarm-event.js';
 import { queueArnOf } from '../shared/alarm-event.js';
@@ -19,7 +23,7 @@ import { errorMessage, InvalidInputError, TransientError } from '../shared/error
 import { type Incident, type IncidentStore, incidentIdOf } from '../shared/incident-store.js';
 import { type InventoryBudgets, inventoryDlq, inventoryRefusal } from '../shared/inventory.js';
 import type { AlarmRecord, IncidentSummary, QueueRegistration } from '../shared/model.js';
-import type { Notifier } from '../shared/notifier.js';
+import type { NoticeKind, Notifier } from '../shared/notifier.js';
 import type { QueueRegistry } from '../shared/queue-registry.js';
 import { type QueueInfo, queueNameOfUrl, type SqsQueues } from '../shared/sqs-queues.js';
 import type { WorkflowStarter } from '../shared/workflow-starter.js';
@@ -88,6 +92,65 @@ export interface TriageResult {
   message: string;
   dedupeKey?: string;
   queues: QueueOutcome[];
+  /**
+   * ALARM -> OK only (C04): the incidents told `alarm-cleared` by this delivery (empty for a
+   * duplicate delivery, or an alarm that opened no incident).
+   */
+  alarmCleared?: string[];
+}
+
+/** Kind of the notification an ALARM -> OK transition sends to each incident of that alarm (C04). */
+export const ALARM_CLEARED_KIND: NoticeKind = 'alarm-cleared';
+
+/** An alarm timestamp (`2026-01-02T11:10:00.000+0000`) as ISO-8601 UTC; unparsable ones as given. */
+function isoOf(stateTimestamp: string): string {
+  const ms = Date.parse(stateTimestamp.replace(/([+-]\d{2})(\d{2})$/, '$1:$2'));
+  return Number.isNaN(ms) ? stateTimestamp : new Date(ms).toISOString();
+}
+
+/**
+ * ALARM -> OK (C04): the alarm's latest incidents (`ALARM#<alarmArn>` / `LATEST`) get one
+ * `alarm-cleared` notification each. Nothing is started, peeked or cancelled: a pending approval
+ * stays open and the workflow re-reads ApproximateNumberOfMessages before any redrive
+ * (`CheckDlqStillHasMessages`). The announcement is claimed on the pointer with a conditional
+ * write, so a duplicate delivery sends nothing; a notifier that throws gives the claim back and
+ * the error goes to Lambda's retry.
+ * @see https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/AlarmThatSendsEmail.html#alarm-evaluation
+ */
+async function alarmCleared(alarm: AlarmRecord, message: string, deps: TriageDeps): Promise<string[]> {
+  const latest = await deps.incidents.getLatestAlarmIncidents(alarm.alarmArn);
+  const extra = { alarmArn: alarm.alarmArn, dedupeKey: alarm.dedupeKey };
+  if (!latest || latest.incidentIds.length === 0) {
+    deps.log.info(`${message}: no incident of this alarm to annotate`, extra);
+    return [];
+  }
+  if (isoOf(latest.stateTimestamp) >= isoOf(alarm.stateTimestamp)) {
+    deps.log.info(`${message}: the latest incidents belong to a later ALARM transition; not annotated`, {
+      ...extra,
+      latest: latest.dedupeKey,
+    });
+    return [];
+  }
+  if (!(await deps.incidents.claimAlarmCleared(alarm.alarmArn, alarm.dedupeKey))) {
+    deps.log.info(`${message}: alarm-cleared already announced`, { ...extra, latest: latest.dedupeKey });
+    return [];
+  }
+  const clearedAt = isoOf(alarm.stateTimestamp);
+  try {
+    for (const incidentId of latest.incidentIds) {
+      await deps.notifier?.notify({
+        incidentId,
+        kind: ALARM_CLEARED_KIND,
+        text: `alarm cleared at ${clearedAt}: the pending approval stays open; the workflow re-checks the DLQ before any redrive`,
+        fields: { alarmName: alarm.alarmName, clearedAt, alarmTransition: latest.stateTimestamp },
+      });
+    }
+  } catch (error) {
+    await deps.incidents.releaseAlarmCleared(alarm.alarmArn, alarm.dedupeKey).catch(() => undefined);
+    throw error;
+  }
+  deps.log.info(`${message}: alarm-cleared sent`, { ...extra, incidentIds: latest.incidentIds });
+  return latest.incidentIds;
 }
 
 interface Target {
@@ -138,6 +201,16 @@ export async function triage(event: NormalisedAlarmEvent, deps: TriageDeps): Pro
   const alarm = event.record;
   if (alarm.newState !== 'ALARM') {
     const message = `ignored transition ${alarm.previousState ?? '?'} -> ${alarm.newState}`;
+    if (alarm.newState === 'OK' && alarm.previousState === 'ALARM') {
+      const cleared = await alarmCleared(alarm, message, deps);
+      return {
+        outcome: 'ignored-transition',
+        message,
+        dedupeKey: alarm.dedupeKey,
+        queues: [],
+        alarmCleared: cleared,
+      };
+    }
     deps.log.info(message, { alarmArn: alarm.alarmArn, dedupeKey: alarm.dedupeKey });
     return { outcome: 'ignored-transition', message, dedupeKey: alarm.dedupeKey, queues: [] };
   }
@@ -198,8 +271,23 @@ export async function triage(event: NormalisedAlarmEvent, deps: TriageDeps): Pro
   }
   const partial = outcomes.some((o) => o.outcome === 'partial');
   const message = outcomes.map((o) => `${o.queueName}: ${o.reason}`).join('; ');
+  const incidentIds = outcomes.flatMap((o) => (o.incidentId ? [o.incidentId] : []));
+  if (incidentIds.length > 0) {
+    // Before HANDLED: a crash here leaves the transition FAILED/IN_PROGRESS, and the retry writes it.
+    const latest = await deps.incidents.putLatestAlarmIncidents({
+      alarmArn: alarm.alarmArn,
+      dedupeKey: alarm.dedupeKey,
+      stateTimestamp: alarm.stateTimestamp,
+      incidentIds,
+      updatedAt: new Date(deps.now()).toISOString(),
+    });
+    if (!latest.written)
+      deps.log.info('a later ALARM transition already holds the latest incidents pointer', {
+        dedupeKey: alarm.dedupeKey,
+      });
+  }
   await deps.incidents.finishTransition(alarm.dedupeKey, partial ? 'PARTIAL' : 'HANDLED', {
-    incidentIds: outcomes.flatMap((o) => (o.incidentId ? [o.incidentId] : [])),
+    incidentIds,
     outcome: message,
   });
   deps.log.info('alarm transition triaged', { dedupeKey: alarm.dedupeKey, outcomes: message });

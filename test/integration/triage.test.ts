@@ -213,6 +213,8 @@ describe('triage on the local stack', () => {
     ]);
     expect(await tableCount()).toBe(rowsBefore);
     expect(sqsCalls.filter((c) => c !== 'GetQueueAttributesCommand')).toEqual([]);
+    // ALARM -> OK tells the incident the first test opened 'alarm cleared', and nothing more (C04).
+    expect(notifier.sent.splice(0).map((n) => n.kind)).toEqual(['alarm-cleared']);
   });
 
   it('a malformed event and an unknown queue are rejected with an error naming what is wrong, and nothing is written', async () => {
