@@ -87,12 +87,19 @@ export async function verifySample(
   }
 
   const returned = new Set<string>();
+  const maxMessages = deps.maxMessages ?? 10_000;
   const peek = await scanDlq(
     deps.queues,
     {
       queueUrl: plan.dlqUrl,
       visibilityTimeoutSeconds: deps.peekVisibilityTimeoutSeconds ?? 20,
-      maxMessages: deps.maxMessages ?? 10_000,
+      maxMessages,
+      // A returned sample is among the newest messages, behind the whole backlog: everything
+      // peeked stays held until the end (the default 1000 would stop the peek in front of it).
+      maxHeld: maxMessages,
+      // Long poll before calling the DLQ empty: a short poll can answer empty while messages remain.
+      waitTimeSeconds: 1,
+      emptyReceives: 1,
     },
     async (batch) => {
       const results = new Map<string, VisitResult>();

@@ -3,7 +3,7 @@
  * a sample held invisible by someone else when the retry runs, a step that died between
  * DeleteMessage and the ledger update, and a resend after a crash between record and send.
  */
-import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { ReceiveMessageCommand, SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { handler as reconcileHandler } from '../../functions/reconcile/handler.js';
 import type { ReconcileResult } from '../../functions/reconcile/reconcile.js';
@@ -14,8 +14,10 @@ import { createEnvelopeStore } from '../../functions/shared/envelope-store.js';
 import { createTransferSqs, setTransferFaultHook } from '../../functions/shared/message-transfer.js';
 import { createRedriveLedger } from '../../functions/shared/redrive-ledger.js';
 import { createSqsQueues } from '../../functions/shared/sqs-queues.js';
+import { handler as verifyHandler } from '../../functions/verify-sample/handler.js';
+import type { VerifySampleResult } from '../../functions/verify-sample/verify-sample.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
-import { drain, lambdaContext, planFor, seedAndInventory } from '../support/redrive-fixtures.js';
+import { createQueue, drain, lambdaContext, planFor, seedAndInventory } from '../support/redrive-fixtures.js';
 import { queueDepth } from '../support/seed-dlq.js';
 
 const sample = (event: unknown) =>
@@ -144,4 +146,40 @@ describe('SampleRedrive and Reconcile under hostile conditions', () => {
     )) as ReconcileResult;
     expect(result).toMatchObject({ redriven: 1, lost: 0, possibleDuplicateSends: 1, balanced: true });
   }, 30_000);
+
+  it('VerifySample finds a returned sample behind more than a thousand other DLQ messages', async () => {
+    const dlqUrl = await createQueue(sqsClient(), 'hostile-verify-dlq');
+    for (let i = 0; i < 1100; i += 10)
+      await sqsClient().send(
+        new SendMessageBatchCommand({
+          QueueUrl: dlqUrl,
+          Entries: Array.from({ length: 10 }, (_, j) => ({ Id: String(j), MessageBody: `{"n":${i + j}}` })),
+        }),
+      );
+    // The sample came back last, as SQS dead-letters it: with the pipeline's idempotency-key.
+    await sqsClient().send(
+      new SendMessageCommand({
+        QueueUrl: dlqUrl,
+        MessageBody: '{"sample":1}',
+        MessageAttributes: { 'idempotency-key': { DataType: 'String', StringValue: 'k-returned' } },
+      }),
+    );
+    const plan = planFor({
+      dlqArn: 'arn:aws:sqs:us-east-1:000000000000:hostile-verify-dlq',
+      dlqUrl,
+      incidentId: 'inc-hostile-verify',
+    });
+    const sampleSlot = {
+      redriveId: 'inc-hostile-verify',
+      sent: 1,
+      alreadySent: 0,
+      keys: ['k-returned'],
+      verifyAfterSeconds: 0,
+    };
+    const result = (await verifyHandler(
+      { plan, sample: sampleSlot } as never,
+      lambdaContext,
+    )) as VerifySampleResult;
+    expect([result.verdict, result.returned]).toEqual(['fail', ['k-returned']]);
+  }, 60_000);
 });
