@@ -1,0 +1,167 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  type ApprovalRecord,
+  type ApprovalStore,
+  createInMemoryApprovalStore,
+} from '../../functions/shared/approval-store.js';
+import type { Notification } from '../../functions/shared/notifier.js';
+import { createSlackApi } from '../../functions/shared/slack-client.js';
+import {
+  APPROVAL_BLOCK_ID,
+  APPROVE_ACTION_ID,
+  REJECT_ACTION_ID,
+} from '../../functions/shared/slack-messages.js';
+import { createSlackNotifier } from '../../functions/shared/slack-notifier.js';
+import { type SlackCapture, startSlackCapture } from '../support/slack-capture.js';
+
+const NOW = 1767352200000; // 2026-01-02T11:10:00Z
+const INCIDENT = 'inc-0123456789abcdef01234567';
+const APPROVAL = 'apr-0123456789abcdef0123456789abcdef';
+const ROOT_TS = '1767350100.000042';
+const DLQ_ARN = 'arn:aws:sqs:us-east-1:111122223333:orders-dlq';
+
+const clearedNotice: Notification = {
+  incidentId: INCIDENT,
+  kind: 'alarm-cleared',
+  text: 'alarm cleared at 2026-01-02T11:10:00.000Z: the pending approval stays open; the workflow re-checks the DLQ before any redrive',
+  fields: {
+    alarmName: 'orders-dlq-not-empty',
+    clearedAt: '2026-01-02T11:10:00.000Z',
+    alarmTransition: '2026-01-02T10:35:00.000+0000',
+  },
+};
+
+function pendingApproval(): ApprovalRecord {
+  return {
+    approvalId: APPROVAL,
+    taskToken: 'token-C04',
+    incidentId: INCIDENT,
+    dlqArn: DLQ_ARN,
+    channel: 'C0OPS',
+    messageTs: ROOT_TS,
+    approvers: ['U0APPROVER'],
+    status: 'PENDING',
+    decision: null,
+    decidedBy: null,
+    decidedAt: null,
+    reason: null,
+    closedReason: null,
+    closedAt: null,
+    createdAt: NOW - 2_100_000,
+    postAttempts: 1,
+    expiresAt: Math.floor(NOW / 1000) + 3600,
+  };
+}
+
+async function storeWithPendingApproval() {
+  const approvals = createInMemoryApprovalStore();
+  await approvals.create(pendingApproval());
+  await approvals.putThread(INCIDENT, { channel: 'C0OPS', ts: ROOT_TS, approvalId: APPROVAL }, 0, {
+    overwrite: true,
+  });
+  return approvals;
+}
+
+const approver = { id: 'U0APPROVER', username: 'alice' };
+
+describe('C04 Slack notifier: alarm cleared while the approval waits', () => {
+  let capture: SlackCapture;
+  beforeAll(async () => {
+    capture = await startSlackCapture();
+  });
+  afterAll(async () => {
+    await capture?.close();
+  });
+  beforeEach(() => {
+    capture.apiCalls.length = 0;
+  });
+  const notifierOver = (threads: Pick<ApprovalStore, 'getThread' | 'putThread' | 'close' | 'get'>) =>
+    createSlackNotifier({
+      slack: createSlackApi({ token: 'xoxb-test', slackApiUrl: capture.apiUrl }),
+      threads,
+      channelFor: async () => 'C0OTHER',
+      now: () => NOW,
+    });
+
+  it('C04 replies in the incident thread and annotates the pending approval with "alarm cleared", keeping its buttons and leaving it open', async () => {
+    const approvals = await storeWithPendingApproval();
+
+    await notifierOver(approvals).notify(clearedNotice);
+
+    const posts = capture.callsTo('chat.postMessage');
+    expect(posts).toHaveLength(1);
+    expect(posts[0]?.args).toMatchObject({ channel: 'C0OPS', thread_ts: ROOT_TS });
+    expect(String(posts[0]?.args.text)).toBe(`alarm-cleared: ${clearedNotice.text}`);
+
+    const updates = capture.callsTo('chat.update');
+    expect(updates).toHaveLength(1);
+    expect(updates[0]?.args).toMatchObject({ channel: 'C0OPS', ts: ROOT_TS });
+    expect(String(updates[0]?.args.text)).toContain('alarm cleared at 2026-01-02T11:10:00.000Z');
+    expect(String(updates[0]?.args.text)).toContain('nothing to redrive');
+    const blocks = updates[0]?.args.blocks as Array<Record<string, unknown>>;
+    const actions = blocks.find((b) => b.type === 'actions') as {
+      block_id: string;
+      elements: Array<{ action_id: string; value: string }>;
+    };
+    expect(actions.block_id).toBe(APPROVAL_BLOCK_ID);
+    expect(actions.elements.map((e) => [e.action_id, e.value])).toEqual([
+      [APPROVE_ACTION_ID, APPROVAL],
+      [REJECT_ACTION_ID, APPROVAL],
+    ]);
+    expect(JSON.stringify(blocks[0])).toContain('orders-dlq (alarm cleared)');
+    // Nothing cancelled: the approval is still waiting for a click.
+    expect(approvals.records.get(APPROVAL)).toMatchObject({ status: 'PENDING', closedReason: null });
+  });
+
+  it('C04 a decided approval keeps its "Approved by" text: only the thread gets the notice', async () => {
+    const approvals = await storeWithPendingApproval();
+    await approvals.claimDecision(APPROVAL, {
+      decision: 'approved',
+      by: approver,
+      at: NOW - 60_000,
+      reason: null,
+    });
+
+    await notifierOver(approvals).notify(clearedNotice);
+
+    expect(capture.callsTo('chat.postMessage').map((c) => c.args.thread_ts)).toEqual([ROOT_TS]);
+    expect(capture.callsTo('chat.update')).toEqual([]);
+  });
+
+  it('C04 a click landing between the read and the annotation gets its decided text back instead of the buttons', async () => {
+    const approvals = await storeWithPendingApproval();
+    let reads = 0;
+    const racing = {
+      ...approvals,
+      async get(id: string) {
+        const record = await approvals.get(id);
+        reads += 1;
+        // The approver clicks right after the notifier saw PENDING.
+        if (reads === 1)
+          await approvals.claimDecision(id, { decision: 'approved', by: approver, at: NOW, reason: null });
+        return record;
+      },
+    };
+
+    await notifierOver(racing).notify(clearedNotice);
+
+    const updates = capture.callsTo('chat.update').map((c) => String(c.args.text));
+    expect(updates).toHaveLength(2);
+    expect(updates[0]).toContain('alarm cleared');
+    expect(updates[1]).toBe(
+      'Approved by alice at 2026-01-02T11:10:00Z. The sample redrive starts now; progress follows in this thread.',
+    );
+  });
+
+  it('C04 a thread started by a notice (no approval) just gets the reply', async () => {
+    const approvals = createInMemoryApprovalStore();
+    await approvals.putThread(INCIDENT, { channel: 'C0OPS', ts: ROOT_TS }, 0);
+
+    await notifierOver(approvals).notify(clearedNotice);
+
+    expect(capture.callsTo('chat.postMessage').map((c) => [c.args.channel, c.args.thread_ts])).toEqual([
+      ['C0OPS', ROOT_TS],
+    ]);
+    expect(capture.callsTo('chat.update')).toEqual([]);
+  });
+});
