@@ -28,7 +28,7 @@ export interface PlanProblem {
 }
 
 /**
- * Checks every ramp rate: an integer from 1 to 500 messages per second.
+ * Checks every ramp rate: an integer from 1 to 500 messages per second, each above the previous one.
  * Pure; call it before any API call.
  *
  * @param rates - the ramp, messages per second.
@@ -48,6 +48,11 @@ export function checkRampRates(rates: readonly number[]): PlanProblem[] {
       problems.push({
         code: 'RATE_ABOVE_MAX',
         message: `rampRates[${i}]: ${rate} exceeds max ${MAX_MOVE_TASK_RATE} msg/s`,
+      });
+    } else if (i > 0 && rate <= (rates[i - 1] as number)) {
+      problems.push({
+        code: 'RATE_INVALID',
+        message: `rampRates[${i}]: ${rate} is not above the previous rate ${rates[i - 1]} (the ramp must ascend)`,
       });
     }
   });
