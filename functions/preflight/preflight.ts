@@ -123,6 +123,12 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
     throw error;
   }
   const dlqDepth = dlq.visible + dlq.inFlight;
+  // Every receive of this run (inventory, park, sample, verify, progress peeks, reconcile) counts
+  // toward the DLQ's own maxReceiveCount: SQS may pass messages on while the run scans them.
+  if (dlq.redrivePolicy)
+    warnings.push(
+      `${shortName(plan.dlqArn)} has its own RedrivePolicy (maxReceiveCount ${dlq.redrivePolicy.maxReceiveCount} to ${shortName(dlq.redrivePolicy.deadLetterTargetArn)}): each scan of this run counts as a receive, so messages can move on to that queue and show up as lost`,
+    );
   const sourceUrls = await deps.queues.listDeadLetterSourceQueues(plan.dlqUrl);
   const sources = new Map<string, QueueInfo>();
   for (const url of sourceUrls) {

@@ -4,10 +4,12 @@
  * and DLQs deeper than one scan's hold budget. The invariant under attack: when the step returns,
  * no message it had to take out of the DLQ is still there for the bulk move to carry.
  */
-import { DeleteQueueCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { DeleteQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { handler as parkHandler } from '../../functions/park/handler.js';
 import type { ParkResult } from '../../functions/park/park.js';
+import { handler as preflightHandler } from '../../functions/preflight/handler.js';
+import type { PreflightResult } from '../../functions/preflight/preflight.js';
 import { sqsClient } from '../../functions/shared/clients.js';
 import { createEnvelopeStore } from '../../functions/shared/envelope-store.js';
 import { setTransferFaultHook } from '../../functions/shared/message-transfer.js';
@@ -127,6 +129,29 @@ describe('Park and SampleRedrive under hostile DLQ conditions', () => {
     for await (const e of createEnvelopeStore().listEnvelopes(dlq.dlqArn))
       if (e.state === 'PARKED') reasons.push(e.stateReason ?? '');
     expect(reasons).toEqual(['classified permanent: do not redrive (run inc-hostile-rerun-2)']);
+  });
+
+  it('Preflight warns before approval that a DLQ with its own RedrivePolicy may pass messages on while the run scans it', async () => {
+    const next = await createQueue(sqsClient(), 'hostile-chain-next');
+    const nextArn = (
+      await sqsClient().send(new GetQueueAttributesCommand({ QueueUrl: next, AttributeNames: ['QueueArn'] }))
+    ).Attributes?.QueueArn as string;
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'hostile-chain-dlq',
+      sourceNames: ['hostile-chain-src'],
+      messages: [{ body: '{"c":1}' }],
+      dlqAttributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: nextArn, maxReceiveCount: 4 }) },
+      incidentId: 'inc-hostile-chain',
+    });
+    const result = (await preflightHandler(
+      { action: 'preflight', plan: planFor(dlq) } as never,
+      lambdaContext,
+    )) as PreflightResult;
+    expect(result.ok).toBe(true);
+    expect(result.warnings.join('\n')).toContain(
+      'hostile-chain-dlq has its own RedrivePolicy (maxReceiveCount 4 to hostile-chain-next)',
+    );
   });
 });
 
