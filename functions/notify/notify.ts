@@ -79,6 +79,7 @@ function counts(run: Run): Fields {
     'inDlq',
     'lost',
     'duplicateSendsPrevented',
+    'possibleDuplicateSends',
   ]) {
     const v = num(r[k]);
     if (v !== null) fields[k] = v;
@@ -97,7 +98,8 @@ function counts(run: Run): Fields {
 export function outcomeText(outcome: RedriveOutcome | string, run: Run): string {
   const dlq = run.plan?.dlqArn ?? (typeof run.input?.dlqArn === 'string' ? run.input.dlqArn : 'the DLQ');
   const rec = run.reconcile ?? {};
-  const tally = `${num(rec.redriven) ?? 0} redriven, ${num(rec.parked) ?? 0} parked, ${num(rec.discarded) ?? 0} discarded, ${num(rec.inDlq) ?? 0} still in the DLQ, ${num(rec.lost) ?? 0} lost`;
+  const resent = num(rec.possibleDuplicateSends) ?? 0;
+  const tally = `${num(rec.redriven) ?? 0} redriven, ${num(rec.parked) ?? 0} parked, ${num(rec.discarded) ?? 0} discarded, ${num(rec.inDlq) ?? 0} still in the DLQ, ${num(rec.lost) ?? 0} lost${resent > 0 ? ` (${resent} resent after a crash: a consumer may see them twice)` : ''}`;
   switch (outcome) {
     case 'completed':
       return `Redrive of ${dlq} complete: ${tally}.`;

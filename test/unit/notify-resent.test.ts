@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { notify } from '../../functions/notify/notify.js';
+import type { Notification } from '../../functions/shared/notifier.js';
+
+describe('Notify after a run with a resend', () => {
+  it('tells the on-call person how many messages a retry sent again after a crash, in the text and the fields', async () => {
+    const sent: Notification[] = [];
+    const reconcile = {
+      inventoried: 3,
+      redriven: 3,
+      parked: 0,
+      discarded: 0,
+      inDlq: 0,
+      lost: 0,
+      possibleDuplicateSends: 1,
+    };
+    const out = await notify(
+      {
+        outcome: 'completed',
+        run: { plan: { incidentId: 'inc-r', dlqArn: 'arn:aws:sqs:us-east-1:1:d' }, reconcile },
+      },
+      {
+        notifier: { notify: async (r) => void sent.push(r) },
+        incidents: { updateIncident: async () => undefined } as never,
+      },
+    );
+    expect(out.text).toBe(
+      'Redrive of arn:aws:sqs:us-east-1:1:d complete: 3 redriven, 0 parked, 0 discarded, 0 still in the DLQ, 0 lost (1 resent after a crash: a consumer may see them twice).',
+    );
+    expect(sent[0]?.fields.possibleDuplicateSends).toBe(1);
+  });
+});
