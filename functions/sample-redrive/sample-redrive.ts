@@ -123,6 +123,9 @@ export async function sampleRedrive(
         queueUrl: plan.dlqUrl,
         visibilityTimeoutSeconds: vt,
         maxMessages: deps.maxMessages ?? 1000,
+        // One wait-and-rescan: with the first wait this stays well inside the 120 s Lambda
+        // timeout; what is still held after it is Redrive.Transient, which the state retries.
+        rescans: 1,
         sleep,
       },
       async (batch) => {
