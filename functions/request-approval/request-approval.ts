@@ -18,7 +18,7 @@ import { InvalidInputError } from '../shared/errors.js';
 import { logger } from '../shared/middleware.js';
 import type { IncidentSummary, QueueRegistration } from '../shared/model.js';
 import type { SlackApi } from '../shared/slack-client.js';
-import { approvalRequestMessage } from '../shared/slack-messages.js';
+import { approvalRequestMessage, storedRequestMessage } from '../shared/slack-messages.js';
 
 /** Default approval window when neither the payload nor `APPROVAL_TIMEOUT_SECONDS` says (C17). */
 export const DEFAULT_APPROVAL_TIMEOUT_SECONDS = 3600;
@@ -146,7 +146,8 @@ export async function requestApproval(
     expiresAtMs: nowMs + timeoutSeconds * 1000,
   });
   const posted = await deps.slack.postMessage(channel, message);
-  await deps.approvals.setMessage(approvalId, posted);
+  // Kept so a later update (alarm cleared, C04) can repeat the summary, plan and warnings.
+  await deps.approvals.setMessage(approvalId, posted, storedRequestMessage(message));
   await deps.approvals.putThread(
     plan.incidentId,
     { channel: posted.channel, ts: posted.ts, approvalId },

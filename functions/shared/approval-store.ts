@@ -72,6 +72,13 @@ export interface ApprovalRecord {
   postAttempts: number;
   /** TTL, epoch seconds: the approval state's TimeoutSeconds plus a margin after `createdAt`. */
   expiresAt: number;
+  /**
+   * The request message as posted (`{ text, blocks }` JSON, see `storedRequestMessage` in
+   * slack-messages.ts; at most 100,000 UTF-8 bytes, far under DynamoDB's 400 KB item limit), so an
+   * update such as "alarm cleared" (C04) can repeat the summary, plan and warnings. Null on records
+   * written before it was stored, and until the message is posted.
+   */
+  requestMessage?: string | null;
 }
 
 /** The Slack thread of an incident (the approval message, or the first notification). */
@@ -97,8 +104,11 @@ export interface ApprovalStore {
   /** Counts a post attempt on an existing record (a Lambda retry of RequestApproval). */
   countPostAttempt(approvalId: string): Promise<void>;
   get(approvalId: string): Promise<ApprovalRecord | null>;
-  /** Records where the request message was posted. */
-  setMessage(approvalId: string, thread: SlackThread): Promise<void>;
+  /**
+   * Records where the request message was posted and, when given, the message itself (JSON).
+   * @param requestMessage - the posted message as `storedRequestMessage` serialises it.
+   */
+  setMessage(approvalId: string, thread: SlackThread, requestMessage?: string | null): Promise<void>;
   /**
    * Takes the first decision: PENDING -> DECIDED, conditionally. A second call (retry, double
    * click, second approver) gets `claimed: false` and the record as it stands.
@@ -171,6 +181,7 @@ const RECORD_FIELDS = [
   'createdAt',
   'postAttempts',
   'expiresAt',
+  'requestMessage',
 ] as const;
 
 function toRecord(item: Record<string, unknown> | undefined): ApprovalRecord | null {
@@ -237,14 +248,19 @@ export function createApprovalStore(options: ApprovalStoreOptions = {}): Approva
 
     get,
 
-    async setMessage(approvalId, thread) {
+    async setMessage(approvalId, thread, requestMessage) {
+      const withMessage = typeof requestMessage === 'string';
       await client().send(
         new UpdateCommand({
           TableName,
           Key: key(approvalId),
-          UpdateExpression: 'SET channel = :c, messageTs = :ts',
+          UpdateExpression: `SET channel = :c, messageTs = :ts${withMessage ? ', requestMessage = :m' : ''}`,
           ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: { ':c': thread.channel, ':ts': thread.ts },
+          ExpressionAttributeValues: {
+            ':c': thread.channel,
+            ':ts': thread.ts,
+            ...(withMessage ? { ':m': requestMessage } : {}),
+          },
         }),
       );
     },
@@ -397,11 +413,12 @@ export function createInMemoryApprovalStore(): ApprovalStore & { records: Map<st
     async get(approvalId) {
       return copy(records.get(approvalId));
     },
-    async setMessage(approvalId, thread) {
+    async setMessage(approvalId, thread, requestMessage) {
       const r = records.get(approvalId);
       if (!r) throw new Error(`no approval ${approvalId}`);
       r.channel = thread.channel;
       r.messageTs = thread.ts;
+      if (typeof requestMessage === 'string') r.requestMessage = requestMessage;
     },
     async claimDecision(approvalId, d) {
       const r = records.get(approvalId);

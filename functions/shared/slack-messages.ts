@@ -9,6 +9,7 @@
  * @see https://api.slack.com/reference/surfaces/formatting#escaping
  */
 import type { KnownBlock } from '@slack/types';
+import { z } from 'zod';
 import type { Classification, IncidentSummary } from './model.js';
 import type { SlackMessage } from './slack-client.js';
 
@@ -309,28 +310,106 @@ export interface AlarmClearedApprovalView {
   dlqArn: string;
   /** When the alarm went back to OK, ISO-8601. */
   clearedAt: string;
+  /**
+   * The request as posted (from the approval record, see {@link parseStoredRequestMessage}), or
+   * null for a record written before the message was stored.
+   */
+  original?: SlackMessage | null;
+  /** When the request was posted, epoch milliseconds (said in the note when `original` is shown). */
+  postedAtMs?: number | null;
+}
+
+/** The most a stored request message may take, UTF-8 bytes (DynamoDB items hold 400 KB). */
+export const MAX_STORED_REQUEST_BYTES = 100_000;
+/** Slack shows at most 50 blocks per message. */
+export const MAX_BLOCKS = 50;
+
+/**
+ * The approval request as stored in the approval record: `{ text, blocks }` JSON, or null (not
+ * stored) when it would pass {@link MAX_STORED_REQUEST_BYTES}. Block Kit limits keep a request
+ * far below that: measured 7,784 bytes for the largest request the limits test builds
+ * (60 source queues, 40 warnings); at most 7 blocks of which 5 sections cut to 3,000 characters.
+ */
+export function storedRequestMessage(message: SlackMessage): string | null {
+  const json = JSON.stringify({ text: message.text, blocks: message.blocks ?? [] });
+  return Buffer.byteLength(json, 'utf8') <= MAX_STORED_REQUEST_BYTES ? json : null;
+}
+
+const StoredRequestMessage = z.object({
+  text: z.string(),
+  blocks: z
+    .array(z.looseObject({ type: z.string() }))
+    .min(1)
+    .max(MAX_BLOCKS),
+});
+
+/**
+ * Reads a message written by {@link storedRequestMessage}.
+ * @returns null when nothing is stored or the value is not such a message (the caller falls back).
+ */
+export function parseStoredRequestMessage(stored: unknown): SlackMessage | null {
+  if (typeof stored !== 'string' || stored.length === 0) return null;
+  try {
+    const parsed = StoredRequestMessage.safeParse(JSON.parse(stored));
+    return parsed.success ? { text: parsed.data.text, blocks: parsed.data.blocks as KnownBlock[] } : null;
+  } catch {
+    return null;
+  }
+}
+
+function isApprovalActions(block: KnownBlock): boolean {
+  return block.type === 'actions' && block.block_id === APPROVAL_BLOCK_ID;
 }
 
 /**
  * The approval request once its alarm went back to OK while it was still pending (C04). The
- * request stays open: the same Approve / Reject buttons (same approval id), a header and text
- * saying "alarm cleared", and that an approved run re-reads the DLQ depth first
- * (`CheckDlqStillHasMessages`) and ends with "nothing to redrive" when the DLQ is empty.
- * `chat.update` replaces the whole message and the request's summary and plan are not stored,
- * so they are not repeated here.
+ * request stays open: the same Approve / Reject buttons (same approval id, rebuilt from `view`,
+ * not from the stored blocks), a header saying "alarm cleared", and a note that an approved run
+ * re-reads the DLQ depth first (`CheckDlqStillHasMessages`) and ends with "nothing to redrive"
+ * when the DLQ is empty.
+ *
+ * With `original` (the stored request) every block of the request is kept (summary, causes,
+ * plan, warnings, footer) and the note goes in a context block just above the buttons; `chat.update`
+ * replaces the whole message, so this is how the approver keeps what they are asked to approve.
+ * Without it (records written before the request was stored) the message is the header, the
+ * note and the buttons. At most {@link MAX_BLOCKS} blocks, every text within 3,000 characters.
  *
  * @see https://api.slack.com/methods/chat.update
+ * @see https://api.slack.com/reference/block-kit/blocks#context
  */
 export function alarmClearedApprovalMessage(view: AlarmClearedApprovalView): SlackMessage {
   const queue = queueNameOf(view.dlqArn);
   const note = `alarm cleared at ${view.clearedAt}: the alarm is back to OK. This approval stays open; if approved, the workflow re-reads the DLQ depth (ApproximateNumberOfMessages) before any redrive and ends with "nothing to redrive" when the DLQ is empty.`;
+  const header: KnownBlock = {
+    type: 'header',
+    text: { type: 'plain_text', text: truncate(`Redrive approval: ${queue} (alarm cleared)`, 150) },
+  };
+  const original = view.original;
+  if (original?.blocks && original.blocks.length + 1 <= MAX_BLOCKS) {
+    const posted =
+      typeof view.postedAtMs === 'number'
+        ? ` The summary and plan above are as posted at ${iso(view.postedAtMs)}.`
+        : '';
+    const noteBlock: KnownBlock = {
+      type: 'context',
+      elements: [{ type: 'mrkdwn', text: fitSection(`:information_source: ${escapeMrkdwn(note + posted)}`) }],
+    };
+    const blocks: KnownBlock[] = [];
+    let placed = false;
+    for (const block of original.blocks) {
+      if (block.type === 'header') blocks.push(header);
+      else if (isApprovalActions(block) && !placed) {
+        blocks.push(noteBlock, approvalActions(view.approvalId));
+        placed = true;
+      } else if (!isApprovalActions(block)) blocks.push(block);
+    }
+    if (!placed) blocks.push(noteBlock, approvalActions(view.approvalId));
+    return { text: truncate(`${original.text}. ${note}`, MAX_SECTION_CHARS), blocks };
+  }
   return {
     text: `Redrive approval for ${queue}: ${note}`,
     blocks: [
-      {
-        type: 'header',
-        text: { type: 'plain_text', text: truncate(`Redrive approval: ${queue} (alarm cleared)`, 150) },
-      },
+      header,
       {
         type: 'section',
         text: { type: 'mrkdwn', text: fitSection(`:information_source: ${escapeMrkdwn(note)}`) },

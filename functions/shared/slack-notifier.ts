@@ -9,7 +9,8 @@
  *
  * An `alarm-cleared` notification (triage, the alarm went from ALARM back to OK: C04) is posted
  * into the thread and, while the approval is still PENDING, the approval request is updated to say
- * "alarm cleared" with its Approve / Reject buttons kept. Nothing is closed or cancelled.
+ * "alarm cleared" with its Approve / Reject buttons kept and, when the approval record stored the
+ * posted request, its summary, plan and warnings too. Nothing is closed or cancelled.
  *
  * Delivery problems are logged and handed to a fallback notifier (the log notifier), never thrown:
  * a Slack outage must not fail a redrive that already moved messages.
@@ -27,6 +28,7 @@ import {
   alarmClearedApprovalMessage,
   approvalExpiredMessage,
   decidedMessage,
+  parseStoredRequestMessage,
   threadNotice,
 } from './slack-messages.js';
 
@@ -93,7 +95,8 @@ export function createSlackNotifier(deps: SlackNotifierDeps): Notifier {
 }
 
 /**
- * C04: puts "alarm cleared" on an approval request still waiting for a click, keeping its buttons.
+ * C04: puts "alarm cleared" on an approval request still waiting for a click, keeping its buttons
+ * and (rebuilt from the request stored in the approval record) its summary, plan and warnings.
  * A click between the read and the update would have its "Approved by ..." text overwritten by
  * buttons again, so the record is read once more and a decided request gets its decided text back.
  */
@@ -110,7 +113,15 @@ async function annotateAlarmCleared(
   await deps.slack.updateMessage(
     thread.channel,
     thread.ts,
-    alarmClearedApprovalMessage({ approvalId, incidentId: n.incidentId, dlqArn: approval.dlqArn, clearedAt }),
+    alarmClearedApprovalMessage({
+      approvalId,
+      incidentId: n.incidentId,
+      dlqArn: approval.dlqArn,
+      clearedAt,
+      // The request as posted (summary, plan, warnings); null on older records: note and buttons only.
+      original: parseStoredRequestMessage(approval.requestMessage),
+      postedAtMs: approval.createdAt,
+    }),
   );
   const after = await deps.threads.get(approvalId);
   if (after && after.status !== 'PENDING' && after.decision && after.decidedBy)

@@ -246,6 +246,9 @@ describe('request-approval against DynamoDB Local and the Slack capture', () => 
       approvers: ['U0EXAMPLE1', 'U0EXAMPLE2'],
     });
     expect(record?.messageTs).toMatch(/^1767350100\.\d{6}$/);
+    // C04: the posted request is kept (JSON) so an "alarm cleared" update can repeat it.
+    expect(JSON.parse(record?.requestMessage ?? 'null')).toEqual({ text: post.text, blocks: post.blocks });
+    expect(record?.requestMessage).not.toContain(token);
     const ttlLeft = (record?.expiresAt ?? 0) - Date.now() / 1000;
     expect(ttlLeft).toBeGreaterThan(3600 + 900 - 60);
     expect(ttlLeft).toBeLessThanOrEqual(3600 + 900 + 1);

@@ -7,7 +7,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { IncidentSummary } from '../../functions/shared/model.js';
-import { approvalRequestMessage, threadNotice } from '../../functions/shared/slack-messages.js';
+import {
+  alarmClearedApprovalMessage,
+  approvalRequestMessage,
+  MAX_STORED_REQUEST_BYTES,
+  parseStoredRequestMessage,
+  storedRequestMessage,
+  threadNotice,
+} from '../../functions/shared/slack-messages.js';
 
 const NOW = 1_767_350_400_000;
 const sourceArns = Array.from(
@@ -33,32 +40,46 @@ const summary: IncidentSummary = {
   partial: false,
 };
 
+function largestRequest() {
+  return approvalRequestMessage({
+    approvalId: 'apr-0123456789abcdef0123456789abcdef',
+    incidentId: 'inc-0123456789abcdef01234567',
+    dlqArn: `arn:aws:sqs:us-east-1:111122223333:${'d'.repeat(80)}`,
+    summary,
+    plan: {
+      mode: 'redrive',
+      sampleSize: 5,
+      rampRates: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+      dwellSeconds: 60,
+      destinationArn: null,
+      discardPoison: false,
+      requestedBy: '<'.repeat(128),
+    },
+    preflight: {
+      dlqDepth: 120_000,
+      sourceArns,
+      fifo: false,
+      earliestRetentionDeadline: NOW + 3_600_000,
+      warnings: Array.from({ length: 40 }, (_, i) => `warning ${i}: ${'&'.repeat(60)}`),
+    },
+    nowMs: NOW,
+    expiresAtMs: NOW + 3_600_000,
+  });
+}
+
+type Block = { type: string; text?: { text: string }; elements?: Array<{ text?: unknown }> };
+const textsOf = (blocks: Block[]) =>
+  blocks.flatMap((block) => {
+    const own = block.text ? [[block.type, block.text.text] as const] : [];
+    const inner = (block.elements ?? []).flatMap((e) =>
+      typeof e.text === 'string' ? [[`${block.type}-element`, e.text] as const] : [],
+    );
+    return [...own, ...inner];
+  });
+
 describe('approval request within Block Kit limits', () => {
   it('C07 60 source queues, 1,600-character error classes, markup-heavy reasons and 40 warnings: every section <= 3000 characters, header <= 150', () => {
-    const message = approvalRequestMessage({
-      approvalId: 'apr-0123456789abcdef0123456789abcdef',
-      incidentId: 'inc-0123456789abcdef01234567',
-      dlqArn: `arn:aws:sqs:us-east-1:111122223333:${'d'.repeat(80)}`,
-      summary,
-      plan: {
-        mode: 'redrive',
-        sampleSize: 5,
-        rampRates: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
-        dwellSeconds: 60,
-        destinationArn: null,
-        discardPoison: false,
-        requestedBy: '<'.repeat(128),
-      },
-      preflight: {
-        dlqDepth: 120_000,
-        sourceArns,
-        fifo: false,
-        earliestRetentionDeadline: NOW + 3_600_000,
-        warnings: Array.from({ length: 40 }, (_, i) => `warning ${i}: ${'&'.repeat(60)}`),
-      },
-      nowMs: NOW,
-      expiresAtMs: NOW + 3_600_000,
-    });
+    const message = largestRequest();
 
     const texts = (message.blocks ?? []).flatMap((b) => {
       const block = b as { type: string; text?: { text: string }; elements?: Array<{ text?: unknown }> };
@@ -76,6 +97,46 @@ describe('approval request within Block Kit limits', () => {
     }
     expect(message.text.length).toBeLessThanOrEqual(3000);
     expect((message.blocks ?? []).length).toBeLessThanOrEqual(50);
+  });
+
+  it('C04 the largest request stored in the approval record stays far under the 400 KB item limit, and its alarm-cleared update keeps every block within Block Kit limits', () => {
+    const message = largestRequest();
+    const stored = storedRequestMessage(message);
+    expect(stored).not.toBeNull();
+    const bytes = Buffer.byteLength(stored ?? '', 'utf8');
+    // Measured: 7,784 bytes (7 blocks; reasons and error classes are cut before the 3,000 cap).
+    expect(bytes).toBeGreaterThan(5_000);
+    expect(bytes).toBeLessThan(10_000);
+    expect(bytes).toBeLessThanOrEqual(MAX_STORED_REQUEST_BYTES);
+    expect(parseStoredRequestMessage(stored)).toEqual({ text: message.text, blocks: message.blocks });
+
+    const updated = alarmClearedApprovalMessage({
+      approvalId: 'apr-0123456789abcdef0123456789abcdef',
+      incidentId: 'inc-0123456789abcdef01234567',
+      dlqArn: `arn:aws:sqs:us-east-1:111122223333:${'d'.repeat(80)}`,
+      clearedAt: '2026-01-02T11:10:00.000Z',
+      original: parseStoredRequestMessage(stored),
+      postedAtMs: NOW,
+    });
+    const blocks = (updated.blocks ?? []) as Block[];
+    expect(blocks.length).toBe((message.blocks ?? []).length + 1);
+    expect(blocks.length).toBeLessThanOrEqual(50);
+    for (const [type, text] of textsOf(blocks))
+      expect(text.length, `${type}: ${text.slice(0, 60)}`).toBeLessThanOrEqual(
+        type === 'header' ? 150 : 3000,
+      );
+    expect(updated.text.length).toBeLessThanOrEqual(3000);
+  });
+
+  it('a request that would pass 100,000 bytes is not stored (the alarm-cleared update falls back to note and buttons)', () => {
+    const huge = {
+      text: 'x',
+      blocks: Array.from({ length: 40 }, () => ({
+        type: 'section',
+        text: { type: 'mrkdwn', text: '"'.repeat(3000) },
+      })),
+    };
+    expect(storedRequestMessage(huge as never)).toBeNull();
   });
 
   it('a thread notice carrying a 32 KB failure cause full of markup stays within one 3000-character section, cut at a line and never inside an entity', () => {
