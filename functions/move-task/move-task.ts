@@ -180,9 +180,15 @@ async function startAt(
   };
 }
 
-/** The task this run is watching: the RUNNING one with our handle, else the newest. */
+/**
+ * The task this run is watching: the one with our handle, else the newest. SQS lists a handle
+ * only while a task is RUNNING, so when ours is not listed it has ended (or is cancelling), and a
+ * RUNNING task with another handle is someone else's (a console redrive started after ours, C06):
+ * then ours is the newest task that is not RUNNING.
+ */
 function currentTask(tasks: readonly MoveTask[], handle: string | null): MoveTask | undefined {
-  return (handle ? tasks.find((t) => t.taskHandle === handle) : undefined) ?? tasks[0];
+  if (!handle) return tasks[0];
+  return tasks.find((t) => t.taskHandle === handle) ?? tasks.find((t) => t.status !== 'RUNNING');
 }
 
 /** Counts peeked DLQ messages whose key belongs to an envelope seen earlier under another MessageId. */

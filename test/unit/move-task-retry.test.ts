@@ -76,3 +76,45 @@ describe('StartMoveTask retried after SQS accepted the first Start', () => {
     expect([out.decision, out.reason]).toEqual(['halt', 'redrive refused: task H-console already active']);
   });
 });
+
+describe('CheckProgress after our task ended and someone started another from the console', () => {
+  it('C06 reads our finished task, not the console task that now runs, and never treats the console task as ours', async () => {
+    const console = running({ taskHandle: 'H-console', rate: 20, startedAt: NOW - 1000 });
+    const ours = running({
+      taskHandle: null,
+      status: 'COMPLETED',
+      moved: 500,
+      toMove: 500,
+      startedAt: NOW - 600_000,
+    });
+    const { deps, starts } = refusedStart(console);
+    const cancels: string[] = [];
+    deps.moveTasks.list = async () => [console, ours];
+    deps.moveTasks.cancel = async (handle) => {
+      cancels.push(handle);
+      return { cancelled: true, moved: null };
+    };
+    const out = await moveTask(
+      {
+        action: 'check',
+        plan,
+        preflight: { sourceArns: [] },
+        ramp: {
+          decision: 'hold',
+          rateIndex: 0,
+          rate: 5,
+          taskHandle: 'H-own',
+          status: 'RUNNING',
+          moved: 0,
+          toMove: 0,
+          failureReason: null,
+          reason: '',
+          dwellSeconds: 60,
+        },
+      },
+      deps,
+    );
+    expect([out.decision, out.status, out.moved]).toEqual(['done', 'COMPLETED', 500]);
+    expect([starts, cancels]).toEqual([[], []]);
+  });
+});
