@@ -136,7 +136,8 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     ],
     sourceQueues: ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes'],
     parkingQueue: none,
-    table: 'read',
+    // Reads envelopes; writes the DLQ's workflow lease (PutItem, conditional).
+    table: 'readWrite',
     slackSecret: false,
     stateMachine: none,
     executions: none,

@@ -1,5 +1,6 @@
 /**
- * Notify / RecordFailure: `{ outcome, run }` in, `$.notification` out. The notifier comes from
+ * Notify / RecordFailure: `{ outcome, run, executionName? }` in, `$.notification` out; releases the
+ * DLQ's workflow lease. The notifier comes from
  * `notifierFromEnv()`: Slack when its credentials are configured, else the log notifier. It is
  * built once per container (the Slack secret is read once).
  *
@@ -11,6 +12,7 @@ import { createIncidentStore } from '../shared/incident-store.js';
 import { standardMiddleware } from '../shared/middleware.js';
 import type { Notifier } from '../shared/notifier.js';
 import { notifierFromEnv } from '../shared/slack-notifier.js';
+import { createWorkflowLeaseStore } from '../shared/workflow-lease.js';
 import { type NotifyDeps, NotifyInput, type NotifyResult, notify } from './notify.js';
 
 let notifier: Promise<Notifier> | undefined;
@@ -20,7 +22,7 @@ async function deps(): Promise<NotifyDeps> {
     notifier = undefined;
     throw error;
   });
-  return { notifier: await notifier, incidents: createIncidentStore() };
+  return { notifier: await notifier, incidents: createIncidentStore(), leases: createWorkflowLeaseStore() };
 }
 
 /** The Lambda handler. */

@@ -4,6 +4,11 @@
  * the run ended (RecordFailure may run before `$.plan` exists). Only ids, counts and reasons are
  * sent: message bodies never enter the workflow.
  *
+ * Every run ends here, so Notify also releases the DLQ's workflow lease (`DLQ#<dlqArn>` /
+ * `WORKFLOW`, taken by Preflight) before it notifies: a conditional delete that only removes the
+ * lease this execution holds, so it is idempotent (a retried Notify, RecordFailure after a failed
+ * Notify) and a run refused because another run holds the lease leaves that lease alone.
+ *
  * @see https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html
  */
 import { z } from 'zod';
@@ -13,12 +18,15 @@ import {
   type RunRecorder,
   recordRunOnIncident,
 } from '../shared/notifier.js';
+import type { WorkflowLeaseStore } from '../shared/workflow-lease.js';
 
 const Slot = z.looseObject({}).nullish();
 
 /** Input of the Notify function (states `Notify` and `RecordFailure`). */
 export const NotifyInput = z.object({
   outcome: z.string().min(1, 'must name the outcome'),
+  /** `$$.Execution.Name`: releases the workflow lease only if this execution holds it. Absent: the incident id. */
+  executionName: z.string().min(1, 'executionName must not be empty').optional(),
   run: z.looseObject({
     input: z.looseObject({ incidentId: z.string().optional(), dlqArn: z.unknown().optional() }).nullish(),
     plan: z.looseObject({ incidentId: z.string(), dlqArn: z.string() }).nullish(),
@@ -42,12 +50,16 @@ export interface NotifyResult {
   text: string;
   /** False when there was no incident record to update (console start without triage). */
   recorded: boolean;
+  /** True when this call released the DLQ's workflow lease (false: not held by this execution). */
+  leaseReleased: boolean;
 }
 
 /** Ports of {@link notify}. */
 export interface NotifyDeps {
   notifier: Notifier;
   incidents: RunRecorder;
+  /** The per-DLQ workflow lease; without it nothing is released (unit tests of the text). */
+  leases?: Pick<WorkflowLeaseStore, 'release'>;
 }
 
 type Run = NotifyInput['run'];
@@ -133,6 +145,14 @@ export function outcomeText(outcome: RedriveOutcome | string, run: Run): string 
 export async function notify(input: NotifyInput, deps: NotifyDeps): Promise<NotifyResult> {
   const { run, outcome } = input;
   const incidentId = run.plan?.incidentId ?? run.input?.incidentId ?? 'unknown';
+  // No plan: the run failed in ValidateInput, before Preflight could take a lease.
+  const leaseReleased =
+    run.plan && deps.leases
+      ? await deps.leases.release(run.plan.dlqArn, {
+          incidentId: run.plan.incidentId,
+          executionName: input.executionName ?? run.plan.incidentId,
+        })
+      : false;
   const text = outcomeText(outcome, run);
   const fields = counts(run);
   await deps.notifier.notify({ incidentId, kind: outcome, text, fields });
@@ -145,5 +165,5 @@ export async function notify(input: NotifyInput, deps: NotifyDeps): Promise<Noti
           ...(run.ramp ? { ramp: run.ramp } : {}),
           ...(run.reconcile ? { reconcile: run.reconcile } : {}),
         });
-  return { notified: true, outcome, text, recorded };
+  return { notified: true, outcome, text, recorded, leaseReleased };
 }

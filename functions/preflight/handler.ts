@@ -1,5 +1,5 @@
 /**
- * Preflight (states `Preflight` and `CheckDlqStillHasMessages`): `{ action, plan }` in, the
+ * Preflight (states `Preflight` and `CheckDlqStillHasMessages`): `{ action, plan, executionName? }` in, the
  * preflight slot out. Refusals are data (`ok: false`); only AWS failures throw.
  *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ListMessageMoveTasks.html
@@ -10,6 +10,7 @@ import { createEnvelopeStore } from '../shared/envelope-store.js';
 import { standardMiddleware } from '../shared/middleware.js';
 import { createMoveTasks } from '../shared/move-tasks.js';
 import { createSqsQueues } from '../shared/sqs-queues.js';
+import { createWorkflowLeaseStore } from '../shared/workflow-lease.js';
 import { type PreflightDeps, PreflightInput, type PreflightResult, preflight } from './preflight.js';
 
 function deps(): PreflightDeps {
@@ -17,6 +18,7 @@ function deps(): PreflightDeps {
     queues: createSqsQueues(),
     moveTasks: createMoveTasks(),
     envelopes: createEnvelopeStore(),
+    leases: createWorkflowLeaseStore(),
     now: Date.now,
   };
 }

@@ -12,6 +12,12 @@
  *    DLQ shared by several sources is refused unless `allowCustomDestinationForSharedDlq`;
  * 5. no move task is RUNNING or CANCELLING on the DLQ ("redrive refused: task <handle> already active");
  * 6. the ramp can move the backlog before the last task hits 36 hours;
+ * 7. no other workflow holds the DLQ's workflow lease ("another redrive of this DLQ is in progress
+ *    (incident <id>, execution <name>)"): once every other check passes, Preflight (and the
+ *    recheck) takes the lease `DLQ#<dlqArn>` / `WORKFLOW` with a conditional write, re-acquiring
+ *    (and extending) a lease its own execution already holds. Dry-run mode moves nothing and takes
+ *    no lease; it only warns when another run holds it. An empty DLQ (dlqDepth 0) takes none either:
+ *    the run ends at once. Notify / RecordFailure release it (functions/shared/workflow-lease.ts);
  * and reports the verification window (source visibility timeout x maxReceiveCount + margin)
  * and the retention headroom (earliest envelope deadline - now).
  *
@@ -34,11 +40,17 @@ import {
   verifyWindowSeconds,
 } from '../shared/redrive-plan.js';
 import type { QueueInfo, SqsQueues } from '../shared/sqs-queues.js';
+import { leaseRefusal, leaseSeconds, type WorkflowLeaseStore } from '../shared/workflow-lease.js';
 
 /** Input of the Preflight function (states `Preflight` and `CheckDlqStillHasMessages`). */
 export const PreflightInput = z.object({
   action: z.enum(['preflight', 'recheck']).default('preflight'),
   plan: ExecutionPlan,
+  /**
+   * `$$.Execution.Name`: with the incident id, the holder of the workflow lease. Absent on a direct
+   * invocation: the incident id stands in for it.
+   */
+  executionName: z.string().min(1, 'executionName must not be empty').optional(),
 });
 export type PreflightInput = z.infer<typeof PreflightInput>;
 
@@ -63,6 +75,12 @@ export interface PreflightDeps {
   queues: Pick<SqsQueues, 'describe' | 'resolveByName' | 'listDeadLetterSourceQueues'>;
   moveTasks: Pick<MoveTasks, 'list'>;
   envelopes: Pick<EnvelopeStore, 'listEnvelopes'>;
+  /**
+   * The per-DLQ workflow lease (check 7). The handler always passes it; without it check 7 is
+   * skipped (tests of checks 1-6 only).
+   */
+  leases?: Pick<WorkflowLeaseStore, 'acquire' | 'get'>;
+  /** Epoch milliseconds. */
   now: () => number;
 }
 
@@ -249,6 +267,19 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
     warnings.push(
       'FIFO: redriven messages interleave with new traffic; order within a group is not preserved',
     );
+
+  // 7: one workflow per DLQ (taken last, so a run refused for any other reason holds nothing).
+  const holder = { incidentId: plan.incidentId, executionName: input.executionName ?? plan.incidentId };
+  if (!deps.leases) {
+    // no lease port: checks 1-6 only
+  } else if (plan.mode === 'dry-run') {
+    const held = await deps.leases.get(plan.dlqArn);
+    if (held && held.expiresAt > Math.floor(now / 1000) && held.executionName !== holder.executionName)
+      warnings.push(`${leaseRefusal(held)}: a redrive started now would be refused`);
+  } else if (dlqDepth > 0) {
+    const lease = await deps.leases.acquire(plan.dlqArn, holder, now, leaseSeconds(window));
+    if (!lease.acquired) return refused(leaseRefusal(lease.heldBy), { dlqDepth, warnings });
+  }
 
   return {
     ok: true,

@@ -9,6 +9,9 @@
  *   the item past DynamoDB's 400 KB limit.
  * - `DLQ#<dlqArn>` / `CONFIG`: the queue's registration ({@link QueueRegistration}).
  * - `DLQ#<dlqArn>` / `CURSOR`: progress of a partial inventory.
+ * - `DLQ#<dlqArn>` / `WORKFLOW`: the workflow lease (`incidentId`, `executionName`, `acquiredAt`,
+ *   `expiresAt`): at most one redrive workflow per DLQ. Taken by Preflight, released by Notify /
+ *   RecordFailure, expires after the longest run (see functions/shared/workflow-lease.ts).
  * - `KEY#<idempotencyKey>` / `REDRIVE`: the redrive ledger entry (IN_PROGRESS, then SENT).
  * - `KEY#<idempotencyKey>` / `PROCESSED#<consumer>`: written by the consumer-side middleware.
  * - `INCIDENT#<incidentId>` / `INCIDENT`: the incident and its summary.
@@ -44,6 +47,7 @@ export const keys = {
   chunk: (messageId: string, index: number) => `MSG#${messageId}#CHUNK#${String(index).padStart(4, '0')}`,
   config: 'CONFIG',
   cursor: 'CURSOR',
+  workflowLease: 'WORKFLOW',
   idempotencyKey: (key: string) => `KEY#${key}`,
   redriveLedger: 'REDRIVE',
   processed: (consumer: string) => `PROCESSED#${consumer}`,
