@@ -168,6 +168,7 @@ async function main(): Promise<number> {
       remaining: reconcile?.inDlq ?? dlqNow.visible + dlqNow.inFlight,
       lost: reconcile?.lost ?? 0,
       duplicateSendsPrevented: reconcile?.duplicateSendsPrevented ?? 0,
+      possibleDuplicateSends: reconcile?.possibleDuplicateSends ?? 0,
       countsAddUp: reconcile ? countsAddUp(reconcile) : dlqNow.visible + dlqNow.inFlight === inventoried,
       stateTransitions: result.stateTransitions,
       consumer: {

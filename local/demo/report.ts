@@ -4,16 +4,20 @@
  * (inventoried = redriven + parked + discarded + remaining + lost, with lost = 0).
  */
 
+import type { ReconcileResult } from '../../functions/reconcile/reconcile.js';
+
 /** Counts from the workflow's Reconcile step (`$.reconcile`, docs/contracts.md). */
-export interface ReconcileCounts {
-  inventoried: number;
-  redriven: number;
-  parked: number;
-  discarded: number;
-  inDlq: number;
-  lost: number;
-  duplicateSendsPrevented: number;
-}
+export type ReconcileCounts = Pick<
+  ReconcileResult,
+  | 'inventoried'
+  | 'redriven'
+  | 'parked'
+  | 'discarded'
+  | 'inDlq'
+  | 'lost'
+  | 'duplicateSendsPrevented'
+  | 'possibleDuplicateSends'
+>;
 
 /** The report of one local run. */
 export interface RunReport {
@@ -30,6 +34,8 @@ export interface RunReport {
   remaining: number;
   lost: number;
   duplicateSendsPrevented: number;
+  /** Resends after a crash between record and send: the consumer's idempotency key absorbs them. */
+  possibleDuplicateSends: number;
   /** inventoried = redriven + parked + discarded + remaining + lost. */
   countsAddUp: boolean;
   /** Billed state transitions of the execution. */
@@ -64,6 +70,7 @@ export function formatReport(report: RunReport): string {
     ['remaining in DLQ', String(report.remaining)],
     ['lost', String(report.lost)],
     ['duplicate sends prevented', String(report.duplicateSendsPrevented)],
+    ['possible duplicate sends', String(report.possibleDuplicateSends)],
     ['counts add up', report.countsAddUp ? 'yes' : 'NO'],
     ['state transitions', String(report.stateTransitions)],
     [
