@@ -25,6 +25,7 @@ export const FUNCTION_NAMES = [
   'reconcile',
   'notify',
   'slack-interaction',
+  'execution-ended',
 ] as const;
 export type FunctionName = (typeof FUNCTION_NAMES)[number];
 
@@ -273,6 +274,22 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     selfInvoke: true,
     timeoutSeconds: 30,
     memoryMiB: 512,
+  },
+  'execution-ended': {
+    description:
+      'EventBridge: a redrive execution ended ABORTED/TIMED_OUT/FAILED -> release its workflow lease, notify',
+    dlq: none,
+    sourceQueues: none,
+    parkingQueue: none,
+    // Reads the lease (GetItem) and the incident; deletes the lease (conditional DeleteItem).
+    table: 'readWrite',
+    // Notifies through notifierFromEnv() like notify: Slack when SLACK_SECRET_ARN is set.
+    slackSecret: true,
+    stateMachine: none,
+    executions: none,
+    selfInvoke: false,
+    timeoutSeconds: 30,
+    memoryMiB: 256,
   },
 };
 

@@ -100,6 +100,15 @@ export interface PipelineStackProps extends StackProps {
    * @default functions/
    */
   readonly functionsDir?: string;
+  /**
+   * Add the rule that sends the redrive state machine's ABORTED, TIMED_OUT and FAILED executions
+   * to the `execution-ended` function, which releases a workflow lease the run left behind (an
+   * operator stopped it in the console, it timed out, or RecordFailure failed), so its DLQ is not
+   * blocked until the lease expires (~49 h). Recommended; see docs/deploy.md.
+   * @default false
+   * @see https://docs.aws.amazon.com/step-functions/latest/dg/cw-events.html
+   */
+  readonly executionEndedRule?: boolean;
 }
 
 /** How cdk-nag spells a pseudo parameter in a finding id: `<AWS::Region>`, or the literal value. */
@@ -122,12 +131,17 @@ export class PipelineStack extends Stack {
   public readonly stateMachine: sfn.StateMachine | undefined;
   /** Messages kept out of the bulk move (poison, permanent, over maxRedrives). */
   public readonly parkingQueue: sqs.Queue;
-  /** Failed deliveries of alarm events to triage (EventBridge target and Lambda async DLQ). */
+  /**
+   * Failed deliveries of alarm events to triage (EventBridge target and Lambda async DLQ), and of
+   * execution-ended events (EventBridge target of {@link executionEndedRule}).
+   */
   public readonly alarmDeliveryDlq: sqs.Queue;
   /** ALARM when an alarm event could not reach triage (the delivery DLQ holds a message). Add your own action. */
   public readonly alarmDeliveryFailureAlarm: cloudwatch.Alarm;
   /** The Slack signing secret and bot token. */
   public readonly slackSecret: secretsmanager.ISecret | secretsmanager.Secret;
+  /** Rule that routes the redrive executions that ended ABORTED/TIMED_OUT/FAILED to `execution-ended`. */
+  public readonly executionEndedRule: events.Rule | undefined;
   /** Rule that routes the owned alarms' state changes to triage (`eventbridge` / `both`). */
   public readonly alarmRule: events.Rule | undefined;
   /** Topic the owned alarms notify (`sns` / `both`). */
@@ -214,6 +228,11 @@ export class PipelineStack extends Stack {
     if (triage !== undefined && alarmDelivery !== 'sns') this.alarmRule = this.buildAlarmRule(triage);
     if (triage !== undefined && alarmDelivery !== 'eventbridge')
       this.alarmTopic = this.buildAlarmTopic(triage);
+
+    const ended = this.functions['execution-ended'];
+    if (props.executionEndedRule === true && ended !== undefined && this.stateMachine !== undefined) {
+      this.executionEndedRule = this.buildExecutionEndedRule(ended, this.stateMachine);
+    }
 
     const slack = this.functions['slack-interaction'];
     if (slack !== undefined) {
@@ -566,6 +585,34 @@ export class PipelineStack extends Stack {
       produce: () => (this.routedAlarmArns.length > 0 ? 'ENABLED' : 'DISABLED'),
     });
     return rule;
+  }
+
+  /**
+   * "Step Functions Execution Status Change" events of the redrive state machine that end a run
+   * without success -> `execution-ended`. Failed deliveries go to the alarm-delivery DLQ (its
+   * alarm fires).
+   * @see https://docs.aws.amazon.com/step-functions/latest/dg/cw-events.html
+   */
+  private buildExecutionEndedRule(fn: lambda.IFunction, stateMachine: sfn.StateMachine): events.Rule {
+    return new events.Rule(this, 'ExecutionEndedRule', {
+      description:
+        'Redrive executions that ended ABORTED, TIMED_OUT or FAILED -> execution-ended (releases a workflow lease left behind).',
+      eventPattern: {
+        source: ['aws.states'],
+        detailType: ['Step Functions Execution Status Change'],
+        detail: {
+          stateMachineArn: [stateMachine.stateMachineArn],
+          status: ['ABORTED', 'TIMED_OUT', 'FAILED'],
+        },
+      },
+      targets: [
+        new targets.LambdaFunction(fn, {
+          deadLetterQueue: this.alarmDeliveryDlq,
+          retryAttempts: 8,
+          maxEventAge: Duration.hours(2),
+        }),
+      ],
+    });
   }
 
   private buildAlarmTopic(triage: lambda.IFunction): sns.Topic {
