@@ -104,8 +104,8 @@ export interface PipelineStackProps extends StackProps {
    * Add the rule that sends the redrive state machine's ABORTED, TIMED_OUT and FAILED executions
    * to the `execution-ended` function, which releases a workflow lease the run left behind (an
    * operator stopped it in the console, it timed out, or RecordFailure failed), so its DLQ is not
-   * blocked until the lease expires (~49 h). Recommended; see docs/deploy.md.
-   * @default false
+   * blocked until the lease expires (~49 h). Turn it off only if you release leases another way.
+   * @default true
    * @see https://docs.aws.amazon.com/step-functions/latest/dg/cw-events.html
    */
   readonly executionEndedRule?: boolean;
@@ -230,7 +230,7 @@ export class PipelineStack extends Stack {
       this.alarmTopic = this.buildAlarmTopic(triage);
 
     const ended = this.functions['execution-ended'];
-    if (props.executionEndedRule === true && ended !== undefined && this.stateMachine !== undefined) {
+    if (props.executionEndedRule !== false && ended !== undefined && this.stateMachine !== undefined) {
       this.executionEndedRule = this.buildExecutionEndedRule(ended, this.stateMachine);
     }
 

@@ -117,8 +117,14 @@ describe('execution-ended rule', () => {
     ).toEqual([]);
   });
 
-  it('is not created unless executionEndedRule is set (the function is still built)', () => {
+  it('is created by default', () => {
     const { app, pipeline } = pipelineApp();
+    app.synth();
+    expect(pipeline.executionEndedRule).toBeDefined();
+  });
+
+  it('is left out with executionEndedRule: false (the function is still built)', () => {
+    const { app, pipeline } = pipelineApp(false);
     app.synth();
 
     expect(pipeline.executionEndedRule).toBeUndefined();

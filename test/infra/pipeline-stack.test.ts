@@ -302,7 +302,9 @@ describe('state machine', () => {
 
 describe('alarm routing and Slack endpoint', () => {
   it('C01 the rule passes the owned alarms state changes and drops their configuration changes and other alarms', () => {
-    const [rule] = Object.values(template.findResources('AWS::Events::Rule')) as Resource[];
+    const [rule] = (Object.values(template.findResources('AWS::Events::Rule')) as Resource[]).filter((r) =>
+      JSON.stringify(r.Properties.EventPattern?.source).includes('aws.cloudwatch'),
+    );
     const pattern = resolvePseudo(rule?.Properties.EventPattern) as Record<string, string[]>;
     const ownedArns = pattern.resources ?? [];
     const stateChange = loadEvent('events/cloudwatch/alarm-state-change.json');
