@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dynamoClient, sqsClient } from '../../functions/shared/clients.js';
+import { sqsClient } from '../../functions/shared/clients.js';
 import { createEnvelopeStore, type StoredEnvelope } from '../../functions/shared/envelope-store.js';
 import { createIncidentStore } from '../../functions/shared/incident-store.js';
 import { createMemoryNotifier } from '../../functions/shared/notifier.js';
@@ -11,6 +10,7 @@ import type { TriageResult } from '../../functions/triage/triage.js';
 import { lambdaContext } from '../../local/lambda-context.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { queueDepth, seedDlq } from '../support/seed-dlq.js';
+import { tableKeys } from '../support/table-keys.js';
 
 const ACCOUNT = '111122223333';
 const ALARM_ARN = 'arn:aws:cloudwatch:us-east-1:111122223333:alarm:orders-dlq-not-empty';
@@ -40,11 +40,6 @@ async function envelopes(dlqArn: string): Promise<StoredEnvelope[]> {
   const out: StoredEnvelope[] = [];
   for await (const e of createEnvelopeStore().listEnvelopes(dlqArn)) out.push(e);
   return out;
-}
-
-async function tableCount(): Promise<number> {
-  const out = await dynamoClient().send(new ScanCommand({ TableName: 'dlq-redrive', Select: 'COUNT' }));
-  return out.Count ?? 0;
 }
 
 describe('C04 ALARM -> OK on the local stack (real triage handler)', () => {
@@ -83,7 +78,7 @@ describe('C04 ALARM -> OK on the local stack (real triage handler)', () => {
   });
 
   it('C04 an ALARM -> OK of an alarm that never opened an incident is a log line: no notification, no write, no SQS call', async () => {
-    const rowsBefore = await tableCount();
+    const rowsBefore = await tableKeys();
     sqsCalls.length = 0;
 
     const result = await invoke(EVENT_5);
@@ -92,7 +87,7 @@ describe('C04 ALARM -> OK on the local stack (real triage handler)', () => {
     expect(result.alarmCleared).toEqual([]);
     expect(notifier.sent).toEqual([]);
     expect(sqsCalls).toEqual([]);
-    expect(await tableCount()).toBe(rowsBefore);
+    expect(await tableKeys()).toEqual(rowsBefore);
   });
 
   it('C04 events 1-2 do nothing, event 3 opens one incident and starts one workflow, event 5 only tells that incident once', async () => {

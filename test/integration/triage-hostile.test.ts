@@ -3,11 +3,10 @@
  * account, odd QueueName values, huge strings, and a run that dies between steps.
  */
 import { readFileSync } from 'node:fs';
-import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NormalisedAlarmEvent } from '../../functions/shared/alarm-event.js';
 import { normaliseAlarmEvent } from '../../functions/shared/alarm-event.js';
-import { dynamoClient, sqsClient } from '../../functions/shared/clients.js';
+import { sqsClient } from '../../functions/shared/clients.js';
 import { createEnvelopeStore } from '../../functions/shared/envelope-store.js';
 import { TransientError } from '../../functions/shared/errors.js';
 import { createIncidentStore, incidentIdOf } from '../../functions/shared/incident-store.js';
@@ -20,6 +19,7 @@ import { type TriageDeps, type TriageResult, triage } from '../../functions/tria
 import { lambdaContext } from '../../local/lambda-context.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { queueDepth, seedDlq } from '../support/seed-dlq.js';
+import { tableKeys } from '../support/table-keys.js';
 
 const ACCOUNT = '111122223333';
 const load = (path: string): Record<string, unknown> =>
@@ -53,11 +53,6 @@ function createIncidentStoreId(event: Extract<NormalisedAlarmEvent, { kind: 'sta
     r.stateTimestamp,
     `arn:aws:sqs:${r.region}:${r.account}:${r.queueNames[0]}`,
   );
-}
-
-async function tableCount(): Promise<number> {
-  const out = await dynamoClient().send(new ScanCommand({ TableName: 'dlq-redrive', Select: 'COUNT' }));
-  return out.Count ?? 0;
 }
 
 describe('triage under hostile deliveries', () => {
@@ -97,7 +92,7 @@ describe('triage under hostile deliveries', () => {
   });
 
   it('an alarm from another region is refused naming the alarm ARN, and the same-named DLQ of this region is not touched', async () => {
-    const rowsBefore = await tableCount();
+    const rowsBefore = await tableKeys();
     sqsCalls.length = 0;
     const eb = renamed('cloudwatch/alarm-state-change.json', 'us-east-1', 'eu-west-1');
     const sns = renamed('sns/alarm-notification.json', 'us-east-1', 'eu-west-1');
@@ -108,11 +103,11 @@ describe('triage under hostile deliveries', () => {
     expect(errors[0]?.message).toContain('resources.0: alarm is in eu-west-1');
     expect(errors[1]?.message).toContain('Records.0.Sns.Message.AlarmArn: alarm is in eu-west-1');
     expect(sqsCalls.filter((c) => c === 'ReceiveMessageCommand')).toEqual([]);
-    expect(await tableCount()).toBe(rowsBefore);
+    expect(await tableKeys()).toEqual(rowsBefore);
   });
 
   it('an alarm of another account is refused naming the alarm ARN when the queue resolves elsewhere, nothing written', async () => {
-    const rowsBefore = await tableCount();
+    const rowsBefore = await tableKeys();
     sqsCalls.length = 0;
     const eb = renamed('cloudwatch/alarm-state-change.json', ACCOUNT, '444455556666');
 
@@ -121,11 +116,11 @@ describe('triage under hostile deliveries', () => {
     // Either SQS refuses the lookup in the other account, or triage refuses the mismatch: never a triage.
     expect(['Redrive.InvalidInput', 'Redrive.QueueNotFound', 'Redrive.AccessDenied']).toContain(error.name);
     expect(sqsCalls.filter((c) => c === 'ReceiveMessageCommand')).toEqual([]);
-    expect(await tableCount()).toBe(rowsBefore);
+    expect(await tableKeys()).toEqual(rowsBefore);
   });
 
   it('QueueName values SQS can never hold are refused naming the dimension, before any SQS call', async () => {
-    const rowsBefore = await tableCount();
+    const rowsBefore = await tableKeys();
     sqsCalls.length = 0;
     const withQueueName = (name: string) =>
       JSON.parse(
@@ -148,11 +143,11 @@ describe('triage under hostile deliveries', () => {
     for (const e of errors)
       expect(e.message).toContain('detail.configuration.metrics.0.metricStat.metric.dimensions.QueueName');
     expect(sqsCalls).toEqual([]);
-    expect(await tableCount()).toBe(rowsBefore);
+    expect(await tableKeys()).toEqual(rowsBefore);
   });
 
   it('huge alarm names and state timestamps are refused naming the field, nothing written', async () => {
-    const rowsBefore = await tableCount();
+    const rowsBefore = await tableKeys();
     const hugeTimestamp = load('cloudwatch/alarm-state-change.json') as {
       detail: { state: { timestamp: string } };
     };
@@ -164,7 +159,7 @@ describe('triage under hostile deliveries', () => {
     expect(errors.map((e) => e.name)).toEqual(['Redrive.InvalidInput', 'Redrive.InvalidInput']);
     expect(errors[0]?.message).toContain('detail.state.timestamp');
     expect(errors[1]?.message).toMatch(/resources\.0|detail\.alarmName/);
-    expect(await tableCount()).toBe(rowsBefore);
+    expect(await tableKeys()).toEqual(rowsBefore);
   });
 
   it('a run that dies after opening the incident, before the workflow start and before it can mark FAILED, is completed by its Lambda retry; another delivery inside the lease stays a duplicate', async () => {

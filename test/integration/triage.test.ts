@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { ScanCommand } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { normaliseAlarmEvent } from '../../functions/shared/alarm-event.js';
-import { dynamoClient, sqsClient } from '../../functions/shared/clients.js';
+import { sqsClient } from '../../functions/shared/clients.js';
 import { createEnvelopeStore, type StoredEnvelope } from '../../functions/shared/envelope-store.js';
 import { type RedriveError, TransientError } from '../../functions/shared/errors.js';
 import { sha256Hex } from '../../functions/shared/idempotency-key.js';
@@ -16,6 +15,7 @@ import { type TriageDeps, type TriageResult, triage } from '../../functions/tria
 import { lambdaContext } from '../../local/lambda-context.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { queueDepth, type SeedMessage, seedDlq } from '../support/seed-dlq.js';
+import { tableKeys } from '../support/table-keys.js';
 
 const ACCOUNT = '111122223333';
 const load = (path: string): Record<string, unknown> =>
@@ -71,11 +71,6 @@ const ORDERS_MESSAGES: SeedMessage[] = [
   },
 ];
 
-async function tableCount(): Promise<number> {
-  const out = await dynamoClient().send(new ScanCommand({ TableName: 'dlq-redrive', Select: 'COUNT' }));
-  return out.Count ?? 0;
-}
-
 async function all(dlqArn: string): Promise<StoredEnvelope[]> {
   const out: StoredEnvelope[] = [];
   for await (const e of createEnvelopeStore().listEnvelopes(dlqArn)) out.push(e);
@@ -94,6 +89,11 @@ describe('triage on the local stack', () => {
       event,
       lambdaContext({ functionName: 'triage', timeoutMs: 120_000, accountId: ACCOUNT }),
     ) as Promise<TriageResult>;
+
+  // Each test asserts only the notices its own deliveries produce.
+  beforeEach(() => {
+    notifier.sent.splice(0);
+  });
 
   beforeAll(async () => {
     stack = await startLocalStack({ accountId: ACCOUNT });
@@ -177,14 +177,14 @@ describe('triage on the local stack', () => {
 
   it('C05 a second delivery of the same event and the SNS copy are duplicates that change nothing', async () => {
     const envelopesBefore = await all(ordersDlq.dlqArn);
-    const rowsBefore = await tableCount();
+    const rowsBefore = await tableKeys();
 
     const again = await invoke(load('cloudwatch/alarm-state-change.json'));
     const viaSns = await invoke(load('sns/alarm-notification.json'));
 
     expect([again.outcome, again.message]).toEqual(['duplicate', 'duplicate alarm transition']);
     expect([viaSns.outcome, viaSns.message]).toEqual(['duplicate', 'duplicate alarm transition']);
-    expect(await tableCount()).toBe(rowsBefore);
+    expect(await tableKeys()).toEqual(rowsBefore);
     const after = await all(ordersDlq.dlqArn);
     expect(after.map((e) => [e.messageId, e.lastSeenAt]).sort()).toEqual(
       envelopesBefore.map((e) => [e.messageId, e.lastSeenAt]).sort(),
@@ -194,7 +194,7 @@ describe('triage on the local stack', () => {
   });
 
   it('C01 C04 configuration changes and OK / INSUFFICIENT_DATA transitions are acknowledged without touching the DLQ or the table', async () => {
-    const rowsBefore = await tableCount();
+    const rowsBefore = await tableKeys();
     sqsCalls.length = 0;
     const results = await Promise.all(
       [
@@ -211,14 +211,14 @@ describe('triage on the local stack', () => {
       'ignored-transition',
       'ignored-transition',
     ]);
-    expect(await tableCount()).toBe(rowsBefore);
+    expect(await tableKeys()).toEqual(rowsBefore);
     expect(sqsCalls.filter((c) => c !== 'GetQueueAttributesCommand')).toEqual([]);
     // ALARM -> OK tells the incident the first test opened 'alarm cleared', and nothing more (C04).
     expect(notifier.sent.splice(0).map((n) => n.kind)).toEqual(['alarm-cleared']);
   });
 
   it('a malformed event and an unknown queue are rejected with an error naming what is wrong, and nothing is written', async () => {
-    const rowsBefore = await tableCount();
+    const rowsBefore = await tableKeys();
     const broken = load('cloudwatch/alarm-state-change.json') as { detail: Record<string, unknown> };
     delete broken.detail.state;
     const notJson = load('sns/alarm-notification.json') as { Records: Array<{ Sns: { Message: string } }> };
@@ -244,7 +244,7 @@ describe('triage on the local stack', () => {
     expect(errors[0]?.message).toContain('detail.state');
     expect(errors[1]?.message).toContain('Records.0.Sns.Message: is not JSON');
     expect(errors[2]?.message).toBe('queue not found: no-such-dlq');
-    expect(await tableCount()).toBe(rowsBefore);
+    expect(await tableKeys()).toEqual(rowsBefore);
   });
 
   it('C02 a metric-math alarm over two DLQs triages each queue separately; a SEARCH alarm is unresolvable and peeks nothing', async () => {
@@ -254,7 +254,7 @@ describe('triage on the local stack', () => {
       sourceNames: ['payments-main'],
       messages: [{ body: '{"paymentId":"p-1"}' }, { body: '{"paymentId":"p-2"}' }],
     });
-    const rowsBefore = await tableCount();
+    const rowsBefore = await tableKeys();
     sqsCalls.length = 0;
 
     const search = await invoke(load('sns/alarm-notification-search-expression.json'));
@@ -269,7 +269,7 @@ describe('triage on the local stack', () => {
         'arn:aws:cloudwatch:us-east-1:111122223333:alarm:any-dlq-search@2026-01-02T10:35:00.000+0000',
       ],
     ]);
-    expect(await tableCount()).toBe(rowsBefore);
+    expect(await tableKeys()).toEqual(rowsBefore);
 
     const math = await invoke(load('sns/alarm-notification-metric-math.json'));
     expect(math.queues.map((q) => [q.queueName, q.outcome, q.summary?.messageCount])).toEqual([
