@@ -113,7 +113,7 @@ async function main(): Promise<number> {
           say(`[${seconds()}] Parked ${r.parked} messages that must not be redriven (poison/permanent).`);
         if (state === 'SampleRedrive')
           say(
-            `[${seconds()}] Sample redrive: ${r.sent} sent (${r.alreadySent} already sent); verifying for ${(verifyWindowMs / 1000).toFixed(1)} s...`,
+            `[${seconds()}] Sample redrive: ${r.sent} sent (${r.alreadySent} already sent); verifying for ${(verifyWindowMs / 1000).toFixed(1)} s (the plan's ${r.verifyAfterSeconds} s window, shortened to the demo queues' timings)...`,
           );
         if (state === 'VerifySample') say(`[${seconds()}] Verification: ${r.verdict} (${r.reason}).`);
         if (state === 'StartMoveTask' || state === 'StepUp' || state === 'CheckProgress') {

@@ -41,7 +41,7 @@ import type { MiddlewareObj } from '@middy/core';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { documentClient } from './clients.js';
 import { awsErrorName } from './errors.js';
-import { idempotencyKeyOfMessage } from './idempotency-key.js';
+import { idempotencyKeyOfMessage, setOwn } from './idempotency-key.js';
 import type { QueueRegistration } from './model.js';
 import { DEFAULT_TABLE_NAME, keys } from './table.js';
 
@@ -137,11 +137,11 @@ export function idempotencyKeyOfRecord(
   if (attached) return attached;
   const attributes: Record<string, { DataType: string; StringValue?: string; BinaryValue?: Uint8Array }> = {};
   for (const [name, a] of Object.entries(record.messageAttributes ?? {})) {
-    attributes[name] = {
+    setOwn(attributes, name, {
       DataType: a.dataType,
       ...(a.stringValue !== undefined ? { StringValue: a.stringValue } : {}),
       ...(a.binaryValue !== undefined ? { BinaryValue: Buffer.from(a.binaryValue, 'base64') } : {}),
-    };
+    });
   }
   return idempotencyKeyOfMessage(
     { Body: record.body, MessageAttributes: attributes, Attributes: {} },

@@ -146,7 +146,7 @@ export function hashKey(
  * assignment would change the object's prototype instead and the attribute would vanish from the
  * envelope and the key hash.
  */
-function setOwn<T>(target: Record<string, T>, name: string, value: T): void {
+export function setOwn<T>(target: Record<string, T>, name: string, value: T): void {
   Object.defineProperty(target, name, { value, enumerable: true, writable: true, configurable: true });
 }
 

@@ -23,7 +23,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { sqsClient } from './clients.js';
 import { errorMessage, isRetryable, TransientError } from './errors.js';
-import { PIPELINE_ATTRIBUTES, sha256Hex } from './idempotency-key.js';
+import { PIPELINE_ATTRIBUTES, setOwn, sha256Hex } from './idempotency-key.js';
 import type { LedgerKind, RedriveLedger } from './redrive-ledger.js';
 import { adaptSqsError } from './sqs-queues.js';
 
@@ -111,11 +111,11 @@ export function outgoingCopy(
   const attributes: Record<string, MessageAttributeValue> = {};
   for (const [name, value] of Object.entries(message.MessageAttributes ?? {})) {
     if (opts.addPipelineAttributes && (PIPELINE_ATTRIBUTES as readonly string[]).includes(name)) continue;
-    attributes[name] = {
+    setOwn(attributes, name, {
       DataType: value.DataType as string,
       ...(value.StringValue !== undefined ? { StringValue: value.StringValue } : {}),
       ...(value.BinaryValue !== undefined ? { BinaryValue: value.BinaryValue } : {}),
-    };
+    });
   }
   if (opts.addPipelineAttributes) {
     const previous = Number(message.MessageAttributes?.['redrive-count']?.StringValue ?? 0);

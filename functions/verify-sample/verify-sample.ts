@@ -127,7 +127,7 @@ export async function verifySample(
       returned: [...returned],
       processed,
       unknown,
-      reason: `${returned.size} of ${sampleKeys.size} sample message(s) came back to the DLQ within ${sample.verifyAfterSeconds} s: the consumer still fails them; nothing was bulk-moved`,
+      reason: `${returned.size} of ${sampleKeys.size} sample message(s) came back to the DLQ during the verification window (planned ${sample.verifyAfterSeconds} s): the consumer still fails them; nothing was bulk-moved`,
     };
   }
   const partial = peek.truncated ? ` (peeked ${peek.received} messages, the DLQ holds more)` : '';
@@ -136,6 +136,6 @@ export async function verifySample(
     returned: [],
     processed,
     unknown,
-    reason: `none of ${sampleKeys.size} sample message(s) came back within ${sample.verifyAfterSeconds} s; ${processed} recorded as processed by a consumer, ${unknown} not reported${partial}`,
+    reason: `none of ${sampleKeys.size} sample message(s) came back during the verification window (planned ${sample.verifyAfterSeconds} s); ${processed} recorded as processed by a consumer, ${unknown} not reported${partial}`,
   };
 }
