@@ -7,11 +7,8 @@
  */
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import middy from '@middy/core';
-import { createEnvelopeStore } from '../shared/envelope-store.js';
-import { createTransferSqs } from '../shared/message-transfer.js';
 import { standardMiddleware } from '../shared/middleware.js';
-import { createRedriveLedger } from '../shared/redrive-ledger.js';
-import { createSqsQueues } from '../shared/sqs-queues.js';
+import { transferDepsFromEnv } from '../shared/transfer-deps.js';
 import {
   type SampleRedriveDeps,
   SampleRedriveInput,
@@ -20,14 +17,7 @@ import {
 } from './sample-redrive.js';
 
 function deps(): SampleRedriveDeps {
-  const vt = Number(process.env.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS);
-  return {
-    queues: createSqsQueues(),
-    envelopes: createEnvelopeStore(),
-    ledger: createRedriveLedger(),
-    sqs: createTransferSqs(),
-    ...(Number.isInteger(vt) && vt > 0 ? { visibilityTimeoutSeconds: vt } : {}),
-  };
+  return transferDepsFromEnv();
 }
 
 /** The Lambda handler. */
