@@ -252,7 +252,7 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     parkingQueue: none,
     table: 'readWrite',
     // docs/contracts.md (Slack): Notify takes its notifier from notifierFromEnv(), Slack when
-    // SLACK_SECRET_ARN is set. Its handler still uses the log notifier today.
+    // SLACK_SECRET_ARN is set.
     slackSecret: true,
     stateMachine: none,
     executions: none,

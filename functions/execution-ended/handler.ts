@@ -2,7 +2,7 @@
  * ExecutionEnded: the EventBridge "Step Functions Execution Status Change" event (ABORTED,
  * TIMED_OUT, FAILED of the redrive state machine) in, {@link ExecutionEndedResult} out. Releases
  * the ended execution's workflow lease if it still holds it and notifies through
- * `notifierFromEnv()` (Slack when configured, else the log notifier; built once per container).
+ * `sharedNotifierFromEnv()` (Slack when configured, else the log notifier; built once per container).
  * A malformed event fails with `Redrive.InvalidInput` naming the field, before any read or write.
  *
  * @see https://docs.aws.amazon.com/step-functions/latest/dg/cw-events.html
@@ -11,8 +11,7 @@ import { parser } from '@aws-lambda-powertools/parser/middleware';
 import middy from '@middy/core';
 import { createIncidentStore } from '../shared/incident-store.js';
 import { standardMiddleware } from '../shared/middleware.js';
-import type { Notifier } from '../shared/notifier.js';
-import { notifierFromEnv } from '../shared/slack-notifier.js';
+import { sharedNotifierFromEnv } from '../shared/slack-notifier.js';
 import { createWorkflowLeaseStore } from '../shared/workflow-lease.js';
 import {
   type ExecutionEndedDeps,
@@ -21,14 +20,12 @@ import {
   executionEnded,
 } from './execution-ended.js';
 
-let notifier: Promise<Notifier> | undefined;
-
 async function deps(): Promise<ExecutionEndedDeps> {
-  notifier ??= notifierFromEnv().catch((error: unknown) => {
-    notifier = undefined;
-    throw error;
-  });
-  return { notifier: await notifier, incidents: createIncidentStore(), leases: createWorkflowLeaseStore() };
+  return {
+    notifier: await sharedNotifierFromEnv(),
+    incidents: createIncidentStore(),
+    leases: createWorkflowLeaseStore(),
+  };
 }
 
 /** The Lambda handler. */

@@ -1,7 +1,7 @@
 /**
  * Notify / RecordFailure: `{ outcome, run, executionName? }` in, `$.notification` out; releases the
  * DLQ's workflow lease. The notifier comes from
- * `notifierFromEnv()`: Slack when its credentials are configured, else the log notifier. It is
+ * `sharedNotifierFromEnv()`: Slack when its credentials are configured, else the log notifier. It is
  * built once per container (the Slack secret is read once).
  *
  * @see https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html
@@ -10,19 +10,16 @@ import { parser } from '@aws-lambda-powertools/parser/middleware';
 import middy from '@middy/core';
 import { createIncidentStore } from '../shared/incident-store.js';
 import { standardMiddleware } from '../shared/middleware.js';
-import type { Notifier } from '../shared/notifier.js';
-import { notifierFromEnv } from '../shared/slack-notifier.js';
+import { sharedNotifierFromEnv } from '../shared/slack-notifier.js';
 import { createWorkflowLeaseStore } from '../shared/workflow-lease.js';
 import { type NotifyDeps, NotifyInput, type NotifyResult, notify } from './notify.js';
 
-let notifier: Promise<Notifier> | undefined;
-
 async function deps(): Promise<NotifyDeps> {
-  notifier ??= notifierFromEnv().catch((error: unknown) => {
-    notifier = undefined;
-    throw error;
-  });
-  return { notifier: await notifier, incidents: createIncidentStore(), leases: createWorkflowLeaseStore() };
+  return {
+    notifier: await sharedNotifierFromEnv(),
+    incidents: createIncidentStore(),
+    leases: createWorkflowLeaseStore(),
+  };
 }
 
 /** The Lambda handler. */

@@ -157,3 +157,18 @@ export async function notifierFromEnv(env: NodeJS.ProcessEnv = process.env): Pro
     now: () => Date.now(),
   });
 }
+
+let containerNotifier: Promise<Notifier> | undefined;
+
+/**
+ * {@link notifierFromEnv}, built once per Lambda container and reused across invocations (the
+ * Slack secret is read once). A failed build (e.g. Secrets Manager unavailable) is not cached, so
+ * the next invocation tries again.
+ */
+export function sharedNotifierFromEnv(): Promise<Notifier> {
+  containerNotifier ??= notifierFromEnv().catch((error: unknown) => {
+    containerNotifier = undefined;
+    throw error;
+  });
+  return containerNotifier;
+}

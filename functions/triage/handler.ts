@@ -12,7 +12,7 @@ import { createIncidentStore } from '../shared/incident-store.js';
 import { logger, standardMiddleware } from '../shared/middleware.js';
 import type { Notifier } from '../shared/notifier.js';
 import { createQueueRegistry } from '../shared/queue-registry.js';
-import { notifierFromEnv } from '../shared/slack-notifier.js';
+import { sharedNotifierFromEnv } from '../shared/slack-notifier.js';
 import { createSqsQueues } from '../shared/sqs-queues.js';
 import { createSfnWorkflowStarter, type WorkflowStarter } from '../shared/workflow-starter.js';
 import { triageConfigFromEnv } from './config.js';
@@ -24,11 +24,6 @@ import { type TriageResult, triage } from './triage.js';
  * is set (so an `alarm-cleared` notice reaches the incident's thread, C04), else the log notifier.
  */
 export function createTriageHandler(ports: { workflow?: WorkflowStarter; notifier?: Notifier } = {}) {
-  let envNotifier: Promise<Notifier> | undefined;
-  const notifier = (): Promise<Notifier> => {
-    envNotifier ??= notifierFromEnv();
-    return envNotifier;
-  };
   return middy<unknown, TriageResult, Error, Context>()
     .use(standardMiddleware())
     .handler(async (event, context) =>
@@ -44,7 +39,7 @@ export function createTriageHandler(ports: { workflow?: WorkflowStarter; notifie
         remainingTimeMs: () => context.getRemainingTimeInMillis(),
         requestId: context.awsRequestId,
         config: triageConfigFromEnv(),
-        notifier: ports.notifier ?? (await notifier()),
+        notifier: ports.notifier ?? (await sharedNotifierFromEnv()),
         log: {
           info: (message, extra) => logger.info(message, { ...extra }),
           warn: (message, extra) => logger.warn(message, { ...extra }),
