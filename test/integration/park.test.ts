@@ -1,12 +1,12 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { handler } from '../../functions/park/handler.js';
 import type { ParkResult } from '../../functions/park/park.js';
 import { sqsClient } from '../../functions/shared/clients.js';
 import { createEnvelopeStore } from '../../functions/shared/envelope-store.js';
 import { setTransferFaultHook } from '../../functions/shared/message-transfer.js';
-import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { createQueue, drain, lambdaContext, planFor, seedAndInventory } from '../support/redrive-fixtures.js';
 import { queueDepth } from '../support/seed-dlq.js';
+import { useTransferStack } from '../support/transfer-stack.js';
 
 const run = (event: unknown) => handler(event as never, lambdaContext) as Promise<ParkResult>;
 const badPayload = { 'error-class': { DataType: 'String', StringValue: 'SyntaxError' } };
@@ -19,17 +19,7 @@ async function statesOf(dlqArn: string): Promise<Record<string, string>> {
 }
 
 describe('Park against the local stack', () => {
-  let stack: LocalStack;
-  beforeAll(async () => {
-    stack = await startLocalStack();
-    // How long a crashed receive hides a message (default 30 s): short, so the retry test is quick.
-    process.env.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS = '2';
-  });
-  afterEach(() => setTransferFaultHook(undefined));
-  afterAll(async () => {
-    delete process.env.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS;
-    await stack?.stop();
-  });
+  useTransferStack();
 
   it('C07 moves poison, permanent and source-less messages to the parking queue so the move task cannot carry them', async () => {
     const dlq = await seedAndInventory({

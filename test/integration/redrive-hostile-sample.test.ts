@@ -3,8 +3,8 @@
  * a sample held invisible by someone else when the retry runs, a step that died between
  * DeleteMessage and the ledger update, and a resend after a crash between record and send.
  */
-import { ReceiveMessageCommand, SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { describe, expect, it } from 'vitest';
 import { handler as reconcileHandler } from '../../functions/reconcile/handler.js';
 import type { ReconcileResult } from '../../functions/reconcile/reconcile.js';
 import { handler as sampleHandler } from '../../functions/sample-redrive/handler.js';
@@ -16,38 +16,15 @@ import { createRedriveLedger } from '../../functions/shared/redrive-ledger.js';
 import { createSqsQueues } from '../../functions/shared/sqs-queues.js';
 import { handler as verifyHandler } from '../../functions/verify-sample/handler.js';
 import type { VerifySampleResult } from '../../functions/verify-sample/verify-sample.js';
-import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { createQueue, drain, lambdaContext, planFor, seedAndInventory } from '../support/redrive-fixtures.js';
 import { queueDepth } from '../support/seed-dlq.js';
+import { holdAll, useTransferStack } from '../support/transfer-stack.js';
 
 const sample = (event: unknown) =>
   sampleHandler(event as never, lambdaContext) as Promise<SampleRedriveResult>;
 
-/** Someone else (a console poll, a crashed attempt) receives every visible message and holds it. */
-async function holdAll(url: string, seconds: number): Promise<number> {
-  let held = 0;
-  for (let empty = 0; empty < 2; ) {
-    const out = await sqsClient().send(
-      new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, VisibilityTimeout: seconds }),
-    );
-    const n = out.Messages?.length ?? 0;
-    if (n === 0) empty += 1;
-    held += n;
-  }
-  return held;
-}
-
 describe('SampleRedrive and Reconcile under hostile conditions', () => {
-  let stack: LocalStack;
-  beforeAll(async () => {
-    stack = await startLocalStack();
-    process.env.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS = '2';
-  });
-  afterEach(() => setTransferFaultHook(undefined));
-  afterAll(async () => {
-    delete process.env.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS;
-    await stack?.stop();
-  });
+  useTransferStack();
 
   it('SampleRedrive retry does not return while a message it already sent is held invisible by someone else', async () => {
     const dlq = await seedAndInventory({

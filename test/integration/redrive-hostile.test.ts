@@ -4,48 +4,24 @@
  * and DLQs deeper than one scan's hold budget. The invariant under attack: when the step returns,
  * no message it had to take out of the DLQ is still there for the bulk move to carry.
  */
-import { DeleteQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DeleteQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { describe, expect, it } from 'vitest';
 import { handler as parkHandler } from '../../functions/park/handler.js';
 import type { ParkResult } from '../../functions/park/park.js';
 import { handler as preflightHandler } from '../../functions/preflight/handler.js';
 import type { PreflightResult } from '../../functions/preflight/preflight.js';
 import { sqsClient } from '../../functions/shared/clients.js';
 import { createEnvelopeStore } from '../../functions/shared/envelope-store.js';
-import { setTransferFaultHook } from '../../functions/shared/message-transfer.js';
 import { createSqsQueues } from '../../functions/shared/sqs-queues.js';
-import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { createQueue, drain, lambdaContext, planFor, seedAndInventory } from '../support/redrive-fixtures.js';
 import { seedDlq } from '../support/seed-dlq.js';
+import { holdAll, useTransferStack } from '../support/transfer-stack.js';
 
 const park = (event: unknown) => parkHandler(event as never, lambdaContext) as Promise<ParkResult>;
 const badPayload = { 'error-class': { DataType: 'String', StringValue: 'SyntaxError' } };
 
-/** Someone else (a console poll, a crashed attempt) receives every visible message and holds it. */
-async function holdAll(url: string, seconds: number): Promise<number> {
-  let held = 0;
-  for (let empty = 0; empty < 2; ) {
-    const out = await sqsClient().send(
-      new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, VisibilityTimeout: seconds }),
-    );
-    const n = out.Messages?.length ?? 0;
-    if (n === 0) empty += 1;
-    held += n;
-  }
-  return held;
-}
-
 describe('Park and SampleRedrive under hostile DLQ conditions', () => {
-  let stack: LocalStack;
-  beforeAll(async () => {
-    stack = await startLocalStack();
-    process.env.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS = '2';
-  });
-  afterEach(() => setTransferFaultHook(undefined));
-  afterAll(async () => {
-    delete process.env.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS;
-    await stack?.stop();
-  });
+  useTransferStack();
 
   it('C07 Park parks do-not-redrive messages that another receive holds invisible when it starts, instead of leaving them for the move task', async () => {
     const dlq = await seedAndInventory({

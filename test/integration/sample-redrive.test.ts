@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { handler } from '../../functions/sample-redrive/handler.js';
 import type { SampleRedriveResult } from '../../functions/sample-redrive/sample-redrive.js';
 import { sqsClient } from '../../functions/shared/clients.js';
@@ -10,9 +10,9 @@ import {
   type TransferStep,
 } from '../../functions/shared/message-transfer.js';
 import { createRedriveLedger } from '../../functions/shared/redrive-ledger.js';
-import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { drain, lambdaContext, planFor, seedAndInventory } from '../support/redrive-fixtures.js';
 import { queueDepth } from '../support/seed-dlq.js';
+import { useTransferStack } from '../support/transfer-stack.js';
 
 const run = (event: unknown) => handler(event as never, lambdaContext) as Promise<SampleRedriveResult>;
 const preflightSlot = (fifo = false) => ({ verifyWindowSeconds: 45, fifo });
@@ -30,16 +30,7 @@ function crashOnceAt(step: TransferStep): { crashedKey: () => string | undefined
 }
 
 describe('SampleRedrive against the local stack', () => {
-  let stack: LocalStack;
-  beforeAll(async () => {
-    stack = await startLocalStack();
-    process.env.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS = '2';
-  });
-  afterEach(() => setTransferFaultHook(undefined));
-  afterAll(async () => {
-    delete process.env.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS;
-    await stack?.stop();
-  });
+  useTransferStack();
 
   it('sends the sample to its own source queue byte-for-byte with the pipeline attributes, then deletes it from the DLQ', async () => {
     const body = '{"orderId":"o-1","note":"caf\u00e9 \u2603 \ud83d\ude80"}';

@@ -1,0 +1,38 @@
+/**
+ * Test hooks for suites that run Park / SampleRedrive on the local stack: one local stack per
+ * file, a short transfer visibility timeout (a crashed receive hides a message for 2 s instead of
+ * 30 s, so retry tests are quick), and no fault hook leaking from one test into the next.
+ * Call it inside `describe`.
+ */
+import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { sqsClient } from '../../functions/shared/clients.js';
+import { setTransferFaultHook } from '../../functions/shared/message-transfer.js';
+import { type LocalStack, startLocalStack } from '../../local/stack.js';
+
+export function useTransferStack(): void {
+  let stack: LocalStack | undefined;
+  beforeAll(async () => {
+    stack = await startLocalStack();
+    process.env.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS = '2';
+  });
+  afterEach(() => setTransferFaultHook(undefined));
+  afterAll(async () => {
+    delete process.env.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS;
+    await stack?.stop();
+  });
+}
+
+/** Someone else (a console poll, a crashed attempt) receives every visible message and holds it. */
+export async function holdAll(url: string, seconds: number): Promise<number> {
+  let held = 0;
+  for (let empty = 0; empty < 2; ) {
+    const out = await sqsClient().send(
+      new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, VisibilityTimeout: seconds }),
+    );
+    const n = out.Messages?.length ?? 0;
+    if (n === 0) empty += 1;
+    held += n;
+  }
+  return held;
+}
