@@ -14,6 +14,7 @@ import {
   REJECT_ACTION_ID,
 } from '../../functions/shared/slack-messages.js';
 import { createSlackNotifier } from '../../functions/shared/slack-notifier.js';
+import { pendingApprovalRecord } from '../support/approval-record.js';
 import { type SlackCapture, startSlackCapture } from '../support/slack-capture.js';
 
 const NOW = 1767352200000; // 2026-01-02T11:10:00Z
@@ -34,7 +35,7 @@ const clearedNotice: Notification = {
 };
 
 function pendingApproval(): ApprovalRecord {
-  return {
+  return pendingApprovalRecord({
     approvalId: APPROVAL,
     taskToken: 'token-C04',
     incidentId: INCIDENT,
@@ -42,17 +43,9 @@ function pendingApproval(): ApprovalRecord {
     channel: 'C0OPS',
     messageTs: ROOT_TS,
     approvers: ['U0APPROVER'],
-    status: 'PENDING',
-    decision: null,
-    decidedBy: null,
-    decidedAt: null,
-    reason: null,
-    closedReason: null,
-    closedAt: null,
     createdAt: NOW - 2_100_000,
-    postAttempts: 1,
     expiresAt: Math.floor(NOW / 1000) + 3600,
-  };
+  });
 }
 
 async function storeWithPendingApproval() {

@@ -12,13 +12,14 @@ import {
   runFollowUp,
 } from '../../functions/slack-interaction/interaction.js';
 import type { ApprovalOutput } from '../../functions/slack-interaction/task-callbacks.js';
+import { pendingApprovalRecord } from '../support/approval-record.js';
 
 const SECRET = 'test-signing-secret';
 const NOW_S = 1_767_350_400;
 const APPROVAL_ID = 'apr-0123456789abcdef0123456789abcdef';
 
 function record(): ApprovalRecord {
-  return {
+  return pendingApprovalRecord({
     approvalId: APPROVAL_ID,
     taskToken: 'token-1',
     incidentId: 'inc-1',
@@ -26,17 +27,9 @@ function record(): ApprovalRecord {
     channel: 'C0EXAMPLE',
     messageTs: '1767350100.000100',
     approvers: ['U1', 'U2'],
-    status: 'PENDING',
-    decision: null,
-    decidedBy: null,
-    decidedAt: null,
-    reason: null,
-    closedReason: null,
-    closedAt: null,
     createdAt: NOW_S * 1000 - 60_000,
-    postAttempts: 1,
     expiresAt: NOW_S + 3600,
-  };
+  });
 }
 
 function payload(user: string, actionId: string, value = APPROVAL_ID): Record<string, unknown> {

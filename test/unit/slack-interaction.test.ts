@@ -17,6 +17,7 @@ import {
   createTaskCallbacks,
   type TaskCallbacks,
 } from '../../functions/slack-interaction/task-callbacks.js';
+import { pendingApprovalRecord } from '../support/approval-record.js';
 
 const caseFile = (name: string) =>
   JSON.parse(readFileSync(new URL(`../../../shared/cases/${name}`, import.meta.url), 'utf8')) as {
@@ -61,26 +62,20 @@ function signedRequest(
 }
 
 function pendingRecord(overrides: Partial<ApprovalRecord> = {}): ApprovalRecord {
-  return {
-    approvalId: APPROVAL_ID,
-    taskToken: 'AQCEAAAAKgAAAA-example-task-token',
-    incidentId: 'orders-dlq#2026-01-02T10:35:00Z',
-    dlqArn: 'arn:aws:sqs:us-east-1:111122223333:orders-dlq',
-    channel: 'C0EXAMPLE',
-    messageTs: '1767350100.000100',
-    approvers: ['U0EXAMPLE1', 'U0EXAMPLE2'],
-    status: 'PENDING',
-    decision: null,
-    decidedBy: null,
-    decidedAt: null,
-    reason: null,
-    closedReason: null,
-    closedAt: null,
-    createdAt: NOW_MS - 300_000,
-    postAttempts: 1,
-    expiresAt: c16.now_epoch_s + 3600,
-    ...overrides,
-  };
+  return pendingApprovalRecord(
+    {
+      approvalId: APPROVAL_ID,
+      taskToken: 'AQCEAAAAKgAAAA-example-task-token',
+      incidentId: 'orders-dlq#2026-01-02T10:35:00Z',
+      dlqArn: 'arn:aws:sqs:us-east-1:111122223333:orders-dlq',
+      channel: 'C0EXAMPLE',
+      messageTs: '1767350100.000100',
+      approvers: ['U0EXAMPLE1', 'U0EXAMPLE2'],
+      createdAt: NOW_MS - 300_000,
+      expiresAt: c16.now_epoch_s + 3600,
+    },
+    overrides,
+  );
 }
 
 function harness(callbacks?: TaskCallbacks) {
