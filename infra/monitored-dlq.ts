@@ -45,9 +45,9 @@ import {
   Token,
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { InvalidInputError } from '../functions/shared/errors.js';
-import { QueueRegistration } from '../functions/shared/model.js';
-import { keys } from '../functions/shared/table.js';
+import { QueueRegistration } from '#inventory/model.js';
+import { InvalidInputError } from '#platform/errors.js';
+import { keys } from '#platform/table.js';
 import {
   FUNCTION_ACCESS,
   FUNCTION_NAMES,

@@ -39,7 +39,7 @@ import {
   aws_events_targets as targets,
 } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { TABLE } from '../functions/shared/table.js';
+import { TABLE } from '#platform/table.js';
 import { aslTaskResources, DEFAULT_DEFINITION_PATH, substitutionsFor } from './asl.js';
 import {
   FUNCTION_ACCESS,
@@ -121,7 +121,7 @@ const XRAY_REASON =
 
 /** The redrive pipeline. See the file header. */
 export class PipelineStack extends Stack {
-  /** The single table (keys and index from functions/shared/table.ts). */
+  /** The single table (keys and index from functions/shared/platform/table.ts). */
   public readonly table: dynamodb.Table;
   /** One function per function folder that exists (missing folders are skipped with a warning). */
   public readonly functions: Partial<Record<FunctionName, nodejs.NodejsFunction>> = {};

@@ -11,8 +11,8 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { EventBridgeAlarmEvent } from '../functions/shared/alarm-event.js';
-import { sqsClient } from '../functions/shared/clients.js';
+import { sqsClient } from '#platform/clients.js';
+import type { EventBridgeAlarmEvent } from '../functions/triage/alarm-event.js';
 
 type AlarmState = 'ALARM' | 'OK' | 'INSUFFICIENT_DATA';
 

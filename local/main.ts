@@ -12,7 +12,7 @@
  * `--verbose` (handler logs). Exit code 0 only when nothing was lost and the counts add up.
  */
 import './demo/env.js';
-import { sqsClient } from '../functions/shared/clients.js';
+import { sqsClient } from '#platform/clients.js';
 import { createAlarmEvaluator } from './alarm-evaluator.js';
 import { type Approver, approverFromArgs } from './approver.js';
 import { type RampProgress, startRampProgress } from './demo/progress.js';

@@ -17,18 +17,14 @@
  * @see https://api.slack.com/interactivity/handling#payloads
  */
 import { randomBytes } from 'node:crypto';
+import { createApprovalStore } from '#approval/approval-store.js';
+import { createSlackApi } from '#approval/slack-client.js';
+import { APPROVAL_BLOCK_ID, APPROVE_ACTION_ID, REJECT_ACTION_ID } from '#approval/slack-messages.js';
+import { createQueueRegistry } from '#incident/queue-registry.js';
+import { parseOrThrow } from '#platform/middleware.js';
 import { requestApprovalDeps } from '../functions/request-approval/deps.js';
 import { RequestApprovalInput, requestApproval } from '../functions/request-approval/request-approval.js';
-import { createApprovalStore } from '../functions/shared/approval-store.js';
-import { parseOrThrow } from '../functions/shared/middleware.js';
-import { createQueueRegistry } from '../functions/shared/queue-registry.js';
-import { createSlackApi } from '../functions/shared/slack-client.js';
-import {
-  APPROVAL_BLOCK_ID,
-  APPROVE_ACTION_ID,
-  REJECT_ACTION_ID,
-} from '../functions/shared/slack-messages.js';
-import { signSlackRequest } from '../functions/shared/slack-signature.js';
+import { signSlackRequest } from '../functions/slack-interaction/slack-signature.js';
 import { asTaskClosed } from '../functions/slack-interaction/task-callbacks.js';
 import { type SlackCapture, startSlackCapture } from '../test/support/slack-capture.js';
 import { type Approver, registerApprover, registeredApprovers } from './approver.js';

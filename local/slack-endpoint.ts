@@ -11,9 +11,9 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ApprovalStore } from '../functions/shared/approval-store.js';
-import { logger } from '../functions/shared/middleware.js';
-import type { SlackApi } from '../functions/shared/slack-client.js';
+import type { ApprovalStore } from '#approval/approval-store.js';
+import type { SlackApi } from '#approval/slack-client.js';
+import { logger } from '#platform/middleware.js';
 import {
   acknowledgeInteraction,
   type FollowUp,

@@ -16,8 +16,8 @@ import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { CreateTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { createSqsServer } from 'local-aws-sqs';
-import { resetClients } from '../functions/shared/clients.js';
-import { DEFAULT_TABLE_NAME, tableDefinition } from '../functions/shared/table.js';
+import { resetClients } from '#platform/clients.js';
+import { DEFAULT_TABLE_NAME, tableDefinition } from '#platform/table.js';
 
 /** A running local stack. */
 export interface LocalStack {

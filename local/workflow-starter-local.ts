@@ -10,12 +10,12 @@
  *
  * @see https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html
  */
-import { errorMessage } from '../functions/shared/errors.js';
+import { errorMessage } from '#platform/errors.js';
 import {
   executionNameOf,
   type WorkflowStart,
   type WorkflowStarter,
-} from '../functions/shared/workflow-starter.js';
+} from '../functions/triage/workflow-starter.js';
 import type { ExecutionResult, LocalWorkflowRunner, RunningExecution } from './runner.js';
 
 /** A start request, as triage makes it. */

@@ -8,7 +8,7 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { ExecutionInput } from '../functions/shared/execution-input.js';
+import { ExecutionInput } from '#incident/execution-input.js';
 
 /**
  * The execution input as JSON Schema (draft 2020-12), for the console docs and any caller that

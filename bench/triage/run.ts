@@ -16,12 +16,12 @@
 
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { normaliseAlarmEvent } from '../../functions/shared/alarm-event.js';
-import { documentClient, dynamoClient, sqsClient } from '../../functions/shared/clients.js';
-import { createEnvelopeStore } from '../../functions/shared/envelope-store.js';
-import { createIncidentStore } from '../../functions/shared/incident-store.js';
-import { createQueueRegistry } from '../../functions/shared/queue-registry.js';
-import { createSqsQueues } from '../../functions/shared/sqs-queues.js';
+import { createIncidentStore } from '#incident/incident-store.js';
+import { createQueueRegistry } from '#incident/queue-registry.js';
+import { createEnvelopeStore } from '#inventory/envelope-store.js';
+import { documentClient, dynamoClient, sqsClient } from '#platform/clients.js';
+import { createSqsQueues } from '#platform/sqs-queues.js';
+import { normaliseAlarmEvent } from '../../functions/triage/alarm-event.js';
 import { triage } from '../../functions/triage/triage.js';
 import { startLocalStack } from '../../local/stack.js';
 import { queueDepth, seedDlq } from '../../test/support/seed-dlq.js';

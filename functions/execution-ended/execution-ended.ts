@@ -22,11 +22,11 @@
  * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html
  */
 import { z } from 'zod';
-import { InvalidInputError } from '../shared/errors.js';
-import type { IncidentStore } from '../shared/incident-store.js';
-import { logger } from '../shared/middleware.js';
-import type { NoticeKind, Notifier } from '../shared/notifier.js';
-import type { WorkflowLeaseStore } from '../shared/workflow-lease.js';
+import type { IncidentStore } from '#incident/incident-store.js';
+import type { NoticeKind, Notifier } from '#incident/notifier.js';
+import type { WorkflowLeaseStore } from '#incident/workflow-lease.js';
+import { InvalidInputError } from '#platform/errors.js';
+import { logger } from '#platform/middleware.js';
 
 /** Execution statuses that end a run; the infra rule routes exactly these. */
 export const ENDED_STATUSES = ['ABORTED', 'TIMED_OUT', 'FAILED'] as const;

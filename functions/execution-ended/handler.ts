@@ -9,10 +9,10 @@
  */
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import middy from '@middy/core';
-import { createIncidentStore } from '../shared/incident-store.js';
-import { standardMiddleware } from '../shared/middleware.js';
-import { sharedNotifierFromEnv } from '../shared/slack-notifier.js';
-import { createWorkflowLeaseStore } from '../shared/workflow-lease.js';
+import { sharedNotifierFromEnv } from '#approval/slack-notifier.js';
+import { createIncidentStore } from '#incident/incident-store.js';
+import { createWorkflowLeaseStore } from '#incident/workflow-lease.js';
+import { standardMiddleware } from '#platform/middleware.js';
 import {
   type ExecutionEndedDeps,
   type ExecutionEndedResult,

@@ -6,10 +6,10 @@
  */
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import middy from '@middy/core';
-import { createEnvelopeStore } from '../shared/envelope-store.js';
-import { standardMiddleware } from '../shared/middleware.js';
-import { createMoveTasks } from '../shared/move-tasks.js';
-import { createSqsQueues } from '../shared/sqs-queues.js';
+import { createEnvelopeStore } from '#inventory/envelope-store.js';
+import { standardMiddleware } from '#platform/middleware.js';
+import { createSqsQueues } from '#platform/sqs-queues.js';
+import { createMoveTasks } from '#transfer/move-tasks.js';
 import { type MoveTaskDeps, MoveTaskInput, moveTask, type RampResult } from './move-task.js';
 
 function deps(): MoveTaskDeps {

@@ -19,13 +19,13 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ListMessageMoveTasks.html
  */
 import { z } from 'zod';
-import { scanDlq, type VisitResult } from '../shared/dlq-scan.js';
-import type { EnvelopeStore } from '../shared/envelope-store.js';
-import { ExecutionPlan, parseSqsArn } from '../shared/execution-input.js';
-import { idempotencyKeyOfMessage } from '../shared/idempotency-key.js';
-import { activeTask, type MoveTask, type MoveTasks } from '../shared/move-tasks.js';
-import { checkRampRates } from '../shared/redrive-plan.js';
-import type { SqsQueues } from '../shared/sqs-queues.js';
+import { ExecutionPlan, parseSqsArn } from '#incident/execution-input.js';
+import { scanDlq, type VisitResult } from '#inventory/dlq-scan.js';
+import type { EnvelopeStore } from '#inventory/envelope-store.js';
+import { idempotencyKeyOfMessage } from '#inventory/idempotency-key.js';
+import type { SqsQueues } from '#platform/sqs-queues.js';
+import { activeTask, type MoveTask, type MoveTasks } from '#transfer/move-tasks.js';
+import { checkRampRates } from '#transfer/redrive-plan.js';
 
 /** `$.ramp` (docs/contracts.md) plus the gate's measurements. */
 export const RampState = z.looseObject({

@@ -17,8 +17,8 @@ import {
   type RedriveOutcome,
   type RunRecorder,
   recordRunOnIncident,
-} from '../shared/notifier.js';
-import type { WorkflowLeaseStore } from '../shared/workflow-lease.js';
+} from '#incident/notifier.js';
+import type { WorkflowLeaseStore } from '#incident/workflow-lease.js';
 
 const Slot = z.looseObject({}).nullish();
 

@@ -20,13 +20,13 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-configure-dead-letter-queue-redrive.html
  */
 import { z } from 'zod';
-import { scanUntilFound, type VisitResult } from '../shared/dlq-scan.js';
-import type { EnvelopeStore, StoredEnvelope } from '../shared/envelope-store.js';
-import { RedriveRefusedError, TransientError } from '../shared/errors.js';
-import { ExecutionPlan } from '../shared/execution-input.js';
-import { type TransferPorts, transferMessage } from '../shared/message-transfer.js';
-import { parkReason } from '../shared/redrive-plan.js';
-import type { SqsQueues } from '../shared/sqs-queues.js';
+import { ExecutionPlan } from '#incident/execution-input.js';
+import { scanUntilFound, type VisitResult } from '#inventory/dlq-scan.js';
+import type { EnvelopeStore, StoredEnvelope } from '#inventory/envelope-store.js';
+import { RedriveRefusedError, TransientError } from '#platform/errors.js';
+import type { SqsQueues } from '#platform/sqs-queues.js';
+import { type TransferPorts, transferMessage } from '#transfer/message-transfer.js';
+import { parkReason } from '#transfer/redrive-plan.js';
 
 /** Input of the Park function. */
 export const ParkInput = z.object({ plan: ExecutionPlan });

@@ -6,11 +6,11 @@
  */
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import middy from '@middy/core';
-import { createEnvelopeStore } from '../shared/envelope-store.js';
-import { standardMiddleware } from '../shared/middleware.js';
-import { createMoveTasks } from '../shared/move-tasks.js';
-import { createSqsQueues } from '../shared/sqs-queues.js';
-import { createWorkflowLeaseStore } from '../shared/workflow-lease.js';
+import { createWorkflowLeaseStore } from '#incident/workflow-lease.js';
+import { createEnvelopeStore } from '#inventory/envelope-store.js';
+import { standardMiddleware } from '#platform/middleware.js';
+import { createSqsQueues } from '#platform/sqs-queues.js';
+import { createMoveTasks } from '#transfer/move-tasks.js';
 import { type PreflightDeps, PreflightInput, type PreflightResult, preflight } from './preflight.js';
 
 function deps(): PreflightDeps {

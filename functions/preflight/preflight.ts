@@ -17,7 +17,7 @@
  *    recheck) takes the lease `DLQ#<dlqArn>` / `WORKFLOW` with a conditional write, re-acquiring
  *    (and extending) a lease its own execution already holds. Dry-run mode moves nothing and takes
  *    no lease; it only warns when another run holds it. An empty DLQ (dlqDepth 0) takes none either:
- *    the run ends at once. Notify / RecordFailure release it (functions/shared/workflow-lease.ts);
+ *    the run ends at once. Notify / RecordFailure release it (functions/shared/incident/workflow-lease.ts);
  * and reports the verification window (source visibility timeout x maxReceiveCount + margin)
  * and the retention headroom (earliest envelope deadline - now).
  *
@@ -27,10 +27,12 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ListDeadLetterSourceQueues.html
  */
 import { z } from 'zod';
-import type { EnvelopeStore } from '../shared/envelope-store.js';
-import { QueueNotFoundError } from '../shared/errors.js';
-import { ExecutionPlan, parseSqsArn } from '../shared/execution-input.js';
-import { activeTask, activeTaskRefusal, type MoveTasks } from '../shared/move-tasks.js';
+import { ExecutionPlan, parseSqsArn } from '#incident/execution-input.js';
+import { leaseRefusal, leaseSeconds, type WorkflowLeaseStore } from '#incident/workflow-lease.js';
+import type { EnvelopeStore } from '#inventory/envelope-store.js';
+import { QueueNotFoundError } from '#platform/errors.js';
+import type { QueueInfo, SqsQueues } from '#platform/sqs-queues.js';
+import { activeTask, activeTaskRefusal, type MoveTasks } from '#transfer/move-tasks.js';
 import {
   checkQueueTypes,
   checkRampCapacity,
@@ -38,9 +40,7 @@ import {
   MAX_MOVE_TASK_RATE,
   parkReason,
   verifyWindowSeconds,
-} from '../shared/redrive-plan.js';
-import type { QueueInfo, SqsQueues } from '../shared/sqs-queues.js';
-import { leaseRefusal, leaseSeconds, type WorkflowLeaseStore } from '../shared/workflow-lease.js';
+} from '#transfer/redrive-plan.js';
 
 /** Input of the Preflight function (states `Preflight` and `CheckDlqStillHasMessages`). */
 export const PreflightInput = z.object({

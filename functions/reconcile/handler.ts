@@ -7,13 +7,13 @@
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { createEnvelopeStore } from '../shared/envelope-store.js';
-import { createIncidentStore } from '../shared/incident-store.js';
-import { standardMiddleware } from '../shared/middleware.js';
-import { createMoveTasks } from '../shared/move-tasks.js';
-import { createQueueRegistry } from '../shared/queue-registry.js';
-import { createRedriveLedger } from '../shared/redrive-ledger.js';
-import { createSqsQueues } from '../shared/sqs-queues.js';
+import { createIncidentStore } from '#incident/incident-store.js';
+import { createQueueRegistry } from '#incident/queue-registry.js';
+import { createEnvelopeStore } from '#inventory/envelope-store.js';
+import { standardMiddleware } from '#platform/middleware.js';
+import { createSqsQueues } from '#platform/sqs-queues.js';
+import { createMoveTasks } from '#transfer/move-tasks.js';
+import { createRedriveLedger } from '#transfer/redrive-ledger.js';
 import { type ReconcileDeps, ReconcileInput, type ReconcileResult, reconcile } from './reconcile.js';
 
 function deps(context: Context): ReconcileDeps {

@@ -17,14 +17,14 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html
  */
 import { z } from 'zod';
-import type { EnvelopeStore, StoredEnvelope } from '../shared/envelope-store.js';
-import { ExecutionPlan } from '../shared/execution-input.js';
-import { type InventoryDeps, inventoryDlq, inventoryRefusal } from '../shared/inventory.js';
-import type { EnvelopeState, QueueRegistration } from '../shared/model.js';
-import type { MoveTasks } from '../shared/move-tasks.js';
-import { type REDRIVE_OUTCOMES, type RunRecorder, recordRunOnIncident } from '../shared/notifier.js';
-import type { LedgerEntry, RedriveLedger } from '../shared/redrive-ledger.js';
-import type { SqsQueues } from '../shared/sqs-queues.js';
+import { ExecutionPlan } from '#incident/execution-input.js';
+import { type REDRIVE_OUTCOMES, type RunRecorder, recordRunOnIncident } from '#incident/notifier.js';
+import type { EnvelopeStore, StoredEnvelope } from '#inventory/envelope-store.js';
+import { type InventoryDeps, inventoryDlq, inventoryRefusal } from '#inventory/inventory.js';
+import type { EnvelopeState, QueueRegistration } from '#inventory/model.js';
+import type { SqsQueues } from '#platform/sqs-queues.js';
+import type { MoveTasks } from '#transfer/move-tasks.js';
+import type { LedgerEntry, RedriveLedger } from '#transfer/redrive-ledger.js';
 
 /** Input of the Reconcile function. */
 export const ReconcileInput = z.object({

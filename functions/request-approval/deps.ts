@@ -2,10 +2,10 @@
  * Wires {@link requestApproval}'s ports to the pipeline's stores and the Slack client. Shared by the
  * Lambda handler and the local Slack approver (`npm start -- --approve-via slack`).
  */
-import { type ApprovalStore, createApprovalStore } from '../shared/approval-store.js';
-import { createIncidentStore, type IncidentStore } from '../shared/incident-store.js';
-import { createQueueRegistry, type QueueRegistry } from '../shared/queue-registry.js';
-import type { SlackApi } from '../shared/slack-client.js';
+import { type ApprovalStore, createApprovalStore } from '#approval/approval-store.js';
+import type { SlackApi } from '#approval/slack-client.js';
+import { createIncidentStore, type IncidentStore } from '#incident/incident-store.js';
+import { createQueueRegistry, type QueueRegistry } from '#incident/queue-registry.js';
 import type { RequestApprovalDeps } from './request-approval.js';
 
 /** Options of {@link requestApprovalDeps}; every store defaults to the DynamoDB one. */

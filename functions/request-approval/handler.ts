@@ -10,8 +10,8 @@
  */
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import middy from '@middy/core';
-import { standardMiddleware } from '../shared/middleware.js';
-import { createSlackApi, loadSlackSecrets } from '../shared/slack-client.js';
+import { createSlackApi, loadSlackSecrets } from '#approval/slack-client.js';
+import { standardMiddleware } from '#platform/middleware.js';
 import { requestApprovalDeps } from './deps.js';
 import { RequestApprovalInput, requestApproval } from './request-approval.js';
 

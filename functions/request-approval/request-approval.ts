@@ -13,12 +13,12 @@
  * @see https://api.slack.com/methods/chat.postMessage
  */
 import { z } from 'zod';
-import { type ApprovalRecord, type ApprovalStore, approvalIdForToken } from '../shared/approval-store.js';
-import { InvalidInputError } from '../shared/errors.js';
-import { logger } from '../shared/middleware.js';
-import type { IncidentSummary, QueueRegistration } from '../shared/model.js';
-import type { SlackApi } from '../shared/slack-client.js';
-import { approvalRequestMessage, storedRequestMessage } from '../shared/slack-messages.js';
+import { type ApprovalRecord, type ApprovalStore, approvalIdForToken } from '#approval/approval-store.js';
+import type { SlackApi } from '#approval/slack-client.js';
+import { approvalRequestMessage, storedRequestMessage } from '#approval/slack-messages.js';
+import type { IncidentSummary, QueueRegistration } from '#inventory/model.js';
+import { InvalidInputError } from '#platform/errors.js';
+import { logger } from '#platform/middleware.js';
 
 /** Default approval window when neither the payload nor `APPROVAL_TIMEOUT_SECONDS` says (C17). */
 export const DEFAULT_APPROVAL_TIMEOUT_SECONDS = 3600;

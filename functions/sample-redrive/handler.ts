@@ -7,8 +7,8 @@
  */
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import middy from '@middy/core';
-import { standardMiddleware } from '../shared/middleware.js';
-import { transferDepsFromEnv } from '../shared/transfer-deps.js';
+import { standardMiddleware } from '#platform/middleware.js';
+import { transferDepsFromEnv } from '#transfer/transfer-deps.js';
 import {
   type SampleRedriveDeps,
   SampleRedriveInput,

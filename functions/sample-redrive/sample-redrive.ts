@@ -25,12 +25,12 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_DeleteMessage.html
  */
 import { z } from 'zod';
-import { scanUntilFound, type VisitResult } from '../shared/dlq-scan.js';
-import type { EnvelopeStore } from '../shared/envelope-store.js';
-import { TransientError } from '../shared/errors.js';
-import { ExecutionPlan, parseSqsArn } from '../shared/execution-input.js';
-import { type TransferPorts, transferMessage } from '../shared/message-transfer.js';
-import type { SqsQueues } from '../shared/sqs-queues.js';
+import { ExecutionPlan, parseSqsArn } from '#incident/execution-input.js';
+import { scanUntilFound, type VisitResult } from '#inventory/dlq-scan.js';
+import type { EnvelopeStore } from '#inventory/envelope-store.js';
+import { TransientError } from '#platform/errors.js';
+import type { SqsQueues } from '#platform/sqs-queues.js';
+import { type TransferPorts, transferMessage } from '#transfer/message-transfer.js';
 
 /** Input of the SampleRedrive function. Only the preflight fields it uses are required. */
 export const SampleRedriveInput = z.object({

@@ -10,7 +10,7 @@
  * @see https://docs.aws.amazon.com/lambda/latest/dg/invocation-async.html
  */
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
-import { TransientError } from '../shared/errors.js';
+import { TransientError } from '#platform/errors.js';
 import type { FollowUp } from './interaction.js';
 
 /** The event the function receives for a deferred follow-up. */

@@ -13,10 +13,10 @@
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import middy from '@middy/core';
 import { z } from 'zod';
-import { createApprovalStore } from '../shared/approval-store.js';
-import { sfnClient } from '../shared/clients.js';
-import { parseOrThrow, standardMiddleware } from '../shared/middleware.js';
-import { createSlackApi, loadSlackSecrets, responseUrlPrefixesFromEnv } from '../shared/slack-client.js';
+import { createApprovalStore } from '#approval/approval-store.js';
+import { createSlackApi, loadSlackSecrets, responseUrlPrefixesFromEnv } from '#approval/slack-client.js';
+import { sfnClient } from '#platform/clients.js';
+import { parseOrThrow, standardMiddleware } from '#platform/middleware.js';
 import { lambdaDefer } from './defer.js';
 import { acknowledgeInteraction, FollowUp, FunctionUrlRequest, runFollowUp } from './interaction.js';
 import { createTaskCallbacks } from './task-callbacks.js';

@@ -17,10 +17,8 @@
  * @see https://api.slack.com/authentication/verifying-requests-from-slack
  */
 import { z } from 'zod';
-import type { ApprovalDecision, ApprovalRecord, ApprovalStore, SlackUser } from '../shared/approval-store.js';
-import { InvalidInputError } from '../shared/errors.js';
-import { formatIssues, logger } from '../shared/middleware.js';
-import { isAllowedResponseUrl, type ResponseUrlMessage, type SlackApi } from '../shared/slack-client.js';
+import type { ApprovalDecision, ApprovalRecord, ApprovalStore, SlackUser } from '#approval/approval-store.js';
+import { isAllowedResponseUrl, type ResponseUrlMessage, type SlackApi } from '#approval/slack-client.js';
 import {
   APPROVE_ACTION_ID,
   alreadyDecidedMessage,
@@ -28,8 +26,10 @@ import {
   expiredMessage,
   notApproverMessage,
   REJECT_ACTION_ID,
-} from '../shared/slack-messages.js';
-import { headerOf, rawBodyOf, verifySlackSignature } from '../shared/slack-signature.js';
+} from '#approval/slack-messages.js';
+import { InvalidInputError } from '#platform/errors.js';
+import { formatIssues, logger } from '#platform/middleware.js';
+import { headerOf, rawBodyOf, verifySlackSignature } from './slack-signature.js';
 import { type ApprovalOutput, type TaskCallbacks, TaskClosedError } from './task-callbacks.js';
 
 /** The Function URL request fields used (payload format 2.0, as API Gateway HTTP APIs send it too). */

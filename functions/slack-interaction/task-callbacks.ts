@@ -11,8 +11,8 @@
  * @see https://docs.aws.amazon.com/step-functions/latest/dg/connect-to-resource.html#connect-wait-token
  */
 import { SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
-import type { ApprovalClosedReason, ApprovalDecision } from '../shared/approval-store.js';
-import { awsErrorName, RedriveError } from '../shared/errors.js';
+import type { ApprovalClosedReason, ApprovalDecision } from '#approval/approval-store.js';
+import { awsErrorName, RedriveError } from '#platform/errors.js';
 
 /** The RequestApproval task's output, `$.approval` in the execution (see docs/contracts.md). */
 export interface ApprovalOutput {

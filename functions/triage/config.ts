@@ -10,8 +10,8 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/quotas-messages.html
  */
 import { z } from 'zod';
-import { InvalidInputError } from '../shared/errors.js';
-import { formatIssues } from '../shared/middleware.js';
+import { InvalidInputError } from '#platform/errors.js';
+import { formatIssues } from '#platform/middleware.js';
 import type { TriageConfig } from './triage.js';
 
 const intFromEnv = (fallback: number, min: number, max: number) =>

@@ -6,17 +6,17 @@
  */
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { normaliseAlarmEvent } from '../shared/alarm-event.js';
-import { createEnvelopeStore } from '../shared/envelope-store.js';
-import { createIncidentStore } from '../shared/incident-store.js';
-import { logger, standardMiddleware } from '../shared/middleware.js';
-import type { Notifier } from '../shared/notifier.js';
-import { createQueueRegistry } from '../shared/queue-registry.js';
-import { sharedNotifierFromEnv } from '../shared/slack-notifier.js';
-import { createSqsQueues } from '../shared/sqs-queues.js';
-import { createSfnWorkflowStarter, type WorkflowStarter } from '../shared/workflow-starter.js';
+import { sharedNotifierFromEnv } from '#approval/slack-notifier.js';
+import { createIncidentStore } from '#incident/incident-store.js';
+import type { Notifier } from '#incident/notifier.js';
+import { createQueueRegistry } from '#incident/queue-registry.js';
+import { createEnvelopeStore } from '#inventory/envelope-store.js';
+import { logger, standardMiddleware } from '#platform/middleware.js';
+import { createSqsQueues } from '#platform/sqs-queues.js';
+import { normaliseAlarmEvent } from './alarm-event.js';
 import { triageConfigFromEnv } from './config.js';
 import { type TriageResult, triage } from './triage.js';
+import { createSfnWorkflowStarter, type WorkflowStarter } from './workflow-starter.js';
 
 /**
  * Builds the handler; tests and the local runner pass their own workflow starter and notifier.

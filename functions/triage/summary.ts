@@ -3,10 +3,10 @@
  * grouped by failure fingerprint with one example each, classification counts, oldest age,
  * earliest retention deadline and how many messages expire within 24 h.
  */
-import { classifyIncident } from '../shared/classification.js';
-import type { IncidentRule } from '../shared/classification-rules.js';
-import type { CauseGroup, Classification, Envelope, IncidentSummary } from '../shared/model.js';
-import { expiresWithin } from '../shared/retention.js';
+import { classifyIncident } from '#inventory/classification.js';
+import type { IncidentRule } from '#inventory/classification-rules.js';
+import type { CauseGroup, Classification, Envelope, IncidentSummary } from '#inventory/model.js';
+import { expiresWithin } from '#inventory/retention.js';
 
 /** A summary plus the incident rule that overrode message classifications, if any. */
 export interface SummaryResult {

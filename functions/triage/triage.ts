@@ -16,18 +16,19 @@
  * 6. point `ALARM#<alarmArn>` / `LATEST` at the incidents it opened (for a later ALARM -> OK);
  * 7. mark the transition HANDLED (or PARTIAL with a cursor, or FAILED so a retry completes it).
  */
-import type { NormalisedAlarmEvent } from '../shared/alarm-event.js';
-import { queueArnOf } from '../shared/alarm-event.js';
-import type { EnvelopeStore } from '../shared/envelope-store.js';
-import { errorMessage, InvalidInputError, TransientError } from '../shared/errors.js';
-import { type Incident, type IncidentStore, incidentIdOf } from '../shared/incident-store.js';
-import { type InventoryBudgets, inventoryDlq, inventoryRefusal } from '../shared/inventory.js';
-import type { AlarmRecord, IncidentSummary, QueueRegistration } from '../shared/model.js';
-import type { NoticeKind, Notifier } from '../shared/notifier.js';
-import type { QueueRegistry } from '../shared/queue-registry.js';
-import { type QueueInfo, queueNameOfUrl, type SqsQueues } from '../shared/sqs-queues.js';
-import type { WorkflowStarter } from '../shared/workflow-starter.js';
+
+import { type Incident, type IncidentStore, incidentIdOf } from '#incident/incident-store.js';
+import type { NoticeKind, Notifier } from '#incident/notifier.js';
+import type { QueueRegistry } from '#incident/queue-registry.js';
+import type { EnvelopeStore } from '#inventory/envelope-store.js';
+import { type InventoryBudgets, inventoryDlq, inventoryRefusal } from '#inventory/inventory.js';
+import type { AlarmRecord, IncidentSummary, QueueRegistration } from '#inventory/model.js';
+import { errorMessage, InvalidInputError, TransientError } from '#platform/errors.js';
+import { type QueueInfo, queueNameOfUrl, type SqsQueues } from '#platform/sqs-queues.js';
+import type { NormalisedAlarmEvent } from './alarm-event.js';
+import { queueArnOf } from './alarm-event.js';
 import { summarise } from './summary.js';
+import type { WorkflowStarter } from './workflow-starter.js';
 
 /** Configuration of triage (see `config.ts` for the environment variables). */
 export interface TriageConfig {

@@ -8,9 +8,9 @@
  * @see https://docs.aws.amazon.com/lambda/latest/dg/nodejs-exceptions.html
  */
 import middy from '@middy/core';
-import { sqsClient } from '../shared/clients.js';
-import { standardMiddleware } from '../shared/middleware.js';
-import { createQueueRegistry } from '../shared/queue-registry.js';
+import { createQueueRegistry } from '#incident/queue-registry.js';
+import { sqsClient } from '#platform/clients.js';
+import { standardMiddleware } from '#platform/middleware.js';
 import { createQueueLocator } from './queue-locator.js';
 import { type ValidateInputDeps, validateInput } from './validate-input.js';
 

@@ -6,9 +6,9 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_GetQueueUrl.html
  */
 import { GetQueueUrlCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { InvalidInputError, QueueNotFoundError, toRedriveError } from '../shared/errors.js';
-import { parseSqsArn } from '../shared/execution-input.js';
-import { adaptSqsError } from '../shared/sqs-queues.js';
+import { parseSqsArn } from '#incident/execution-input.js';
+import { InvalidInputError, QueueNotFoundError, toRedriveError } from '#platform/errors.js';
+import { adaptSqsError } from '#platform/sqs-queues.js';
 import type { QueueLocator } from './validate-input.js';
 
 /**

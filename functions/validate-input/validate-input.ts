@@ -10,16 +10,16 @@
  * @see https://docs.aws.amazon.com/lambda/latest/dg/nodejs-exceptions.html
  */
 import { createHash } from 'node:crypto';
-import { InvalidInputError } from '../shared/errors.js';
 import {
   DEFAULT_VERIFY_MARGIN_SECONDS,
   ExecutionInput,
   type ExecutionPlan,
   parseSqsArn,
   unknownField,
-} from '../shared/execution-input.js';
-import { formatIssues } from '../shared/middleware.js';
-import type { QueueRegistration } from '../shared/model.js';
+} from '#incident/execution-input.js';
+import type { QueueRegistration } from '#inventory/model.js';
+import { InvalidInputError } from '#platform/errors.js';
+import { formatIssues } from '#platform/middleware.js';
 
 /** Resolves a queue ARN to its URL (GetQueueUrl with the ARN's name and account). */
 export interface QueueLocator {
@@ -30,7 +30,7 @@ export interface QueueLocator {
   queueUrl(queueArn: string): Promise<string>;
 }
 
-/** The queue registry port (`functions/shared/queue-registry.ts`, docs/contracts.md). */
+/** The queue registry port (`functions/shared/incident/queue-registry.ts`, docs/contracts.md). */
 export interface RegistrationSource {
   /** The registration of `dlqArn`, defaults applied, or the default registration when none exists. */
   getRegistration(dlqArn: string): Promise<QueueRegistration>;

@@ -6,10 +6,10 @@
  */
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import middy from '@middy/core';
-import { createProcessedKeys } from '../shared/consumer-idempotency.js';
-import { createEnvelopeStore } from '../shared/envelope-store.js';
-import { standardMiddleware } from '../shared/middleware.js';
-import { createSqsQueues } from '../shared/sqs-queues.js';
+import { createProcessedKeys } from '#consumer/consumer-idempotency.js';
+import { createEnvelopeStore } from '#inventory/envelope-store.js';
+import { standardMiddleware } from '#platform/middleware.js';
+import { createSqsQueues } from '#platform/sqs-queues.js';
 import {
   type VerifySampleDeps,
   VerifySampleInput,

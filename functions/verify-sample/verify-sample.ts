@@ -13,12 +13,12 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html
  */
 import { z } from 'zod';
-import type { ProcessedKeys } from '../shared/consumer-idempotency.js';
-import { scanDlq, type VisitResult } from '../shared/dlq-scan.js';
-import type { EnvelopeStore } from '../shared/envelope-store.js';
-import { ExecutionPlan } from '../shared/execution-input.js';
-import { idempotencyKeyOfMessage } from '../shared/idempotency-key.js';
-import type { SqsQueues } from '../shared/sqs-queues.js';
+import type { ProcessedKeys } from '#consumer/consumer-idempotency.js';
+import { ExecutionPlan } from '#incident/execution-input.js';
+import { scanDlq, type VisitResult } from '#inventory/dlq-scan.js';
+import type { EnvelopeStore } from '#inventory/envelope-store.js';
+import { idempotencyKeyOfMessage } from '#inventory/idempotency-key.js';
+import type { SqsQueues } from '#platform/sqs-queues.js';
 
 /** Input of the VerifySample function. */
 export const VerifySampleInput = z.object({

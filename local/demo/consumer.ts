@@ -4,7 +4,7 @@
  * handler reports failed records (ReportBatchItemFailures) and the mapping deletes the rest.
  *
  * The handler uses the pipeline's consumer-side idempotency middleware
- * (functions/shared/consumer-idempotency.ts): a record whose key this consumer already processed
+ * (functions/shared/consumer/consumer-idempotency.ts): a record whose key this consumer already processed
  * is skipped, and each processed key is recorded (`KEY#<key>` / `PROCESSED#orders-consumer`), which
  * is what VerifySample reads and what makes a redrive duplicate harmless.
  *
@@ -32,8 +32,8 @@ import {
   consumerIdempotency,
   consumerIdempotencyState,
   type ProcessedKeys,
-} from '../../functions/shared/consumer-idempotency.js';
-import { readJsonPath } from '../../functions/shared/idempotency-key.js';
+} from '#consumer/consumer-idempotency.js';
+import { readJsonPath } from '#inventory/idempotency-key.js';
 import { lambdaContext } from '../lambda-context.js';
 import { isPoison } from './producer.js';
 

@@ -6,9 +6,9 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import type { ProcessedKeys } from '../../functions/shared/consumer-idempotency.js';
-import type { QueueRegistration } from '../../functions/shared/model.js';
-import { createQueueRegistry } from '../../functions/shared/queue-registry.js';
+import type { ProcessedKeys } from '#consumer/consumer-idempotency.js';
+import { createQueueRegistry } from '#incident/queue-registry.js';
+import type { QueueRegistration } from '#inventory/model.js';
 import { DemoConsumer } from './consumer.js';
 import { type Produced, produceOrders } from './producer.js';
 import { createDemoQueues, type DemoQueues, queueDepth, waitUntilDrained } from './queues.js';

@@ -5,9 +5,10 @@
  *
  * @see https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/cloudwatch-and-eventbridge.html
  */
-import type { WorkflowStarter } from '../../functions/shared/workflow-starter.js';
+
 import { createTriageHandler } from '../../functions/triage/handler.js';
 import type { TriageResult } from '../../functions/triage/triage.js';
+import type { WorkflowStarter } from '../../functions/triage/workflow-starter.js';
 import { lambdaContext } from '../lambda-context.js';
 
 /**

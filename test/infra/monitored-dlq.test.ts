@@ -11,8 +11,8 @@ import { App, Duration, aws_kms as kms, Stack, aws_sqs as sqs } from 'aws-cdk-li
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../../functions/shared/errors.js';
-import { QueueRegistration } from '../../functions/shared/model.js';
+import { QueueRegistration } from '#inventory/model.js';
+import { InvalidInputError } from '#platform/errors.js';
 import { FUNCTION_NAMES } from '../../infra/function-catalog.js';
 import { MonitoredDlq, type MonitoredDlqProps, registrationItem } from '../../infra/monitored-dlq.js';
 import { type AlarmDelivery, PipelineStack, REPO_ROOT } from '../../infra/pipeline-stack.js';

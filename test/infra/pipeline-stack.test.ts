@@ -10,7 +10,7 @@ import { App, type Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { TABLE, tableDefinition } from '../../functions/shared/table.js';
+import { TABLE, tableDefinition } from '#platform/table.js';
 import {
   aslPlaceholders,
   aslTaskResources,
@@ -147,7 +147,7 @@ beforeAll(() => {
 }, 120_000);
 
 describe('table', () => {
-  it('has the keys, index and attribute types of functions/shared/table.ts (one source of truth)', () => {
+  it('has the keys, index and attribute types of functions/shared/platform/table.ts (one source of truth)', () => {
     const local = tableDefinition('x');
     const tables = Object.values(template.findResources('AWS::DynamoDB::Table')) as Resource[];
     expect(tables).toHaveLength(1);

@@ -8,8 +8,8 @@ import {
   consumerIdempotencyState,
   createProcessedKeys,
   idempotencyKeyOfRecord,
-} from '../../functions/shared/consumer-idempotency.js';
-import { idempotencyKeyOfMessage } from '../../functions/shared/idempotency-key.js';
+} from '#consumer/consumer-idempotency.js';
+import { idempotencyKeyOfMessage } from '#inventory/idempotency-key.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { lambdaContext } from '../support/redrive-fixtures.js';
 

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createWorkflowLeaseStore, leaseSeconds } from '#incident/workflow-lease.js';
+import { documentClient } from '#platform/clients.js';
 import type { ExecutionEndedResult } from '../../functions/execution-ended/execution-ended.js';
 import { handler } from '../../functions/execution-ended/handler.js';
-import { documentClient } from '../../functions/shared/clients.js';
-import { createWorkflowLeaseStore, leaseSeconds } from '../../functions/shared/workflow-lease.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { lambdaContext } from '../support/redrive-fixtures.js';
 

@@ -2,8 +2,8 @@ import { execSync } from 'node:child_process';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dynamoClient, sqsClient } from '../../functions/shared/clients.js';
-import { TABLE } from '../../functions/shared/table.js';
+import { dynamoClient, sqsClient } from '#platform/clients.js';
+import { TABLE } from '#platform/table.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 
 function javaProcessesFor(port: string): number {

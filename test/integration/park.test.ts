@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { createEnvelopeStore } from '#inventory/envelope-store.js';
+import { sqsClient } from '#platform/clients.js';
+import { setTransferFaultHook } from '#transfer/message-transfer.js';
 import { handler } from '../../functions/park/handler.js';
 import type { ParkResult } from '../../functions/park/park.js';
-import { sqsClient } from '../../functions/shared/clients.js';
-import { createEnvelopeStore } from '../../functions/shared/envelope-store.js';
-import { setTransferFaultHook } from '../../functions/shared/message-transfer.js';
 import { createQueue, drain, lambdaContext, planFor, seedAndInventory } from '../support/redrive-fixtures.js';
 import { queueDepth } from '../support/seed-dlq.js';
 import { useTransferStack } from '../support/transfer-stack.js';

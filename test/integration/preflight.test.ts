@@ -1,11 +1,11 @@
 import { SetQueueAttributesCommand, StartMessageMoveTaskCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEnvelopeStore } from '#inventory/envelope-store.js';
+import { sqsClient } from '#platform/clients.js';
+import { createSqsQueues } from '#platform/sqs-queues.js';
+import { createMoveTasks } from '#transfer/move-tasks.js';
 import { handler } from '../../functions/preflight/handler.js';
 import { type PreflightDeps, type PreflightResult, preflight } from '../../functions/preflight/preflight.js';
-import { sqsClient } from '../../functions/shared/clients.js';
-import { createEnvelopeStore } from '../../functions/shared/envelope-store.js';
-import { createMoveTasks } from '../../functions/shared/move-tasks.js';
-import { createSqsQueues } from '../../functions/shared/sqs-queues.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { createQueue, drain, lambdaContext, planFor, seedAndInventory } from '../support/redrive-fixtures.js';
 

@@ -4,6 +4,10 @@ import {
   ReceiveMessageCommand,
 } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ExecutionPlan } from '#incident/execution-input.js';
+import { createIncidentStore, type Incident } from '#incident/incident-store.js';
+import { createEnvelopeStore } from '#inventory/envelope-store.js';
+import { sqsClient } from '#platform/clients.js';
 import { handler as moveTaskHandler } from '../../functions/move-task/handler.js';
 import type { RampResult } from '../../functions/move-task/move-task.js';
 import { handler as parkHandler } from '../../functions/park/handler.js';
@@ -11,10 +15,6 @@ import { handler as reconcileHandler } from '../../functions/reconcile/handler.j
 import type { ReconcileResult } from '../../functions/reconcile/reconcile.js';
 import { handler as sampleHandler } from '../../functions/sample-redrive/handler.js';
 import type { SampleRedriveResult } from '../../functions/sample-redrive/sample-redrive.js';
-import { sqsClient } from '../../functions/shared/clients.js';
-import { createEnvelopeStore } from '../../functions/shared/envelope-store.js';
-import type { ExecutionPlan } from '../../functions/shared/execution-input.js';
-import { createIncidentStore, type Incident } from '../../functions/shared/incident-store.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import {
   createQueue,

@@ -5,15 +5,15 @@
  */
 import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
+import { createEnvelopeStore } from '#inventory/envelope-store.js';
+import { sqsClient } from '#platform/clients.js';
+import { createSqsQueues } from '#platform/sqs-queues.js';
+import { createTransferSqs, setTransferFaultHook } from '#transfer/message-transfer.js';
+import { createRedriveLedger } from '#transfer/redrive-ledger.js';
 import { handler as reconcileHandler } from '../../functions/reconcile/handler.js';
 import type { ReconcileResult } from '../../functions/reconcile/reconcile.js';
 import { handler as sampleHandler } from '../../functions/sample-redrive/handler.js';
 import { type SampleRedriveResult, sampleRedrive } from '../../functions/sample-redrive/sample-redrive.js';
-import { sqsClient } from '../../functions/shared/clients.js';
-import { createEnvelopeStore } from '../../functions/shared/envelope-store.js';
-import { createTransferSqs, setTransferFaultHook } from '../../functions/shared/message-transfer.js';
-import { createRedriveLedger } from '../../functions/shared/redrive-ledger.js';
-import { createSqsQueues } from '../../functions/shared/sqs-queues.js';
 import { handler as verifyHandler } from '../../functions/verify-sample/handler.js';
 import type { VerifySampleResult } from '../../functions/verify-sample/verify-sample.js';
 import { createQueue, drain, lambdaContext, planFor, seedAndInventory } from '../support/redrive-fixtures.js';

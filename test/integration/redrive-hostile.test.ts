@@ -6,13 +6,13 @@
  */
 import { DeleteQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
+import { createEnvelopeStore } from '#inventory/envelope-store.js';
+import { sqsClient } from '#platform/clients.js';
+import { createSqsQueues } from '#platform/sqs-queues.js';
 import { handler as parkHandler } from '../../functions/park/handler.js';
 import type { ParkResult } from '../../functions/park/park.js';
 import { handler as preflightHandler } from '../../functions/preflight/handler.js';
 import type { PreflightResult } from '../../functions/preflight/preflight.js';
-import { sqsClient } from '../../functions/shared/clients.js';
-import { createEnvelopeStore } from '../../functions/shared/envelope-store.js';
-import { createSqsQueues } from '../../functions/shared/sqs-queues.js';
 import { createQueue, drain, lambdaContext, planFor, seedAndInventory } from '../support/redrive-fixtures.js';
 import { seedDlq } from '../support/seed-dlq.js';
 import { holdAll, useTransferStack } from '../support/transfer-stack.js';
@@ -133,8 +133,8 @@ describe('Park and SampleRedrive under hostile DLQ conditions', () => {
 
 /** Stores envelopes for every message now in the DLQ, as triage's inventory would. */
 async function inventoryAll(dlqUrl: string, dlqArn: string, incidentId: string): Promise<number> {
-  const { inventoryDlq } = await import('../../functions/shared/inventory.js');
-  const { QueueRegistration } = await import('../../functions/shared/model.js');
+  const { inventoryDlq } = await import('#inventory/inventory.js');
+  const { QueueRegistration } = await import('#inventory/model.js');
   const queues = createSqsQueues({ client: sqsClient() });
   const result = await inventoryDlq(
     {

@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { handler } from '../../functions/sample-redrive/handler.js';
-import type { SampleRedriveResult } from '../../functions/sample-redrive/sample-redrive.js';
-import { sqsClient } from '../../functions/shared/clients.js';
-import { createEnvelopeStore } from '../../functions/shared/envelope-store.js';
+import { createEnvelopeStore } from '#inventory/envelope-store.js';
+import { sqsClient } from '#platform/clients.js';
 import {
   createTransferSqs,
   fifoDeduplicationId,
   setTransferFaultHook,
   type TransferStep,
-} from '../../functions/shared/message-transfer.js';
-import { createRedriveLedger } from '../../functions/shared/redrive-ledger.js';
+} from '#transfer/message-transfer.js';
+import { createRedriveLedger } from '#transfer/redrive-ledger.js';
+import { handler } from '../../functions/sample-redrive/handler.js';
+import type { SampleRedriveResult } from '../../functions/sample-redrive/sample-redrive.js';
 import { drain, lambdaContext, planFor, seedAndInventory } from '../support/redrive-fixtures.js';
 import { queueDepth } from '../support/seed-dlq.js';
 import { useTransferStack } from '../support/transfer-stack.js';

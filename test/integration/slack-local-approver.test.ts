@@ -7,8 +7,8 @@
 import { readFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { approvalIdForToken, createApprovalStore } from '../../functions/shared/approval-store.js';
-import { EXPIRED_TEXT } from '../../functions/shared/slack-messages.js';
+import { approvalIdForToken, createApprovalStore } from '#approval/approval-store.js';
+import { EXPIRED_TEXT } from '#approval/slack-messages.js';
 import { approverFromArgs } from '../../local/approver.js';
 import { slackApprover } from '../../local/slack-approver.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';

@@ -5,9 +5,9 @@
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { approvalIdForToken, createApprovalStore } from '../../functions/shared/approval-store.js';
-import { sqsClient } from '../../functions/shared/clients.js';
-import { EXPIRED_TEXT } from '../../functions/shared/slack-messages.js';
+import { approvalIdForToken, createApprovalStore } from '#approval/approval-store.js';
+import { EXPIRED_TEXT } from '#approval/slack-messages.js';
+import { sqsClient } from '#platform/clients.js';
 import { slackApprover } from '../../local/slack-approver.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { runIncident } from '../workflow/harness.js';

@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sqsClient } from '../../functions/shared/clients.js';
-import { createEnvelopeStore, type StoredEnvelope } from '../../functions/shared/envelope-store.js';
-import { createIncidentStore } from '../../functions/shared/incident-store.js';
-import { createMemoryNotifier } from '../../functions/shared/notifier.js';
-import type { WorkflowStarter } from '../../functions/shared/workflow-starter.js';
+import { createIncidentStore } from '#incident/incident-store.js';
+import { createMemoryNotifier } from '#incident/notifier.js';
+import { createEnvelopeStore, type StoredEnvelope } from '#inventory/envelope-store.js';
+import { sqsClient } from '#platform/clients.js';
 import { createTriageHandler } from '../../functions/triage/handler.js';
 import type { TriageResult } from '../../functions/triage/triage.js';
+import type { WorkflowStarter } from '../../functions/triage/workflow-starter.js';
 import { lambdaContext } from '../../local/lambda-context.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { queueDepth, seedDlq } from '../support/seed-dlq.js';

@@ -4,18 +4,18 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { NormalisedAlarmEvent } from '../../functions/shared/alarm-event.js';
-import { normaliseAlarmEvent } from '../../functions/shared/alarm-event.js';
-import { sqsClient } from '../../functions/shared/clients.js';
-import { createEnvelopeStore } from '../../functions/shared/envelope-store.js';
-import { TransientError } from '../../functions/shared/errors.js';
-import { createIncidentStore, incidentIdOf } from '../../functions/shared/incident-store.js';
-import { createMemoryNotifier } from '../../functions/shared/notifier.js';
-import { createQueueRegistry } from '../../functions/shared/queue-registry.js';
-import { createSqsQueues } from '../../functions/shared/sqs-queues.js';
-import type { WorkflowStarter } from '../../functions/shared/workflow-starter.js';
+import { createIncidentStore, incidentIdOf } from '#incident/incident-store.js';
+import { createMemoryNotifier } from '#incident/notifier.js';
+import { createQueueRegistry } from '#incident/queue-registry.js';
+import { createEnvelopeStore } from '#inventory/envelope-store.js';
+import { sqsClient } from '#platform/clients.js';
+import { TransientError } from '#platform/errors.js';
+import { createSqsQueues } from '#platform/sqs-queues.js';
+import type { NormalisedAlarmEvent } from '../../functions/triage/alarm-event.js';
+import { normaliseAlarmEvent } from '../../functions/triage/alarm-event.js';
 import { createTriageHandler } from '../../functions/triage/handler.js';
 import { type TriageDeps, type TriageResult, triage } from '../../functions/triage/triage.js';
+import type { WorkflowStarter } from '../../functions/triage/workflow-starter.js';
 import { lambdaContext } from '../../local/lambda-context.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { queueDepth, seedDlq } from '../support/seed-dlq.js';

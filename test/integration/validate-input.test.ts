@@ -8,10 +8,10 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { dynamoClient, sqsClient } from '../../functions/shared/clients.js';
-import type { InvalidInputError } from '../../functions/shared/errors.js';
-import { ExecutionPlan } from '../../functions/shared/execution-input.js';
-import { createQueueRegistry } from '../../functions/shared/queue-registry.js';
+import { ExecutionPlan } from '#incident/execution-input.js';
+import { createQueueRegistry } from '#incident/queue-registry.js';
+import { dynamoClient, sqsClient } from '#platform/clients.js';
+import type { InvalidInputError } from '#platform/errors.js';
 import { handler } from '../../functions/validate-input/handler.js';
 import { lambdaContext } from '../../local/lambda-context.js';
 import { LocalWorkflowRunner } from '../../local/runner.js';

@@ -1,9 +1,9 @@
 import { DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createProcessedKeys } from '#consumer/consumer-idempotency.js';
+import { sqsClient } from '#platform/clients.js';
 import { handler as sampleHandler } from '../../functions/sample-redrive/handler.js';
 import type { SampleRedriveResult } from '../../functions/sample-redrive/sample-redrive.js';
-import { sqsClient } from '../../functions/shared/clients.js';
-import { createProcessedKeys } from '../../functions/shared/consumer-idempotency.js';
 import { handler as verifyHandler } from '../../functions/verify-sample/handler.js';
 import type { VerifySampleResult } from '../../functions/verify-sample/verify-sample.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ExecutionPlan } from '#incident/execution-input.js';
+import { createWorkflowLeaseStore, leaseSeconds } from '#incident/workflow-lease.js';
+import { sqsClient } from '#platform/clients.js';
 import { handler as notifyHandler } from '../../functions/notify/handler.js';
 import type { NotifyResult } from '../../functions/notify/notify.js';
 import { handler as preflightHandler } from '../../functions/preflight/handler.js';
 import type { PreflightResult } from '../../functions/preflight/preflight.js';
-import { sqsClient } from '../../functions/shared/clients.js';
-import type { ExecutionPlan } from '../../functions/shared/execution-input.js';
-import { createWorkflowLeaseStore, leaseSeconds } from '../../functions/shared/workflow-lease.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import {
   type InventoriedDlq,

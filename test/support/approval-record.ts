@@ -2,7 +2,7 @@
  * A PENDING approval record for Slack tests: the fields every test sets the same way (no decision,
  * not closed, one post attempt) plus the ones each test names.
  */
-import type { ApprovalRecord } from '../../functions/shared/approval-store.js';
+import type { ApprovalRecord } from '#approval/approval-store.js';
 
 type Given = Pick<
   ApprovalRecord,

@@ -5,11 +5,11 @@
  */
 import { CreateQueueCommand, type Message, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context } from 'aws-lambda';
-import { createEnvelopeStore } from '../../functions/shared/envelope-store.js';
-import type { ExecutionPlan } from '../../functions/shared/execution-input.js';
-import { inventoryDlq } from '../../functions/shared/inventory.js';
-import { QueueRegistration } from '../../functions/shared/model.js';
-import { createSqsQueues } from '../../functions/shared/sqs-queues.js';
+import type { ExecutionPlan } from '#incident/execution-input.js';
+import { createEnvelopeStore } from '#inventory/envelope-store.js';
+import { inventoryDlq } from '#inventory/inventory.js';
+import { QueueRegistration } from '#inventory/model.js';
+import { createSqsQueues } from '#platform/sqs-queues.js';
 import { type SeedDlqOptions, type SeededDlq, seedDlq } from './seed-dlq.js';
 
 /** A seeded DLQ whose envelopes are stored. */

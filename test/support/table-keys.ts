@@ -6,8 +6,8 @@
  * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Scan.html#Scan.Pagination
  */
 import { paginateScan } from '@aws-sdk/client-dynamodb';
-import { dynamoClient } from '../../functions/shared/clients.js';
-import { DEFAULT_TABLE_NAME } from '../../functions/shared/table.js';
+import { dynamoClient } from '#platform/clients.js';
+import { DEFAULT_TABLE_NAME } from '#platform/table.js';
 
 /** `pk|sk` of every item, sorted. */
 export async function tableKeys(tableName = DEFAULT_TABLE_NAME): Promise<string[]> {

@@ -6,8 +6,8 @@
  */
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll } from 'vitest';
-import { sqsClient } from '../../functions/shared/clients.js';
-import { setTransferFaultHook } from '../../functions/shared/message-transfer.js';
+import { sqsClient } from '#platform/clients.js';
+import { setTransferFaultHook } from '#transfer/message-transfer.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 
 export function useTransferStack(): void {

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { impliedQueueUrl, normaliseAlarmEvent } from '../../functions/shared/alarm-event.js';
-import { InvalidInputError } from '../../functions/shared/errors.js';
-import type { AlarmRecord } from '../../functions/shared/model.js';
+import type { AlarmRecord } from '#inventory/model.js';
+import { InvalidInputError } from '#platform/errors.js';
+import { impliedQueueUrl, normaliseAlarmEvent } from '../../functions/triage/alarm-event.js';
 
 const load = (path: string): unknown =>
   JSON.parse(readFileSync(new URL(`../../events/${path}`, import.meta.url), 'utf8'));

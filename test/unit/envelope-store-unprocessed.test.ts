@@ -1,7 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { buildEnvelope, type EnvelopeWrite } from '../../functions/shared/envelope.js';
-import { createEnvelopeStore } from '../../functions/shared/envelope-store.js';
+import { buildEnvelope, type EnvelopeWrite } from '#inventory/envelope.js';
+import { createEnvelopeStore } from '#inventory/envelope-store.js';
 
 const TABLE = 'dlq-envelopes';
 type PutRequest = { PutRequest: { Item: Record<string, unknown> } };

@@ -1,9 +1,9 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { buildEnvelope, type EnvelopeContext } from '../../functions/shared/envelope.js';
-import { createEnvelopeStore } from '../../functions/shared/envelope-store.js';
-import { sha256Hex } from '../../functions/shared/idempotency-key.js';
+import { buildEnvelope, type EnvelopeContext } from '#inventory/envelope.js';
+import { createEnvelopeStore } from '#inventory/envelope-store.js';
+import { sha256Hex } from '#inventory/idempotency-key.js';
 
 const DLQ = 'arn:aws:sqs:us-east-1:111122223333:orders-dlq';
 const ctx: EnvelopeContext = {

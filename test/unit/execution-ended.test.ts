@@ -1,14 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import type { Incident } from '#incident/incident-store.js';
+import { createMemoryNotifier } from '#incident/notifier.js';
+import type { LeaseHolder, WorkflowLease } from '#incident/workflow-lease.js';
+import { InvalidInputError } from '#platform/errors.js';
 import {
   type ExecutionEndedDeps,
   ExecutionStatusChangeEvent,
   executionEnded,
 } from '../../functions/execution-ended/execution-ended.js';
-import { InvalidInputError } from '../../functions/shared/errors.js';
-import type { Incident } from '../../functions/shared/incident-store.js';
-import { createMemoryNotifier } from '../../functions/shared/notifier.js';
-import type { LeaseHolder, WorkflowLease } from '../../functions/shared/workflow-lease.js';
 
 const sample = JSON.parse(
   readFileSync(

@@ -1,14 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError, QueueNotFoundError } from '../../functions/shared/errors.js';
-import {
-  ExecutionInput,
-  ExecutionPlan,
-  parseSqsArn,
-  queueUrlToArnHint,
-} from '../../functions/shared/execution-input.js';
-import { incidentIdOf } from '../../functions/shared/incident-store.js';
-import { QueueRegistration } from '../../functions/shared/model.js';
+import { ExecutionInput, ExecutionPlan, parseSqsArn, queueUrlToArnHint } from '#incident/execution-input.js';
+import { incidentIdOf } from '#incident/incident-store.js';
+import { QueueRegistration } from '#inventory/model.js';
+import { InvalidInputError, QueueNotFoundError } from '#platform/errors.js';
 import { createQueueLocator } from '../../functions/validate-input/queue-locator.js';
 import {
   deriveIncidentId,

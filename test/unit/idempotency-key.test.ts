@@ -1,9 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  deriveIdempotencyKey,
-  idempotencyKeyOfMessage,
-  type KeyInput,
-} from '../../functions/shared/idempotency-key.js';
+import { deriveIdempotencyKey, idempotencyKeyOfMessage, type KeyInput } from '#inventory/idempotency-key.js';
 
 const SOURCE = 'arn:aws:sqs:us-east-1:111122223333:orders-queue';
 const MESSAGE_ID = '11111111-0000-4000-8000-000000000001';

@@ -1,9 +1,9 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
-import type { EnvelopeStore } from '../../functions/shared/envelope-store.js';
-import { inventoryDlq } from '../../functions/shared/inventory.js';
-import { QueueRegistration } from '../../functions/shared/model.js';
-import type { QueueInfo, SqsQueues } from '../../functions/shared/sqs-queues.js';
+import type { EnvelopeStore } from '#inventory/envelope-store.js';
+import { inventoryDlq } from '#inventory/inventory.js';
+import { QueueRegistration } from '#inventory/model.js';
+import type { QueueInfo, SqsQueues } from '#platform/sqs-queues.js';
 
 const DLQ_ARN = 'arn:aws:sqs:us-east-1:111122223333:orders-dlq.fifo';
 

@@ -1,6 +1,6 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
-import { fifoDeduplicationId, outgoingCopy } from '../../functions/shared/message-transfer.js';
+import { fifoDeduplicationId, outgoingCopy } from '#transfer/message-transfer.js';
 
 const opts = { key: 'k1', redriveId: 'inc-1', fifo: false, addPipelineAttributes: true };
 

@@ -3,8 +3,8 @@ import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { InvalidInputError, RedriveError } from '../../functions/shared/errors.js';
-import { parseOrThrow, standardMiddleware } from '../../functions/shared/middleware.js';
+import { InvalidInputError, RedriveError } from '#platform/errors.js';
+import { parseOrThrow, standardMiddleware } from '#platform/middleware.js';
 
 const Input = z.object({ dlqArn: z.string().startsWith('arn:'), maxRate: z.number().int().max(500) });
 const context = { functionName: 'test', awsRequestId: 'req-1' } as unknown as Context;

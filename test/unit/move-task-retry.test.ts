@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { QueueInfo } from '#platform/sqs-queues.js';
+import { activeTaskRefusal, type MoveTask } from '#transfer/move-tasks.js';
 import { type MoveTaskDeps, moveTask } from '../../functions/move-task/move-task.js';
-import { activeTaskRefusal, type MoveTask } from '../../functions/shared/move-tasks.js';
-import type { QueueInfo } from '../../functions/shared/sqs-queues.js';
 import { planFor } from '../support/redrive-fixtures.js';
 
 // StartMessageMoveTask is not idempotent: when the SDK's own retry (or a Lambda retry of the

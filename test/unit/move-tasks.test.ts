@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { type ListMessageMoveTasksResult, SQSClient, SQSServiceException } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
-import { activeTask, createMoveTasks, toMoveTask } from '../../functions/shared/move-tasks.js';
+import { activeTask, createMoveTasks, toMoveTask } from '#transfer/move-tasks.js';
 
 const load = (name: string) =>
   JSON.parse(

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { Notification } from '#incident/notifier.js';
 import { notify } from '../../functions/notify/notify.js';
-import type { Notification } from '../../functions/shared/notifier.js';
 
 describe('Notify after a run with a resend', () => {
   it('tells the on-call person how many messages a retry sent again after a crash, in the text and the fields', async () => {

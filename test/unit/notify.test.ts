@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { createMemoryNotifier, type RunRecorder } from '#incident/notifier.js';
+import { RedriveError } from '#platform/errors.js';
 import { causeMessage, notify, outcomeText } from '../../functions/notify/notify.js';
-import { RedriveError } from '../../functions/shared/errors.js';
-import { createMemoryNotifier, type RunRecorder } from '../../functions/shared/notifier.js';
 
 const plan = { incidentId: 'inc-1', dlqArn: 'arn:aws:sqs:us-east-1:123456789012:orders-dlq' };
 

@@ -1,8 +1,8 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
+import type { StoredEnvelope } from '#inventory/envelope-store.js';
+import type { QueueInfo } from '#platform/sqs-queues.js';
 import { type ParkDeps, park } from '../../functions/park/park.js';
-import type { StoredEnvelope } from '../../functions/shared/envelope-store.js';
-import type { QueueInfo } from '../../functions/shared/sqs-queues.js';
 import { planFor } from '../support/redrive-fixtures.js';
 
 // Real SQS FIFO: while messages of a group are in flight, no later message of that group is

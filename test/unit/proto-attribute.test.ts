@@ -1,8 +1,8 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { idempotencyKeyOfRecord } from '../../functions/shared/consumer-idempotency.js';
-import { outgoingCopy } from '../../functions/shared/message-transfer.js';
+import { idempotencyKeyOfRecord } from '#consumer/consumer-idempotency.js';
+import { outgoingCopy } from '#transfer/message-transfer.js';
 
 // SQS accepts a message attribute named `__proto__`; the SDK parses it as an own key. A plain
 // assignment would set the object's prototype instead and drop the attribute.

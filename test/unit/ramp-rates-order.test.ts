@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkRampRates } from '../../functions/shared/redrive-plan.js';
+import { checkRampRates } from '#transfer/redrive-plan.js';
 
 describe('ramp rates in a plan that did not come through ValidateInput', () => {
   it('C06 a descending or repeating ramp is refused by the pure check before any API call', () => {

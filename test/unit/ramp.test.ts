@@ -1,9 +1,9 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
+import type { StoredEnvelope } from '#inventory/envelope-store.js';
+import type { QueueInfo } from '#platform/sqs-queues.js';
+import type { MoveTask } from '#transfer/move-tasks.js';
 import { type MoveTaskDeps, moveTask, type RampState } from '../../functions/move-task/move-task.js';
-import type { StoredEnvelope } from '../../functions/shared/envelope-store.js';
-import type { MoveTask } from '../../functions/shared/move-tasks.js';
-import type { QueueInfo } from '../../functions/shared/sqs-queues.js';
 import { planFor } from '../support/redrive-fixtures.js';
 
 const DLQ = 'arn:aws:sqs:us-east-1:123456789012:orders-dlq';

@@ -6,7 +6,7 @@ import {
   MAX_MOVE_TASK_SECONDS,
   rampCapacity,
   verifyWindowSeconds,
-} from '../../functions/shared/redrive-plan.js';
+} from '#transfer/redrive-plan.js';
 
 describe('ramp rate checks', () => {
   it('C06 rejects a ramp step above 500 msg/s, naming the step', () => {

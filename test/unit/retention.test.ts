@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { expiresWithin, retentionDeadline } from '../../functions/shared/retention.js';
+import { expiresWithin, retentionDeadline } from '#inventory/retention.js';
 
 // Numbers from case C10 (retention deadline, standard vs FIFO).
 const c10 = {

@@ -1,19 +1,15 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { requestApproval } from '../../functions/request-approval/request-approval.js';
 import {
   type ApprovalRecord,
   type ApprovalStore,
   createInMemoryApprovalStore,
-} from '../../functions/shared/approval-store.js';
-import type { IncidentSummary } from '../../functions/shared/model.js';
-import type { Notification } from '../../functions/shared/notifier.js';
-import { createSlackApi } from '../../functions/shared/slack-client.js';
-import {
-  APPROVAL_BLOCK_ID,
-  APPROVE_ACTION_ID,
-  REJECT_ACTION_ID,
-} from '../../functions/shared/slack-messages.js';
-import { createSlackNotifier } from '../../functions/shared/slack-notifier.js';
+} from '#approval/approval-store.js';
+import { createSlackApi } from '#approval/slack-client.js';
+import { APPROVAL_BLOCK_ID, APPROVE_ACTION_ID, REJECT_ACTION_ID } from '#approval/slack-messages.js';
+import { createSlackNotifier } from '#approval/slack-notifier.js';
+import type { Notification } from '#incident/notifier.js';
+import type { IncidentSummary } from '#inventory/model.js';
+import { requestApproval } from '../../functions/request-approval/request-approval.js';
 import { pendingApprovalRecord } from '../support/approval-record.js';
 import { type SlackCapture, startSlackCapture } from '../support/slack-capture.js';
 

@@ -1,7 +1,7 @@
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { InvalidInputError, TransientError } from '../../functions/shared/errors.js';
-import { createSlackApi, loadSlackSecrets, resetSlackSecrets } from '../../functions/shared/slack-client.js';
+import { createSlackApi, loadSlackSecrets, resetSlackSecrets } from '#approval/slack-client.js';
+import { InvalidInputError, TransientError } from '#platform/errors.js';
 import { type SlackCapture, startSlackCapture } from '../support/slack-capture.js';
 
 let capture: SlackCapture;

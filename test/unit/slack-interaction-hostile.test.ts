@@ -3,14 +3,14 @@
  * refusal leaves the approval record as it was and schedules no follow-up.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
-import { type ApprovalRecord, createInMemoryApprovalStore } from '../../functions/shared/approval-store.js';
-import { signSlackRequest } from '../../functions/shared/slack-signature.js';
+import { type ApprovalRecord, createInMemoryApprovalStore } from '#approval/approval-store.js';
 import {
   acknowledgeInteraction,
   type FollowUp,
   type FunctionUrlRequest,
   runFollowUp,
 } from '../../functions/slack-interaction/interaction.js';
+import { signSlackRequest } from '../../functions/slack-interaction/slack-signature.js';
 import type { ApprovalOutput } from '../../functions/slack-interaction/task-callbacks.js';
 import { pendingApprovalRecord } from '../support/approval-record.js';
 

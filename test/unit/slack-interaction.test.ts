@@ -1,10 +1,9 @@
 import { readFileSync } from 'node:fs';
 import type { SFNClient } from '@aws-sdk/client-sfn';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { type ApprovalRecord, createInMemoryApprovalStore } from '../../functions/shared/approval-store.js';
-import type { ResponseUrlMessage } from '../../functions/shared/slack-client.js';
-import { EXPIRED_TEXT, NOT_APPROVER_TEXT } from '../../functions/shared/slack-messages.js';
-import { signSlackRequest } from '../../functions/shared/slack-signature.js';
+import { type ApprovalRecord, createInMemoryApprovalStore } from '#approval/approval-store.js';
+import type { ResponseUrlMessage } from '#approval/slack-client.js';
+import { EXPIRED_TEXT, NOT_APPROVER_TEXT } from '#approval/slack-messages.js';
 import {
   acknowledgeInteraction,
   CALLBACK_LEASE_MS,
@@ -12,6 +11,7 @@ import {
   type FunctionUrlRequest,
   runFollowUp,
 } from '../../functions/slack-interaction/interaction.js';
+import { signSlackRequest } from '../../functions/slack-interaction/slack-signature.js';
 import {
   type ApprovalOutput,
   createTaskCallbacks,

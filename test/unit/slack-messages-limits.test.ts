@@ -6,7 +6,6 @@
  * @see https://api.slack.com/reference/block-kit/blocks#section
  */
 import { describe, expect, it } from 'vitest';
-import type { IncidentSummary } from '../../functions/shared/model.js';
 import {
   alarmClearedApprovalMessage,
   approvalRequestMessage,
@@ -14,7 +13,8 @@ import {
   parseStoredRequestMessage,
   storedRequestMessage,
   threadNotice,
-} from '../../functions/shared/slack-messages.js';
+} from '#approval/slack-messages.js';
+import type { IncidentSummary } from '#inventory/model.js';
 
 const NOW = 1_767_350_400_000;
 const sourceArns = Array.from(

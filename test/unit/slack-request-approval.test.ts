@@ -1,17 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { approvalIdForToken, createInMemoryApprovalStore } from '#approval/approval-store.js';
+import type { SlackMessage } from '#approval/slack-client.js';
+import { approvalRequestMessage, approvalWarnings } from '#approval/slack-messages.js';
+import { createSlackNotifier } from '#approval/slack-notifier.js';
+import { createMemoryNotifier } from '#incident/notifier.js';
+import type { IncidentSummary } from '#inventory/model.js';
 import {
   APPROVAL_RECORD_MARGIN_SECONDS,
   type RequestApprovalDeps,
   RequestApprovalInput,
   requestApproval,
 } from '../../functions/request-approval/request-approval.js';
-import { approvalIdForToken, createInMemoryApprovalStore } from '../../functions/shared/approval-store.js';
-import type { IncidentSummary } from '../../functions/shared/model.js';
-import { createMemoryNotifier } from '../../functions/shared/notifier.js';
-import type { SlackMessage } from '../../functions/shared/slack-client.js';
-import { approvalRequestMessage, approvalWarnings } from '../../functions/shared/slack-messages.js';
-import { createSlackNotifier } from '../../functions/shared/slack-notifier.js';
 
 const NOW = 1767350400000; // C10's now_epoch_ms
 const HOUR = 3_600_000;

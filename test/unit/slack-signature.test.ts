@@ -1,8 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../../functions/shared/errors.js';
-import { rawBodyOf, signSlackRequest, verifySlackSignature } from '../../functions/shared/slack-signature.js';
+import { InvalidInputError } from '#platform/errors.js';
 import { parseInteractionBody } from '../../functions/slack-interaction/interaction.js';
+import {
+  rawBodyOf,
+  signSlackRequest,
+  verifySlackSignature,
+} from '../../functions/slack-interaction/slack-signature.js';
 
 const c15 = JSON.parse(
   readFileSync(

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AccessDeniedError, QueueNotFoundError, TransientError } from '../../functions/shared/errors.js';
-import { adaptSqsError } from '../../functions/shared/sqs-queues.js';
+import { AccessDeniedError, QueueNotFoundError, TransientError } from '#platform/errors.js';
+import { adaptSqsError } from '#platform/sqs-queues.js';
 
 const sdkError = (name: string, status: number, extra: Record<string, unknown> = {}) =>
   Object.assign(new Error(name), { name, $metadata: { httpStatusCode: status }, ...extra });

@@ -4,8 +4,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { normaliseAlarmEvent } from '../../functions/shared/alarm-event.js';
-import { createMemoryNotifier } from '../../functions/shared/notifier.js';
+import { createMemoryNotifier } from '#incident/notifier.js';
+import { normaliseAlarmEvent } from '../../functions/triage/alarm-event.js';
 import { type TriageDeps, triage } from '../../functions/triage/triage.js';
 
 const searchEvent = (alarmName: string) =>

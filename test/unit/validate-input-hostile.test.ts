@@ -3,7 +3,7 @@
  * (registration read, GetQueueUrl) are never called.
  */
 import { describe, expect, it } from 'vitest';
-import type { InvalidInputError } from '../../functions/shared/errors.js';
+import type { InvalidInputError } from '#platform/errors.js';
 import { type ValidateInputDeps, validateInput } from '../../functions/validate-input/validate-input.js';
 
 const DLQ = 'arn:aws:sqs:us-east-1:111122223333:orders-dlq';

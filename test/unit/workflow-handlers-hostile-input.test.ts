@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dynamoClient, sqsClient } from '#platform/clients.js';
+import type { InvalidInputError } from '#platform/errors.js';
 import { handler as moveTask } from '../../functions/move-task/handler.js';
 import { handler as notify } from '../../functions/notify/handler.js';
 import { handler as park } from '../../functions/park/handler.js';
 import { handler as preflight } from '../../functions/preflight/handler.js';
 import { handler as reconcile } from '../../functions/reconcile/handler.js';
 import { handler as sampleRedrive } from '../../functions/sample-redrive/handler.js';
-import { dynamoClient, sqsClient } from '../../functions/shared/clients.js';
-import type { InvalidInputError } from '../../functions/shared/errors.js';
 import { handler as verifySample } from '../../functions/verify-sample/handler.js';
 import { lambdaContext, planFor } from '../support/redrive-fixtures.js';
 

@@ -1,7 +1,7 @@
 import type { SFNClient } from '@aws-sdk/client-sfn';
 import { describe, expect, it } from 'vitest';
-import { incidentIdOf } from '../../functions/shared/incident-store.js';
-import { createSfnWorkflowStarter, executionNameOf } from '../../functions/shared/workflow-starter.js';
+import { incidentIdOf } from '#incident/incident-store.js';
+import { createSfnWorkflowStarter, executionNameOf } from '../../functions/triage/workflow-starter.js';
 
 const STATE_MACHINE = 'arn:aws:states:us-east-1:111122223333:stateMachine:dlq-redrive';
 const ALARM = 'arn:aws:cloudwatch:us-east-1:111122223333:alarm:orders-dlq-not-empty';

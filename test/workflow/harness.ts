@@ -4,8 +4,8 @@
  * failing consumer. Each test file starts its own local stack; scenarios use distinct queue names.
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { createEnvelopeStore } from '../../functions/shared/envelope-store.js';
-import type { EnvelopeState, QueueRegistration } from '../../functions/shared/model.js';
+import { createEnvelopeStore } from '#inventory/envelope-store.js';
+import type { EnvelopeState, QueueRegistration } from '#inventory/model.js';
 import type { TriageResult } from '../../functions/triage/triage.js';
 import { createAlarmEvaluator } from '../../local/alarm-evaluator.js';
 import { type Approver, autoApprover } from '../../local/approver.js';

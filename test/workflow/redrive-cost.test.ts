@@ -1,6 +1,6 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sqsClient } from '../../functions/shared/clients.js';
+import { sqsClient } from '#platform/clients.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { runIncident } from './harness.js';
 

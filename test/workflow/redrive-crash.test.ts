@@ -1,7 +1,7 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sqsClient } from '../../functions/shared/clients.js';
-import { setTransferFaultHook } from '../../functions/shared/message-transfer.js';
+import { sqsClient } from '#platform/clients.js';
+import { setTransferFaultHook } from '#transfer/message-transfer.js';
 import { loadHandler, type TaskBinding } from '../../local/runner.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { runIncident } from './harness.js';

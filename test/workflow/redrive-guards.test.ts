@@ -5,7 +5,7 @@ import {
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sqsClient } from '../../functions/shared/clients.js';
+import { sqsClient } from '#platform/clients.js';
 import { fixedApprover, silentApprover } from '../../local/approver.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { envelopeStates, MOVING_TASKS, runIncident } from './harness.js';

@@ -1,8 +1,8 @@
 import '../../local/polyfills.js';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sqsClient } from '../../functions/shared/clients.js';
-import { createWorkflowLeaseStore } from '../../functions/shared/workflow-lease.js';
+import { createWorkflowLeaseStore } from '#incident/workflow-lease.js';
+import { sqsClient } from '#platform/clients.js';
 import type { ApprovalRequest, Approver } from '../../local/approver.js';
 import { LocalWorkflowRunner } from '../../local/runner.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';

@@ -8,10 +8,10 @@
  *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-visibility-timeout.html
  */
-import { createEnvelopeStore } from './envelope-store.js';
+import { createEnvelopeStore } from '#inventory/envelope-store.js';
+import { createSqsQueues } from '#platform/sqs-queues.js';
 import { createTransferSqs } from './message-transfer.js';
 import { createRedriveLedger } from './redrive-ledger.js';
-import { createSqsQueues } from './sqs-queues.js';
 
 /** The transfer ports with the SDK clients of this Lambda container. */
 export function transferDepsFromEnv() {

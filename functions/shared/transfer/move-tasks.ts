@@ -23,8 +23,8 @@ import {
   type SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
-import { sqsClient } from './clients.js';
-import { awsErrorName, errorMessage, isRetryable, TransientError } from './errors.js';
+import { sqsClient } from '#platform/clients.js';
+import { awsErrorName, errorMessage, isRetryable, TransientError } from '#platform/errors.js';
 import { MAX_MOVE_TASK_RATE } from './redrive-plan.js';
 
 /** Status values of a move task as SQS reports them. */

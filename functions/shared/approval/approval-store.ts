@@ -15,9 +15,9 @@
 import { createHash } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from './clients.js';
-import { awsErrorName } from './errors.js';
-import { DEFAULT_TABLE_NAME, keys } from './table.js';
+import { documentClient } from '#platform/clients.js';
+import { awsErrorName } from '#platform/errors.js';
+import { DEFAULT_TABLE_NAME, keys } from '#platform/table.js';
 
 /**
  * Where an approval stands: PENDING (waiting for a click), DECIDED (first decision taken),

@@ -15,11 +15,11 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { documentClient } from './clients.js';
-import { awsErrorName, RedriveError } from './errors.js';
-import { sha256Hex } from './idempotency-key.js';
-import type { IncidentSummary } from './model.js';
-import { DEFAULT_TABLE_NAME, keys } from './table.js';
+import { sha256Hex } from '#inventory/idempotency-key.js';
+import type { IncidentSummary } from '#inventory/model.js';
+import { documentClient } from '#platform/clients.js';
+import { awsErrorName, RedriveError } from '#platform/errors.js';
+import { DEFAULT_TABLE_NAME, keys } from '#platform/table.js';
 
 /** Where an incident stands. */
 export type IncidentStatus = 'OPEN' | 'PARTIAL' | 'WORKFLOW_STARTED' | 'CLOSED';

@@ -8,7 +8,7 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-visibility-timeout.html
  */
 import type { Message } from '@aws-sdk/client-sqs';
-import type { SqsQueues } from './sqs-queues.js';
+import type { SqsQueues } from '#platform/sqs-queues.js';
 
 /** What the visitor did with one message. */
 export type VisitResult = 'consumed' | 'hold' | 'release';

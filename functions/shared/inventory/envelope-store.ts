@@ -35,12 +35,12 @@ import {
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from './clients.js';
+import { documentClient } from '#platform/clients.js';
+import { awsErrorName, isRetryable, RedriveError } from '#platform/errors.js';
+import { DEFAULT_TABLE_NAME, keys, TABLE } from '#platform/table.js';
 import { BODY_CHUNK_BYTES, cutText, type EnvelopeWrite } from './envelope.js';
-import { awsErrorName, isRetryable, RedriveError } from './errors.js';
 import { sha256Hex } from './idempotency-key.js';
 import type { Envelope, EnvelopeState, StoredMessageAttribute } from './model.js';
-import { DEFAULT_TABLE_NAME, keys, TABLE } from './table.js';
 
 export type { EnvelopeWrite } from './envelope.js';
 

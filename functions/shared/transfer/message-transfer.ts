@@ -21,11 +21,11 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { sqsClient } from './clients.js';
-import { errorMessage, isRetryable, TransientError } from './errors.js';
-import { PIPELINE_ATTRIBUTES, setOwn, sha256Hex } from './idempotency-key.js';
+import { PIPELINE_ATTRIBUTES, setOwn, sha256Hex } from '#inventory/idempotency-key.js';
+import { sqsClient } from '#platform/clients.js';
+import { errorMessage, isRetryable, TransientError } from '#platform/errors.js';
+import { adaptSqsError } from '#platform/sqs-queues.js';
 import type { LedgerKind, RedriveLedger } from './redrive-ledger.js';
-import { adaptSqsError } from './sqs-queues.js';
 
 /** SQS's limit of message attributes per message. */
 export const MAX_MESSAGE_ATTRIBUTES = 10;

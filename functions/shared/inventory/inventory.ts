@@ -19,12 +19,13 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-visibility-timeout.html
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ReceiveMessage.html
  */
+
+import { errorMessage } from '#platform/errors.js';
+import type { QueueInfo, SqsQueues } from '#platform/sqs-queues.js';
 import type { ClassificationRule, FailureAttributeNames } from './classification-rules.js';
 import { buildEnvelope, type EnvelopeWrite } from './envelope.js';
 import type { EnvelopeStore } from './envelope-store.js';
-import { errorMessage } from './errors.js';
 import type { Envelope, QueueRegistration } from './model.js';
-import type { QueueInfo, SqsQueues } from './sqs-queues.js';
 
 /** Budgets of one inventory run. */
 export interface InventoryBudgets {

@@ -10,7 +10,7 @@
  */
 import type { KnownBlock } from '@slack/types';
 import { z } from 'zod';
-import type { Classification, IncidentSummary } from './model.js';
+import type { Classification, IncidentSummary } from '#inventory/model.js';
 import type { SlackMessage } from './slack-client.js';
 
 /** `action_id` of the Approve button. */

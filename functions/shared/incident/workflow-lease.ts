@@ -19,9 +19,9 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { documentClient } from './clients.js';
-import { awsErrorName } from './errors.js';
-import { DEFAULT_TABLE_NAME, keys } from './table.js';
+import { documentClient } from '#platform/clients.js';
+import { awsErrorName } from '#platform/errors.js';
+import { DEFAULT_TABLE_NAME, keys } from '#platform/table.js';
 
 /** `RequestApproval` TimeoutSeconds in statemachines/redrive.asl.json, seconds. */
 export const APPROVAL_TIMEOUT_SECONDS = 3600;

@@ -14,7 +14,7 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-configure-dead-letter-queue-redrive.html
  */
 
-import type { Envelope } from './model.js';
+import type { Envelope } from '#inventory/model.js';
 
 /** StartMessageMoveTask's maximum rate, messages per second. */
 export const MAX_MOVE_TASK_RATE = 500;

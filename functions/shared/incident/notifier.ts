@@ -11,9 +11,9 @@
  * @see https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html
  */
 
-import { RedriveError } from './errors.js';
+import { RedriveError } from '#platform/errors.js';
+import { logger } from '#platform/middleware.js';
 import type { IncidentStore } from './incident-store.js';
-import { logger } from './middleware.js';
 
 /** Outcomes of a redrive run, as the ASL's Pass states write them to `$.outcome`. */
 export const REDRIVE_OUTCOMES = [

@@ -11,9 +11,9 @@
  * @see https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html
  */
 import { DescribeExecutionCommand, type SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
-import { sfnClient } from './clients.js';
-import { awsErrorName, InvalidInputError } from './errors.js';
-import { sha256Hex } from './idempotency-key.js';
+import { sha256Hex } from '#inventory/idempotency-key.js';
+import { sfnClient } from '#platform/clients.js';
+import { awsErrorName, InvalidInputError } from '#platform/errors.js';
 
 /** Result of a start. */
 export interface WorkflowStart {

@@ -17,12 +17,13 @@
  *
  * @see https://api.slack.com/methods/chat.postMessage#arg_thread_ts
  */
+
+import { createIncidentStore } from '#incident/incident-store.js';
+import { createLogNotifier, type Notification, type Notifier } from '#incident/notifier.js';
+import { createQueueRegistry } from '#incident/queue-registry.js';
+import { errorMessage } from '#platform/errors.js';
+import { logger } from '#platform/middleware.js';
 import { type ApprovalStore, createApprovalStore } from './approval-store.js';
-import { errorMessage } from './errors.js';
-import { createIncidentStore } from './incident-store.js';
-import { logger } from './middleware.js';
-import { createLogNotifier, type Notification, type Notifier } from './notifier.js';
-import { createQueueRegistry } from './queue-registry.js';
 import { createSlackApi, loadSlackSecrets, type SlackApi } from './slack-client.js';
 import {
   alarmClearedApprovalMessage,

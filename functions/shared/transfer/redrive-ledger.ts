@@ -36,9 +36,9 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { documentClient } from './clients.js';
-import { errorMessage, isRetryable, TransientError } from './errors.js';
-import { DEFAULT_TABLE_NAME, keys, TABLE } from './table.js';
+import { documentClient } from '#platform/clients.js';
+import { errorMessage, isRetryable, TransientError } from '#platform/errors.js';
+import { DEFAULT_TABLE_NAME, keys, TABLE } from '#platform/table.js';
 
 /** What the pipeline does with the message. */
 export type LedgerKind = 'redrive' | 'park' | 'discard';

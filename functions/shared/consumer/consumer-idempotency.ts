@@ -39,11 +39,11 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type { MiddlewareObj } from '@middy/core';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { documentClient } from './clients.js';
-import { awsErrorName } from './errors.js';
-import { idempotencyKeyOfMessage, setOwn } from './idempotency-key.js';
-import type { QueueRegistration } from './model.js';
-import { DEFAULT_TABLE_NAME, keys } from './table.js';
+import { idempotencyKeyOfMessage, setOwn } from '#inventory/idempotency-key.js';
+import type { QueueRegistration } from '#inventory/model.js';
+import { documentClient } from '#platform/clients.js';
+import { awsErrorName } from '#platform/errors.js';
+import { DEFAULT_TABLE_NAME, keys } from '#platform/table.js';
 
 /** Reads and writes `KEY#<key>` / `PROCESSED#<consumer>` records. */
 export interface ProcessedKeys {

@@ -11,7 +11,7 @@
  * - `DLQ#<dlqArn>` / `CURSOR`: progress of a partial inventory.
  * - `DLQ#<dlqArn>` / `WORKFLOW`: the workflow lease (`incidentId`, `executionName`, `acquiredAt`,
  *   `expiresAt`): at most one redrive workflow per DLQ. Taken by Preflight, released by Notify /
- *   RecordFailure, expires after the longest run (see functions/shared/workflow-lease.ts).
+ *   RecordFailure, expires after the longest run (see functions/shared/incident/workflow-lease.ts).
  * - `KEY#<idempotencyKey>` / `REDRIVE`: the redrive ledger entry (IN_PROGRESS, then SENT).
  * - `KEY#<idempotencyKey>` / `PROCESSED#<consumer>`: written by the consumer-side middleware.
  * - `INCIDENT#<incidentId>` / `INCIDENT`: the incident and its summary.

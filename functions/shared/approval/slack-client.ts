@@ -14,7 +14,7 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { KnownBlock } from '@slack/types';
 import { WebClient } from '@slack/web-api';
-import { InvalidInputError, TransientError } from './errors.js';
+import { InvalidInputError, TransientError } from '#platform/errors.js';
 
 /** A Slack message: `text` is the notification / fallback text, `blocks` the Block Kit layout. */
 export interface SlackMessage {

@@ -17,9 +17,9 @@
  * @see https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/AlarmThatSendsEmail.html
  */
 import { z } from 'zod';
-import { InvalidInputError } from './errors.js';
-import { formatIssues, parseOrThrow } from './middleware.js';
-import type { AlarmRecord } from './model.js';
+import type { AlarmRecord } from '#inventory/model.js';
+import { InvalidInputError } from '#platform/errors.js';
+import { formatIssues, parseOrThrow } from '#platform/middleware.js';
 
 /** The detail-type of the only EventBridge alarm event triage acts on. */
 export const STATE_CHANGE = 'CloudWatch Alarm State Change';

@@ -4,11 +4,11 @@
  * A DLQ without a registration gets the defaults.
  */
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from './clients.js';
-import { InvalidInputError } from './errors.js';
-import { formatIssues } from './middleware.js';
-import { QueueRegistration } from './model.js';
-import { DEFAULT_TABLE_NAME, keys } from './table.js';
+import { QueueRegistration } from '#inventory/model.js';
+import { documentClient } from '#platform/clients.js';
+import { InvalidInputError } from '#platform/errors.js';
+import { formatIssues } from '#platform/middleware.js';
+import { DEFAULT_TABLE_NAME, keys } from '#platform/table.js';
 
 /** The registry's operations. */
 export interface QueueRegistry {
