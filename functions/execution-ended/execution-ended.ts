@@ -21,7 +21,7 @@
  * @see https://docs.aws.amazon.com/step-functions/latest/dg/cw-events.html
  * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { IncidentStore } from '#incident/incident-store.js';
 import type { NoticeKind, Notifier } from '#incident/notifier.js';
 import type { WorkflowLeaseStore } from '#incident/workflow-lease.js';

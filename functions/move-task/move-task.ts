@@ -18,7 +18,7 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-configure-dead-letter-queue-redrive.html
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ListMessageMoveTasks.html
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ExecutionPlan, parseSqsArn } from '#incident/execution-input.js';
 import { scanDlq, type VisitResult } from '#inventory/dlq-scan.js';
 import type { EnvelopeStore } from '#inventory/envelope-store.js';

@@ -11,7 +11,7 @@
  *
  * @see https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   type Notifier,
   type RedriveOutcome,

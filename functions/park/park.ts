@@ -19,7 +19,7 @@
  *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-configure-dead-letter-queue-redrive.html
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ExecutionPlan } from '#incident/execution-input.js';
 import { scanUntilFound, type VisitResult } from '#inventory/dlq-scan.js';
 import type { EnvelopeStore, StoredEnvelope } from '#inventory/envelope-store.js';

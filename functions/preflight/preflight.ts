@@ -26,7 +26,7 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_StartMessageMoveTask.html
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ListDeadLetterSourceQueues.html
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ExecutionPlan, parseSqsArn } from '#incident/execution-input.js';
 import { leaseRefusal, leaseSeconds, type WorkflowLeaseStore } from '#incident/workflow-lease.js';
 import type { EnvelopeStore } from '#inventory/envelope-store.js';

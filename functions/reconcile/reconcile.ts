@@ -16,7 +16,7 @@
  *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ExecutionPlan } from '#incident/execution-input.js';
 import { type REDRIVE_OUTCOMES, type RunRecorder, recordRunOnIncident } from '#incident/notifier.js';
 import type { EnvelopeStore, StoredEnvelope } from '#inventory/envelope-store.js';

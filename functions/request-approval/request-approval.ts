@@ -12,7 +12,7 @@
  * @see https://docs.aws.amazon.com/step-functions/latest/dg/connect-to-resource.html#connect-wait-token
  * @see https://api.slack.com/methods/chat.postMessage
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { type ApprovalRecord, type ApprovalStore, approvalIdForToken } from '#approval/approval-store.js';
 import type { SlackApi } from '#approval/slack-client.js';
 import { approvalRequestMessage, storedRequestMessage } from '#approval/slack-messages.js';

@@ -24,7 +24,7 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessage.html
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_DeleteMessage.html
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ExecutionPlan, parseSqsArn } from '#incident/execution-input.js';
 import { scanUntilFound, type VisitResult } from '#inventory/dlq-scan.js';
 import type { EnvelopeStore } from '#inventory/envelope-store.js';

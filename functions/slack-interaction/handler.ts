@@ -12,7 +12,7 @@
  */
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import middy from '@middy/core';
-import { z } from 'zod';
+import * as z from 'zod';
 import { createApprovalStore } from '#approval/approval-store.js';
 import { createSlackApi, loadSlackSecrets, responseUrlPrefixesFromEnv } from '#approval/slack-client.js';
 import { sfnClient } from '#platform/clients.js';

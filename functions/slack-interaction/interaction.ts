@@ -16,7 +16,7 @@
  * @see https://api.slack.com/interactivity/handling#acknowledgment_response
  * @see https://api.slack.com/authentication/verifying-requests-from-slack
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ApprovalDecision, ApprovalRecord, ApprovalStore, SlackUser } from '#approval/approval-store.js';
 import { isAllowedResponseUrl, type ResponseUrlMessage, type SlackApi } from '#approval/slack-client.js';
 import {

@@ -16,7 +16,7 @@
  * @see https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/cloudwatch-and-eventbridge.html
  * @see https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/AlarmThatSendsEmail.html
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AlarmRecord } from '#inventory/model.js';
 import { InvalidInputError } from '#platform/errors.js';
 import { formatIssues, parseOrThrow } from '#platform/middleware.js';

@@ -9,7 +9,7 @@
  *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/quotas-messages.html
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { InvalidInputError } from '#platform/errors.js';
 import { formatIssues } from '#platform/middleware.js';
 import type { TriageConfig } from './triage.js';

@@ -12,7 +12,7 @@
  *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ProcessedKeys } from '#consumer/consumer-idempotency.js';
 import { ExecutionPlan } from '#incident/execution-input.js';
 import { scanDlq, type VisitResult } from '#inventory/dlq-scan.js';

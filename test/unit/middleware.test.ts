@@ -2,7 +2,7 @@ import { parser } from '@aws-lambda-powertools/parser/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { InvalidInputError, RedriveError } from '#platform/errors.js';
 import { parseOrThrow, standardMiddleware } from '#platform/middleware.js';
 

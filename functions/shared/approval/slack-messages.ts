@@ -9,7 +9,7 @@
  * @see https://api.slack.com/reference/surfaces/formatting#escaping
  */
 import type { KnownBlock } from '@slack/types';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Classification, IncidentSummary } from '#inventory/model.js';
 import type { SlackMessage } from './slack-client.js';
 

@@ -17,7 +17,7 @@
  * @see https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_StartMessageMoveTask.html
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** What an execution may do. `redrive`: sample, verify, then ramped move task. */
 export const REDRIVE_MODES = ['redrive', 'sample-only', 'dry-run'] as const;

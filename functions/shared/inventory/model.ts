@@ -2,7 +2,7 @@
  * The domain model shared by triage, the redrive workflow, the Slack approval and the CLI.
  * Shapes here are the contract between those parts; change them in one place.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** How a failure is classified. Rules that decide it are data (see `classification-rules`). */
 export const Classification = z.enum(['transient', 'permanent', 'poison', 'systemic', 'unknown']);

@@ -16,7 +16,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { ParseError } from '@aws-lambda-powertools/parser';
 import type { MiddlewareObj } from '@middy/core';
-import { ZodError, type z } from 'zod';
+import * as z from 'zod';
 import { InvalidInputError, RedriveError, toRedriveError } from './errors.js';
 
 /** The pipeline's logger (JSON lines; `POWERTOOLS_LOG_LEVEL` sets the level). */
@@ -26,8 +26,8 @@ export const logger = new Logger({ serviceName: 'dlq-redrive' });
  * Turns zod issues into one line per problem, each naming its field, e.g.
  * `dlqArn: is required`, `maxRate: must be an integer 1..500, got "fifty"`.
  */
-export function formatIssues(error: ZodError | readonly SchemaIssue[]): string[] {
-  const issues = error instanceof ZodError ? error.issues : error;
+export function formatIssues(error: z.ZodError | readonly SchemaIssue[]): string[] {
+  const issues = error instanceof z.ZodError ? error.issues : error;
   return issues.map((issue) => {
     const path = (issue.path ?? []).map((p) =>
       typeof p === 'object' && p !== null ? String(p.key) : String(p),
@@ -58,10 +58,10 @@ export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, wha
 
 function mapError(error: unknown): RedriveError {
   if (error instanceof RedriveError) return error;
-  if (error instanceof ZodError) return new InvalidInputError('invalid input', formatIssues(error), error);
+  if (error instanceof z.ZodError) return new InvalidInputError('invalid input', formatIssues(error), error);
   if (error instanceof ParseError) {
     const cause = (error as { cause?: unknown }).cause;
-    if (cause instanceof ZodError || Array.isArray(cause)) {
+    if (cause instanceof z.ZodError || Array.isArray(cause)) {
       return new InvalidInputError('invalid input', formatIssues(cause as SchemaIssue[]), error);
     }
     return new InvalidInputError(error.message, [], error);
