@@ -95,8 +95,11 @@ export interface RunnerOptions {
   retryIntervalMs?: number;
   /** Each function's timeout, milliseconds (getRemainingTimeInMillis). @default 300000 */
   lambdaTimeoutMs?: number;
-  /** Called with each Task's result as it completes (progress bars, logs). */
-  onTaskResult?: (stateName: string, result: unknown, executionName: string) => void;
+  /**
+   * Called with each Task's result as it completes (progress bars, logs, fault scenarios); the
+   * execution goes on once a returned promise settles (a rejection fails the Task).
+   */
+  onTaskResult?: (stateName: string, result: unknown, executionName: string) => void | Promise<void>;
   /** Called with every event of the library's log. */
   onEvent?: (event: ExecutionEvent, executionName: string) => void;
 }
@@ -375,7 +378,7 @@ export class LocalWorkflowRunner {
             plan.kind === 'invoke' ? { Payload: out, StatusCode: 200, ExecutedVersion: '$LATEST' } : out;
         }
         taskResults[plan.stateName] = result;
-        this.options.onTaskResult?.(plan.stateName, result, name);
+        await this.options.onTaskResult?.(plan.stateName, result, name);
         return result as never;
       };
     }

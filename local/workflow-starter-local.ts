@@ -63,10 +63,15 @@ export interface LocalWorkflowStarter extends WorkflowStarter {
  *
  * @param runner - runs the executions.
  * @param options.onStart - called once per new execution (progress, logs).
+ * @param options.inputDefaults - execution input fields added under the caller's own (the caller's
+ *   win): local runs set `verifyMarginSeconds`, which triage leaves to ValidateInput's default.
  */
 export function createLocalWorkflowStarter(
   runner: LocalWorkflowRunner,
-  options: { onStart?: (execution: RunningExecution, input: unknown) => void } = {},
+  options: {
+    onStart?: (execution: RunningExecution, input: unknown) => void;
+    inputDefaults?: Record<string, unknown>;
+  } = {},
 ): LocalWorkflowStarter {
   const byName = new Map<string, { execution: RunningExecution; inputJson: string; closed: boolean }>();
   const executions: RunningExecution[] = [];
@@ -79,7 +84,10 @@ export function createLocalWorkflowStarter(
       return duplicates;
     },
     startWorkflow({ incidentId, input }) {
-      return this.startByName({ name: executionNameOf(incidentId), input });
+      return this.startByName({
+        name: executionNameOf(incidentId),
+        input: { ...options.inputDefaults, ...input },
+      });
     },
     async startByName(request) {
       if (!NAME.test(request.name))

@@ -63,6 +63,12 @@ export interface ConsumerOptions {
   processingVisibilitySeconds?: number;
   /** Retry delay of a failed message, seconds (its visibility is set to this). @default 1 */
   retryDelaySeconds?: number;
+  /**
+   * The source queue's maxReceiveCount: a failed receive with this receive count sends the message
+   * to the DLQ, which is how the consumer tells a first failure from one after a redrive.
+   * @default 3
+   */
+  maxReceiveCount?: number;
 }
 
 /** Counters of a consumer run. */
@@ -75,6 +81,11 @@ export interface ConsumerStats {
   failedAttempts: number;
   /** Keys processed more than once (must stay 0). */
   processedTwice: number;
+  /**
+   * Exposure: distinct keys that reached the consumer after a stay in the DLQ and failed again
+   * (each counted once however often it was redelivered).
+   */
+  exposed: number;
 }
 
 /** One message as the consumer received it (every receive, redeliveries included). */
@@ -109,7 +120,10 @@ export class DemoConsumer {
     duplicatesSkipped: 0,
     failedAttempts: 0,
     processedTwice: 0,
+    exposed: 0,
   };
+  /** Keys counted in `stats.exposed`, in the order they failed again. */
+  public readonly exposedKeys = new Set<string>();
   /** Every receive, in order. */
   public readonly deliveries: Delivery[] = [];
   private outage = false;
@@ -118,6 +132,9 @@ export class DemoConsumer {
   private readonly seen = new Map<string, number>();
   private readonly received = new Map<string, Message>();
   private readonly annotated = new Set<string>();
+  /** Keys whose message went to the DLQ at least once (a failed receive at maxReceiveCount). */
+  private readonly deadLettered = new Set<string>();
+  private outageAt: { processed: number; onStart?: () => void } | undefined;
   private readonly handler: BatchHandler;
 
   public constructor(private readonly options: ConsumerOptions) {
@@ -151,6 +168,14 @@ export class DemoConsumer {
   /** Brings the dependency back (the fix is deployed). */
   public endOutage(): void {
     this.outage = false;
+  }
+
+  /**
+   * Takes the dependency down once `moreProcessed` further messages were processed (a consumer
+   * that breaks again in the middle of a redrive), then calls `onStart`.
+   */
+  public outageAfter(moreProcessed: number, onStart?: () => void): void {
+    this.outageAt = { processed: this.stats.processed + moreProcessed, ...(onStart ? { onStart } : {}) };
   }
 
   /** Starts the receive loops. */
@@ -293,13 +318,25 @@ export class DemoConsumer {
       this.stats.processed += 1;
       const after = this.options.outageAfterProcessed;
       if (after !== undefined && this.stats.processed === after) this.startOutage();
+      if (this.outageAt && this.stats.processed >= this.outageAt.processed) {
+        const { onStart } = this.outageAt;
+        this.outageAt = undefined;
+        this.startOutage();
+        onStart?.();
+      }
       return true;
     } catch (error) {
       this.stats.failedAttempts += 1;
+      if (this.deadLettered.has(key) && !this.exposedKeys.has(key)) {
+        this.exposedKeys.add(key);
+        this.stats.exposed += 1;
+      }
       const message = this.received.get(record.messageId);
       if (error instanceof ConsumerFailure && message && !message.MessageAttributes?.[ERROR_CLASS]) {
         await this.annotate(message, error);
         this.annotated.add(record.messageId);
+      } else if (Number(record.attributes.ApproximateReceiveCount) >= (this.options.maxReceiveCount ?? 3)) {
+        this.deadLettered.add(key);
       }
       return false;
     }

@@ -20,6 +20,8 @@ export interface DemoQueues {
   /** The source queue's visibility timeout, seconds. */
   visibilityTimeoutSeconds: number;
   maxReceiveCount: number;
+  /** The source queue's DelaySeconds (a delay queue when above 0). */
+  delaySeconds: number;
 }
 
 /** Options of {@link createDemoQueues}. */
@@ -34,6 +36,10 @@ export interface DemoQueueOptions {
   dlqVisibilityTimeoutSeconds?: number;
   /** DLQ retention period, seconds. @default 1209600 (14 days) */
   dlqRetentionSeconds?: number;
+  /** Source queue DelaySeconds: every new message, a redriven one too, is hidden this long. @default 0 */
+  delaySeconds?: number;
+  /** Source queue MaximumMessageSize, bytes (body plus attributes). @default SQS's 1 MiB */
+  maximumMessageSize?: number;
 }
 
 async function arnOf(sqs: SQSClient, queueUrl: string): Promise<string> {
@@ -72,6 +78,8 @@ export async function createDemoQueues(sqs: SQSClient, options: DemoQueueOptions
       QueueName: name,
       Attributes: {
         VisibilityTimeout: String(visibilityTimeoutSeconds),
+        ...(options.delaySeconds ? { DelaySeconds: String(options.delaySeconds) } : {}),
+        ...(options.maximumMessageSize ? { MaximumMessageSize: String(options.maximumMessageSize) } : {}),
         RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount }),
       },
     }),
@@ -86,28 +94,34 @@ export async function createDemoQueues(sqs: SQSClient, options: DemoQueueOptions
     parkingArn: await arnOf(sqs, parkingUrl),
     visibilityTimeoutSeconds,
     maxReceiveCount,
+    delaySeconds: options.delaySeconds ?? 0,
   };
 }
 
-/** Visible and in-flight message counts of a queue (approximate, as SQS reports them). */
+/** Visible, in-flight and delayed message counts of a queue (approximate, as SQS reports them). */
 export async function queueDepth(
   sqs: SQSClient,
   queueUrl: string,
-): Promise<{ visible: number; inFlight: number }> {
+): Promise<{ visible: number; inFlight: number; delayed: number }> {
   const out = await sqs.send(
     new GetQueueAttributesCommand({
       QueueUrl: queueUrl,
-      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+      AttributeNames: [
+        'ApproximateNumberOfMessages',
+        'ApproximateNumberOfMessagesNotVisible',
+        'ApproximateNumberOfMessagesDelayed',
+      ],
     }),
   );
   return {
     visible: Number(out.Attributes?.ApproximateNumberOfMessages ?? 0),
     inFlight: Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0),
+    delayed: Number(out.Attributes?.ApproximateNumberOfMessagesDelayed ?? 0),
   };
 }
 
 /**
- * Waits until a queue has no visible and no in-flight messages for `quietMs`.
+ * Waits until a queue has no visible, in-flight or delayed messages for `quietMs`.
  * @throws Error when it is still busy after `timeoutMs`.
  */
 export async function waitUntilDrained(
@@ -119,13 +133,15 @@ export async function waitUntilDrained(
   const quietMs = options.quietMs ?? 500;
   let quietSince: number | undefined;
   for (;;) {
-    const { visible, inFlight } = await queueDepth(sqs, queueUrl);
-    if (visible === 0 && inFlight === 0) {
+    const { visible, inFlight, delayed } = await queueDepth(sqs, queueUrl);
+    if (visible === 0 && inFlight === 0 && delayed === 0) {
       quietSince ??= Date.now();
       if (Date.now() - quietSince >= quietMs) return;
     } else quietSince = undefined;
     if (Date.now() > deadline)
-      throw new Error(`queue ${queueUrl} still has ${visible} visible and ${inFlight} in-flight messages`);
+      throw new Error(
+        `queue ${queueUrl} still has ${visible} visible, ${inFlight} in-flight and ${delayed} delayed messages`,
+      );
     await new Promise((r) => setTimeout(r, options.pollMs ?? 100));
   }
 }

@@ -27,6 +27,10 @@ export interface ScenarioOptions {
   visibilityTimeoutSeconds?: number;
   /** @default 3 */
   maxReceiveCount?: number;
+  /** Source queue DelaySeconds. @default 0 */
+  delaySeconds?: number;
+  /** Source queue MaximumMessageSize, bytes. @default 1 MiB */
+  maximumMessageSize?: number;
   /** Registration overrides (sampleSize, rampRates, dwellSeconds...). */
   registration?: Partial<QueueRegistration>;
   processedKeys?: ProcessedKeys;
@@ -60,6 +64,8 @@ export async function prepareIncident(
     name: options.name ?? 'orders',
     visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 1,
     maxReceiveCount: options.maxReceiveCount ?? 3,
+    ...(options.delaySeconds ? { delaySeconds: options.delaySeconds } : {}),
+    ...(options.maximumMessageSize ? { maximumMessageSize: options.maximumMessageSize } : {}),
   });
   const registration = await createQueueRegistry().putRegistration({
     dlqArn: queues.dlqArn,
@@ -76,6 +82,7 @@ export async function prepareIncident(
     sqs,
     queueUrl: queues.sourceUrl,
     queueArn: queues.sourceArn,
+    maxReceiveCount: queues.maxReceiveCount,
     outageAfterProcessed: options.outageAfterProcessed ?? Math.floor(messages * 0.4),
     ...(options.processedKeys ? { processedKeys: options.processedKeys } : {}),
     ...(options.consumerConcurrency ? { concurrency: options.consumerConcurrency } : {}),

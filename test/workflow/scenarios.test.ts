@@ -1,0 +1,50 @@
+import { GetQueueUrlCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sqsClient } from '#platform/clients.js';
+import { queueDepth } from '../../local/demo/queues.js';
+import { type LocalStack, startLocalStack } from '../../local/stack.js';
+import { runNamedScenario } from '../support/scenarios.js';
+
+// Each scenario is the run `npm start -- --scenario NAME` makes (local/demo/run-scenario.ts): the
+// real triage handler, the real ASL and the real task handlers on the local stack.
+// A scenario takes 15-30 s on an idle 2-core machine; the limit leaves room for a loaded one.
+const SCENARIO_TIMEOUT_MS = 240_000;
+
+describe('fault scenarios on the local stack (npm start -- --scenario NAME)', {
+  timeout: SCENARIO_TIMEOUT_MS,
+}, () => {
+  let stack: LocalStack;
+  let sqs: SQSClient;
+  beforeAll(async () => {
+    stack = await startLocalStack();
+    sqs = sqsClient();
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('healthy: ends Done with every message redriven or parked, nothing exposed and the report as expected', async () => {
+    const report = await runNamedScenario('healthy', { messages: 60 });
+    expect(report.problems).toEqual([]);
+    expect(report).toMatchObject({ asExpected: true, outcome: 'Done', status: 'SUCCEEDED', lost: 0 });
+    expect(report.inventoried).toBe(36);
+    expect(report.redriven + report.parked).toBe(report.inventoried);
+    expect(report.sampled + report.bulkMoved).toBe(report.redriven);
+    expect(report.exposed).toBe(0);
+    expect(report.exposureBoundBasis).toMatch(/msg\/s x \(\d+ s return window \+ \d+ s dwell\)/);
+  });
+
+  it('consumer-still-broken: ends SampleFailed, exposes at most the sample size and bulk-moves nothing', async () => {
+    const report = await runNamedScenario('consumer-still-broken', { messages: 40 });
+    expect(report.problems).toEqual([]);
+    expect(report).toMatchObject({ asExpected: true, outcome: 'SampleFailed', bulkMoved: 0 });
+    expect(report.sampled).toBe(5);
+    expect(report.exposed).toBeGreaterThan(0);
+    expect(report.exposed).toBeLessThanOrEqual(5);
+    expect(report.exposureBound).toBe(5);
+    // The samples came back: everything but the parked poison is in the DLQ again.
+    const dlq = await sqs.send(new GetQueueUrlCommand({ QueueName: 'still-broken-dlq' }));
+    const depth = await queueDepth(sqs, dlq.QueueUrl as string);
+    expect(depth.visible).toBe(report.remaining);
+  });
+});
