@@ -1,14 +1,24 @@
+import { availableParallelism, loadavg } from 'node:os';
 import { defineConfig } from 'vitest/config';
+
+// Timeouts catch hangs; they are not assertions. They grow with the load measured when the run
+// starts (a second `npm test` beside this one doubles it), never below the quiet-machine values.
+const load = Math.max(1, (loadavg()[0] ?? 0) / availableParallelism());
+const scaled = (ms: number) => Math.round(ms * Math.min(4, load));
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // Integration suites each start their own local stack (a JVM for DynamoDB Local);
-    // two cores run at most two at once without starving them.
+    // One DynamoDB Local JVM for the whole run; every local stack gets a table of its own on it.
+    globalSetup: ['test/support/global-setup.ts'],
+    setupFiles: ['test/support/shared-dynamo.ts'],
     maxWorkers: 2,
     // Handlers log JSON lines; tests that expect failures would fill the output with ERROR lines.
-    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', POWERTOOLS_LOG_LEVEL: 'SILENT' },
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    env: {
+      POWERTOOLS_LOG_LEVEL: 'SILENT',
+      VITEST_TIMEOUT_SCALE: String(Math.min(4, load)),
+    },
+    testTimeout: scaled(120_000),
+    hookTimeout: scaled(120_000),
   },
 });

@@ -15,13 +15,10 @@
  * - State transitions are counted from the library's event log (each state entered or retried is
  *   one billed transition in a Standard workflow).
  *
- * Import `./polyfills.js` first: aws-local-stepfunctions 3.x needs `Promise.withResolvers`.
- *
  * @see https://docs.aws.amazon.com/step-functions/latest/dg/concepts-amazon-states-language.html
  * @see https://docs.aws.amazon.com/step-functions/latest/dg/input-output-contextobject.html
  * @see https://docs.aws.amazon.com/cdk/api/v2/docs/aws-cdk-lib.aws_stepfunctions.StateMachine.html (definitionSubstitutions)
  */
-import './polyfills.js';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Context } from 'aws-lambda';

@@ -9,15 +9,27 @@
  * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/DynamoDBLocal.html
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
-import { CreateTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DeleteTableCommand,
+  DynamoDBClient,
+  ListTablesCommand,
+} from '@aws-sdk/client-dynamodb';
 import { createSqsServer } from 'local-aws-sqs';
 import { resetClients } from '#platform/clients.js';
 import { DEFAULT_TABLE_NAME, tableDefinition } from '#platform/table.js';
+
+/**
+ * The variable that names an already-running DynamoDB Local for {@link startLocalStack} to share
+ * (the test run's global setup starts one JVM and sets it; `npm run local` may too).
+ */
+export const SHARED_DYNAMODB_ENV = 'LOCAL_DYNAMODB_ENDPOINT';
 
 /** A running local stack. */
 export interface LocalStack {
@@ -38,12 +50,32 @@ export interface LocalStackOptions {
   region?: string;
   /** @default '123456789012' */
   accountId?: string;
-  /** @default 'dlq-redrive' */
+  /**
+   * Table name. On a shared DynamoDB the default is `TABLE_NAME` (the test setup sets one per test
+   * file), and a name another stack of this process still holds gets a random suffix, so every
+   * stack has a table of its own. @default 'dlq-redrive'
+   */
   tableName?: string;
   /** Write the endpoint variables into `process.env`. @default true */
   applyEnv?: boolean;
-  /** How long to wait for DynamoDB Local to answer, milliseconds. @default 30000 */
+  /**
+   * How long to wait for DynamoDB Local to answer while its JVM is alive, milliseconds. A JVM
+   * that exits fails at once, whatever this says. @default 180000
+   */
   startTimeoutMs?: number;
+  /**
+   * An already-running DynamoDB (Local) to create this stack's table on, instead of starting a
+   * JVM; `null` always starts one. `stop()` then deletes the table and leaves the JVM running.
+   * @default process.env.LOCAL_DYNAMODB_ENDPOINT
+   */
+  dynamoEndpoint?: string | null;
+}
+
+/** A DynamoDB Local JVM of its own, from {@link startDynamoLocal}. */
+export interface DynamoLocal {
+  endpoint: string;
+  /** Kills the JVM (SIGKILL; DynamoDB Local runs in memory) and waits for it to exit. Idempotent. */
+  stop(): Promise<void>;
 }
 
 /** Thrown when Java is missing: DynamoDB Local cannot start without it. */
@@ -53,6 +85,8 @@ export class JavaMissingError extends Error {
 
 const require = createRequire(import.meta.url);
 const live = new Set<ChildProcess>();
+/** Tables the stacks of this process created on a shared DynamoDB and have not deleted yet. */
+const liveTables = new Set<string>();
 let exitHookInstalled = false;
 
 function installExitHook(): void {
@@ -127,25 +161,76 @@ async function waitForDynamo(client: DynamoDBClient, child: ChildProcess, timeou
   }
 }
 
+/**
+ * Starts DynamoDB Local (in memory) on a free loopback port and waits until it answers.
+ *
+ * @param options.startTimeoutMs - how long to wait while the JVM is alive. @default 180000
+ * @throws JavaMissingError when `java` is not installed.
+ * @throws Error when the JVM exits, or does not answer in time (with its stderr).
+ */
+export async function startDynamoLocal(
+  options: { startTimeoutMs?: number; region?: string } = {},
+): Promise<DynamoLocal> {
+  assertJava();
+  installExitHook();
+  const port = await freePort();
+  const child = await startDynamo(port);
+  const endpoint = `http://127.0.0.1:${port}`;
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = once(child, 'exit');
+      child.kill('SIGKILL');
+      await exited;
+    }
+  };
+  const client = new DynamoDBClient({
+    region: options.region ?? 'us-east-1',
+    endpoint,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  try {
+    await waitForDynamo(client, child, options.startTimeoutMs ?? 180_000);
+  } catch (error) {
+    await stop();
+    throw error;
+  } finally {
+    client.destroy();
+  }
+  return { endpoint, stop };
+}
+
 async function closeServer(server: Server): Promise<void> {
   server.closeAllConnections();
   await new Promise<void>((resolve) => server.close(() => resolve()));
 }
 
 /**
- * Starts SQS and DynamoDB Local on free ports and creates the pipeline table.
+ * Starts SQS (in-process) on a free port and DynamoDB Local (a JVM of its own, or the shared one
+ * that {@link LocalStackOptions.dynamoEndpoint} names), and creates the pipeline table.
  *
  * @throws JavaMissingError when `java` is not installed (one line saying what to install).
- * @throws Error when DynamoDB Local does not answer within `startTimeoutMs`.
+ * @throws Error when DynamoDB Local exits or does not answer within `startTimeoutMs`.
  */
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const region = options.region ?? 'us-east-1';
   const accountId = options.accountId ?? '123456789012';
-  const tableName = options.tableName ?? DEFAULT_TABLE_NAME;
-  assertJava();
+  const sharedEndpoint =
+    options.dynamoEndpoint === undefined
+      ? process.env[SHARED_DYNAMODB_ENV] || undefined
+      : options.dynamoEndpoint;
+  // On a shared DynamoDB the table is this caller's own: the name it asks for (or TABLE_NAME, which
+  // the test setup sets per file before any module reads it), suffixed when a stack of the same
+  // process already holds that name.
+  const baseName =
+    options.tableName ?? (sharedEndpoint ? process.env.TABLE_NAME : undefined) ?? DEFAULT_TABLE_NAME;
+  const tableName =
+    sharedEndpoint && liveTables.has(baseName) ? `${baseName}-${randomBytes(4).toString('hex')}` : baseName;
   installExitHook();
 
-  const [sqsPort, dynamoPort] = [await freePort(), await freePort()];
+  const sqsPort = await freePort();
   const sqsServer = await createSqsServer({
     port: sqsPort,
     hostname: '127.0.0.1',
@@ -153,22 +238,37 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     accountId,
     emulateQueueCreationLifecycle: false,
   });
-  const dynamo = await startDynamo(dynamoPort);
+  let dynamo: DynamoLocal | undefined;
+  try {
+    dynamo = sharedEndpoint
+      ? undefined
+      : await startDynamoLocal({
+          region,
+          ...(options.startTimeoutMs ? { startTimeoutMs: options.startTimeoutMs } : {}),
+        });
+  } catch (error) {
+    await closeServer(sqsServer);
+    throw error;
+  }
+  const dynamoEndpoint = dynamo?.endpoint ?? (sharedEndpoint as string);
+  const client = new DynamoDBClient({
+    region,
+    endpoint: dynamoEndpoint,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
 
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
     stopped = true;
     await closeServer(sqsServer);
-    if (dynamo.exitCode === null && dynamo.signalCode === null) {
-      const exited = once(dynamo, 'exit');
-      dynamo.kill('SIGKILL');
-      await exited;
-    }
+    if (dynamo) await dynamo.stop();
+    else await client.send(new DeleteTableCommand({ TableName: tableName })).catch(() => undefined);
+    liveTables.delete(tableName);
+    client.destroy();
   };
 
   const sqsEndpoint = `http://127.0.0.1:${sqsPort}`;
-  const dynamoEndpoint = `http://127.0.0.1:${dynamoPort}`;
   const env: Record<string, string> = {
     AWS_REGION: region,
     AWS_DEFAULT_REGION: region,
@@ -179,15 +279,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     TABLE_NAME: tableName,
   };
 
+  liveTables.add(tableName);
   try {
-    const client = new DynamoDBClient({
-      region,
-      endpoint: dynamoEndpoint,
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    });
-    await waitForDynamo(client, dynamo, options.startTimeoutMs ?? 30_000);
     await client.send(new CreateTableCommand(tableDefinition(tableName)));
-    client.destroy();
   } catch (error) {
     await stop();
     throw error;

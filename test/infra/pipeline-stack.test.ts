@@ -28,6 +28,7 @@ import {
 } from '../../infra/function-catalog.js';
 import { type PipelineStack, REPO_ROOT } from '../../infra/pipeline-stack.js';
 import { sdkActionsOf } from '../../infra/sdk-actions.js';
+import { scaled } from '../support/timeouts.js';
 
 const FUNCTIONS_DIR = join(REPO_ROOT, 'functions');
 
@@ -144,7 +145,7 @@ beforeAll(() => {
   template = Template.fromStack(pipeline);
   exampleTemplate = Template.fromStack(example);
   nagReport = new AwsSolutionsChecks(app, { verbose: true }).validateScope(app);
-}, 120_000);
+}, scaled(120_000));
 
 describe('table', () => {
   it('has the keys, index and attribute types of functions/shared/platform/table.ts (one source of truth)', () => {
@@ -219,25 +220,28 @@ describe('functions', () => {
     );
   });
 
-  it('every bundle loads as an ES module on Node and exports handler (the require banner works)', () => {
-    const assetDir = app.outdir;
-    const files = readdirSync(assetDir)
-      .filter((d) => d.startsWith('asset.') && existsSync(join(assetDir, d, 'index.mjs')))
-      .map((d) => join(assetDir, d, 'index.mjs'));
-    const script = `for (const f of ${JSON.stringify(files)}) { const m = await import(f); console.log(typeof m.handler); }`;
+  it(
+    'every bundle loads as an ES module on Node and exports handler (the require banner works)',
+    () => {
+      const assetDir = app.outdir;
+      const files = readdirSync(assetDir)
+        .filter((d) => d.startsWith('asset.') && existsSync(join(assetDir, d, 'index.mjs')))
+        .map((d) => join(assetDir, d, 'index.mjs'));
+      const script = `for (const f of ${JSON.stringify(files)}) { const m = await import(f); console.log(typeof m.handler); }`;
 
-    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
-      env: {
-        ...process.env,
-        AWS_REGION: 'us-east-1',
-        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-      },
-      encoding: 'utf8',
-    });
+      const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+        env: {
+          ...process.env,
+          AWS_REGION: 'us-east-1',
+        },
+        encoding: 'utf8',
+      });
 
-    expect(out.trim().split('\n')).toEqual(files.map(() => 'function'));
-    expect(files.length).toBe(Object.keys(pipeline.functions).length);
-  }, 30_000);
+      expect(out.trim().split('\n')).toEqual(files.map(() => 'function'));
+      expect(files.length).toBe(Object.keys(pipeline.functions).length);
+    },
+    scaled(30_000),
+  );
 
   it('passes TABLE_NAME to every function and the Slack secret ARN only to the Slack functions', () => {
     for (const name of Object.keys(pipeline.functions) as FunctionName[]) {
@@ -416,44 +420,48 @@ describe('IAM', () => {
     expect(sourceActions).toContain('sqs:SendMessage');
   });
 
-  it('covers every AWS SDK call each function makes, and grants no SQS/Step Functions/Lambda/Secrets action it never calls', async () => {
-    // A move task runs with the caller's permissions: these are used by SQS, not by our code.
-    const calledOnlyByTheService = new Set<string>([
-      ...MOVE_TASK_DLQ_ACTIONS,
-      ...MOVE_TASK_DESTINATION_ACTIONS,
-    ]);
-    for (const name of Object.keys(pipeline.functions) as FunctionName[]) {
-      const reachable = await sdkActionsOf(FUNCTIONS_DIR, name);
-      const notCalled = new Set(LINKED_NOT_CALLED[name] ?? []);
-      const needed = reachable.filter((a) => !notCalled.has(a));
-      const statements = statementsOf(roleIdOf(name));
-      const granted = actionsOf(statements);
-      // Lambda itself sends triage's failed async events to its DLQ, with triage's role.
-      const ownDlq = actionsOf(
-        statements.filter((s) => JSON.stringify(s.Resource).includes('AlarmDeliveryDlq')),
-      );
+  it(
+    'covers every AWS SDK call each function makes, and grants no SQS/Step Functions/Lambda/Secrets action it never calls',
+    async () => {
+      // A move task runs with the caller's permissions: these are used by SQS, not by our code.
+      const calledOnlyByTheService = new Set<string>([
+        ...MOVE_TASK_DLQ_ACTIONS,
+        ...MOVE_TASK_DESTINATION_ACTIONS,
+      ]);
+      for (const name of Object.keys(pipeline.functions) as FunctionName[]) {
+        const reachable = await sdkActionsOf(FUNCTIONS_DIR, name);
+        const notCalled = new Set(LINKED_NOT_CALLED[name] ?? []);
+        const needed = reachable.filter((a) => !notCalled.has(a));
+        const statements = statementsOf(roleIdOf(name));
+        const granted = actionsOf(statements);
+        // Lambda itself sends triage's failed async events to its DLQ, with triage's role.
+        const ownDlq = actionsOf(
+          statements.filter((s) => JSON.stringify(s.Resource).includes('AlarmDeliveryDlq')),
+        );
 
-      expect(
-        needed.filter((a) => !granted.has(a)),
-        `${name} lacks`,
-      ).toEqual([]);
-      const excess = [...granted].filter(
-        (a) =>
-          /^(sqs|states|lambda|secretsmanager):/.test(a) &&
-          !needed.includes(a) &&
-          !(name === 'move-task' && calledOnlyByTheService.has(a)) &&
-          a !== 'secretsmanager:DescribeSecret' &&
-          !(REQUIRED_BY_CONTRACT[name] ?? []).includes(a) &&
-          !ownDlq.has(a),
-      );
-      expect(excess, `${name} has unused`).toEqual([]);
-      // The exceptions are real: each is linked into the bundle (and would otherwise be required).
-      expect(
-        [...notCalled].filter((a) => !reachable.includes(a)),
-        `${name} stale exception`,
-      ).toEqual([]);
-    }
-  }, 60_000);
+        expect(
+          needed.filter((a) => !granted.has(a)),
+          `${name} lacks`,
+        ).toEqual([]);
+        const excess = [...granted].filter(
+          (a) =>
+            /^(sqs|states|lambda|secretsmanager):/.test(a) &&
+            !needed.includes(a) &&
+            !(name === 'move-task' && calledOnlyByTheService.has(a)) &&
+            a !== 'secretsmanager:DescribeSecret' &&
+            !(REQUIRED_BY_CONTRACT[name] ?? []).includes(a) &&
+            !ownDlq.has(a),
+        );
+        expect(excess, `${name} has unused`).toEqual([]);
+        // The exceptions are real: each is linked into the bundle (and would otherwise be required).
+        expect(
+          [...notCalled].filter((a) => !reachable.includes(a)),
+          `${name} stale exception`,
+        ).toEqual([]);
+      }
+    },
+    scaled(60_000),
+  );
 });
 
 describe('cdk-nag', () => {

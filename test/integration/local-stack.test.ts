@@ -1,10 +1,10 @@
 import { execSync } from 'node:child_process';
-import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import { DescribeTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamoClient, sqsClient } from '#platform/clients.js';
 import { TABLE } from '#platform/table.js';
-import { type LocalStack, startLocalStack } from '../../local/stack.js';
+import { type LocalStack, SHARED_DYNAMODB_ENV, startLocalStack } from '../../local/stack.js';
 
 function javaProcessesFor(port: string): number {
   const out = execSync('ps -eo args', { encoding: 'utf8' });
@@ -16,7 +16,8 @@ function javaProcessesFor(port: string): number {
 describe('local stack', () => {
   let stack: LocalStack;
   beforeAll(async () => {
-    stack = await startLocalStack();
+    // A JVM of its own (not the test run's shared DynamoDB Local), so stop() can be checked.
+    stack = await startLocalStack({ dynamoEndpoint: null });
   });
   afterAll(async () => {
     await stack?.stop();
@@ -41,5 +42,33 @@ describe('local stack', () => {
     expect(javaProcessesFor(port)).toBe(1);
     await stack.stop();
     expect(javaProcessesFor(port)).toBe(0);
+  });
+});
+
+describe('local stack on a shared DynamoDB Local (the test run starts one JVM)', () => {
+  it('gives each stack a table of its own, keeps the JVM on stop and deletes only its table', async () => {
+    const shared = process.env[SHARED_DYNAMODB_ENV];
+    expect(shared).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const a = await startLocalStack({ applyEnv: false });
+    const b = await startLocalStack({ applyEnv: false });
+    try {
+      expect(a.dynamoEndpoint).toBe(shared);
+      expect(a.tableName).not.toBe(b.tableName);
+      expect(b.tableName.startsWith(a.tableName)).toBe(true);
+      const client = new DynamoDBClient({
+        region: 'us-east-1',
+        endpoint: shared as string,
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      });
+      await a.stop();
+      const tables = (await client.send(new ListTablesCommand({}))).TableNames ?? [];
+      expect(tables).toContain(b.tableName);
+      expect(tables).not.toContain(a.tableName);
+      expect(javaProcessesFor(new URL(shared as string).port)).toBe(1);
+      client.destroy();
+    } finally {
+      await a.stop();
+      await b.stop();
+    }
   });
 });

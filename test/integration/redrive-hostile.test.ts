@@ -15,6 +15,7 @@ import { handler as preflightHandler } from '../../functions/preflight/handler.j
 import type { PreflightResult } from '../../functions/preflight/preflight.js';
 import { createQueue, drain, lambdaContext, planFor, seedAndInventory } from '../support/redrive-fixtures.js';
 import { seedDlq } from '../support/seed-dlq.js';
+import { scaled } from '../support/timeouts.js';
 import { holdAll, useTransferStack } from '../support/transfer-stack.js';
 
 const park = (event: unknown) => parkHandler(event as never, lambdaContext) as Promise<ParkResult>;
@@ -60,25 +61,29 @@ describe('Park and SampleRedrive under hostile DLQ conditions', () => {
     expect(await drain(sqsClient(), parking)).toHaveLength(0);
   });
 
-  it('C07 Park reaches do-not-redrive messages queued behind more than a thousand redrivable ones', async () => {
-    // 1,100 redrivable messages dead-lettered by a failing consumer, then two poison ones behind them.
-    const dlq = await seedDlq({
-      sqs: sqsClient(),
-      dlqName: 'hostile-deep-dlq',
-      sourceNames: ['hostile-deep-src'],
-      messages: Array.from({ length: 1100 }, (_, n) => ({ body: `{"n":${n}}` })),
-      maxReceiveCount: 1,
-      sendStraightToDlq: [{ body: 'bad-1' }, { body: 'bad-2' }],
-      timeoutMs: 60_000,
-    });
-    expect(await inventoryAll(dlq.dlqUrl, dlq.dlqArn, 'inc-hostile-deep')).toBe(1102);
-    const parking = await createQueue(sqsClient(), 'hostile-deep-parking');
-    const result = await park({
-      plan: planFor({ ...dlq, incidentId: 'inc-hostile-deep' }, { parkingQueueUrl: parking }),
-    });
-    expect([result.parked, result.skipped]).toEqual([2, 0]);
-    expect((await drain(sqsClient(), parking)).map((m) => m.Body).sort()).toEqual(['bad-1', 'bad-2']);
-  }, 120_000);
+  it(
+    'C07 Park reaches do-not-redrive messages queued behind more than a thousand redrivable ones',
+    async () => {
+      // 1,100 redrivable messages dead-lettered by a failing consumer, then two poison ones behind them.
+      const dlq = await seedDlq({
+        sqs: sqsClient(),
+        dlqName: 'hostile-deep-dlq',
+        sourceNames: ['hostile-deep-src'],
+        messages: Array.from({ length: 1100 }, (_, n) => ({ body: `{"n":${n}}` })),
+        maxReceiveCount: 1,
+        sendStraightToDlq: [{ body: 'bad-1' }, { body: 'bad-2' }],
+        timeoutMs: 60_000,
+      });
+      expect(await inventoryAll(dlq.dlqUrl, dlq.dlqArn, 'inc-hostile-deep')).toBe(1102);
+      const parking = await createQueue(sqsClient(), 'hostile-deep-parking');
+      const result = await park({
+        plan: planFor({ ...dlq, incidentId: 'inc-hostile-deep' }, { parkingQueueUrl: parking }),
+      });
+      expect([result.parked, result.skipped]).toEqual([2, 0]);
+      expect((await drain(sqsClient(), parking)).map((m) => m.Body).sort()).toEqual(['bad-1', 'bad-2']);
+    },
+    scaled(120_000),
+  );
 
   it('C07 a do-not-redrive message that a failed earlier run marked PARKED but never moved is parked by the next run', async () => {
     const dlq = await seedAndInventory({

@@ -10,7 +10,7 @@ import { dynamoClient } from '#platform/clients.js';
 import { DEFAULT_TABLE_NAME } from '#platform/table.js';
 
 /** `pk|sk` of every item, sorted. */
-export async function tableKeys(tableName = DEFAULT_TABLE_NAME): Promise<string[]> {
+export async function tableKeys(tableName = process.env.TABLE_NAME ?? DEFAULT_TABLE_NAME): Promise<string[]> {
   const keys: string[] = [];
   for await (const page of paginateScan(
     { client: dynamoClient() },

@@ -1,4 +1,3 @@
-import '../../local/polyfills.js';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { StateMachine } from 'aws-local-stepfunctions';

@@ -1,4 +1,3 @@
-import '../../local/polyfills.js';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkflowLeaseStore } from '#incident/workflow-lease.js';

@@ -1,0 +1,72 @@
+/**
+ * Import rules of docs/layout.md, checked by `npm run lint` (dependency-cruiser).
+ * @type {import('dependency-cruiser').IConfiguration}
+ */
+const DOMAINS = ['platform', 'inventory', 'incident', 'transfer', 'consumer', 'approval'];
+// What each shared domain may import besides itself (docs/layout.md, "Layers").
+const MAY_IMPORT = {
+  platform: [],
+  inventory: ['platform'],
+  incident: ['platform', 'inventory'],
+  transfer: ['platform', 'inventory'],
+  consumer: ['platform', 'inventory'],
+  approval: ['platform', 'inventory', 'incident'],
+};
+
+const layerRules = DOMAINS.map((domain) => {
+  const forbidden = DOMAINS.filter((d) => d !== domain && !MAY_IMPORT[domain].includes(d));
+  return {
+    name: `layer-${domain}`,
+    comment: `functions/shared/${domain} may import only ${MAY_IMPORT[domain].join(', ') || 'nothing of the project'} (docs/layout.md)`,
+    severity: 'error',
+    from: { path: `^functions/shared/${domain}/` },
+    to: { path: `^functions/shared/(${forbidden.join('|')})/` },
+  };
+}).filter((rule) => !rule.to.path.includes('()'));
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment: 'Import cycles make load order and layering unclear.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'no-cross-function',
+      comment:
+        "A function's folder never imports another function's folder: shared code goes to functions/shared/<domain>/.",
+      severity: 'error',
+      from: { path: '^functions/(?!shared/)([^/]+)/' },
+      to: { path: '^functions/(?!shared/)', pathNot: ['^functions/$1/'] },
+    },
+    {
+      name: 'shared-not-to-functions',
+      comment: 'Shared domains never import a function folder.',
+      severity: 'error',
+      from: { path: '^functions/shared/' },
+      to: { path: '^functions/(?!shared/)' },
+    },
+    {
+      name: 'production-not-to-local-or-test',
+      comment:
+        'Deployed code (functions/, infra/) never imports the local stack, tests, benchmarks or scripts.',
+      severity: 'error',
+      from: { path: '^(functions|infra)/' },
+      to: { path: '^(local|test|bench|scripts)/' },
+    },
+    ...layerRules,
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '(^|/)(node_modules|cdk\\.out)/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      extensions: ['.ts', '.js', '.json'],
+    },
+  },
+};
