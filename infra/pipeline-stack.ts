@@ -11,7 +11,6 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import {
   Annotations,
   ArnFormat,
@@ -41,6 +40,7 @@ import {
 import type { Construct } from 'constructs';
 import { TABLE } from '#platform/table.js';
 import { aslTaskResources, DEFAULT_DEFINITION_PATH, substitutionsFor } from './asl.js';
+import { handlerEntry, PIPELINE_BUNDLING, REPO_ROOT } from './bundling.js';
 import {
   FUNCTION_ACCESS,
   FUNCTION_NAMES,
@@ -50,8 +50,7 @@ import {
 } from './function-catalog.js';
 import { acknowledge } from './nag.js';
 
-/** The repository root (the NodejsFunction project root: package.json and package-lock.json). */
-export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+export { REPO_ROOT } from './bundling.js';
 
 /** Where alarm transitions reach the triage function. */
 export type AlarmDelivery = 'eventbridge' | 'sns' | 'both';
@@ -205,7 +204,7 @@ export class PipelineStack extends Stack {
 
     // Functions first (the state machine's substitutions need their ARNs).
     for (const name of FUNCTION_NAMES) {
-      const entry = join(functionsDir, name, 'handler.ts');
+      const entry = handlerEntry(functionsDir, name);
       if (!existsSync(entry)) {
         this.missingFunctions.push(name);
         continue;
@@ -382,22 +381,7 @@ export class PipelineStack extends Stack {
         ...(access.slackSecret ? { SLACK_SECRET_ARN: this.slackSecret.secretArn } : {}),
       },
       ...(name === 'triage' ? { deadLetterQueue: this.alarmDeliveryDlq, retryAttempts: 2 } : {}),
-      bundling: {
-        forceDockerBundling: false,
-        format: nodejs.OutputFormat.ESM,
-        target: 'node22',
-        platform: 'node',
-        mainFields: ['module', 'main'],
-        // Some CommonJS dependencies call require() on Node built-ins; an ESM bundle has no require.
-        banner:
-          "import { createRequire as __dlqCreateRequire } from 'node:module'; const require = __dlqCreateRequire(import.meta.url);",
-        // Bundle the SDK too: the versions pinned in package.json are the ones the tests ran.
-        externalModules: [],
-        minify: true,
-        keepNames: true,
-        sourceMap: true,
-        sourcesContent: false,
-      },
+      bundling: PIPELINE_BUNDLING,
     });
     this.functions[name] = fn;
     this.roles[name] = role;

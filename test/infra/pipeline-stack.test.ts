@@ -4,11 +4,13 @@
  * IAM, every ASL placeholder provided, and cdk-nag's AwsSolutions pack with no open finding.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, type Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { build } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TABLE, tableDefinition } from '#platform/table.js';
 import {
@@ -17,6 +19,7 @@ import {
   DEFAULT_DEFINITION_PATH,
   substitutionsFor,
 } from '../../infra/asl.js';
+import { esbuildOptionsOf, PIPELINE_BUNDLING } from '../../infra/bundling.js';
 import { buildDemoApp, type ExampleQueuesStack } from '../../infra/demo-app.js';
 import {
   FUNCTION_ACCESS,
@@ -242,6 +245,16 @@ describe('functions', () => {
     },
     scaled(30_000),
   );
+
+  it('bench/bundles builds a function byte for byte as the stack bundles it (same esbuild options)', async () => {
+    const code = functionResource('park').Properties.Code as { S3Key: string };
+    const asset = join(app.outdir, `asset.${code.S3Key.replace(/\.zip$/, '')}`, 'index.mjs');
+    const outfile = join(mkdtempSync(join(tmpdir(), 'dlq-bundle-')), 'index.mjs');
+
+    await build(esbuildOptionsOf(PIPELINE_BUNDLING, join(FUNCTIONS_DIR, 'park', 'handler.ts'), outfile));
+
+    expect(readFileSync(outfile, 'utf8')).toBe(readFileSync(asset, 'utf8'));
+  });
 
   it('passes TABLE_NAME to every function and the Slack secret ARN only to the Slack functions', () => {
     for (const name of Object.keys(pipeline.functions) as FunctionName[]) {
