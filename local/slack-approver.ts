@@ -22,7 +22,7 @@ import { createSlackApi } from '#approval/slack-client.js';
 import { APPROVAL_BLOCK_ID, APPROVE_ACTION_ID, REJECT_ACTION_ID } from '#approval/slack-messages.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import { parseOrThrow } from '#platform/middleware.js';
-import { requestApprovalDeps } from '../functions/request-approval/deps.js';
+import { createRequestApprovalDeps } from '../functions/request-approval/deps.js';
 import { RequestApprovalInput, requestApproval } from '../functions/request-approval/request-approval.js';
 import { signSlackRequest } from '../functions/slack-interaction/slack-signature.js';
 import { asTaskClosed } from '../functions/slack-interaction/task-callbacks.js';
@@ -117,17 +117,17 @@ export function slackApprover(options: SlackApproverOptions = {}): Approver & {
       const registry = createQueueRegistry();
       const posted = await requestApproval(
         input,
-        requestApprovalDeps({
-          slack: createSlackApi({ token: 'xoxb-local', slackApiUrl: capture.apiUrl }),
-          registry: {
-            async getRegistration(dlqArn) {
+        await createRequestApprovalDeps({
+          overrides: {
+            slack: createSlackApi({ token: 'xoxb-local', slackApiUrl: capture.apiUrl }),
+            async registration(dlqArn) {
               const registration = await registry.getRegistration(dlqArn);
               return registration.approvers.length > 0
                 ? registration
                 : { ...registration, approvers: [userId] };
             },
+            defaultChannel: 'C0LOCAL',
           },
-          defaultChannel: 'C0LOCAL',
         }),
       );
       const message = capture.callsTo('chat.postMessage').at(-1)?.args;

@@ -6,18 +6,12 @@
  */
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import middy from '@middy/core';
-import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { standardMiddleware } from '#platform/middleware.js';
-import { createSqsQueues } from '#platform/sqs-queues.js';
-import { createMoveTasks } from '#transfer/move-tasks.js';
-import { type MoveTaskDeps, MoveTaskInput, moveTask, type RampResult } from './move-task.js';
-
-function deps(): MoveTaskDeps {
-  return { moveTasks: createMoveTasks(), queues: createSqsQueues(), envelopes: createEnvelopeStore() };
-}
+import { createMoveTaskDeps } from './deps.js';
+import { MoveTaskInput, moveTask, type RampResult } from './move-task.js';
 
 /** The Lambda handler. */
 export const handler = middy<MoveTaskInput, RampResult>()
   .use(standardMiddleware())
   .use(parser({ schema: MoveTaskInput }))
-  .handler((input) => moveTask(input, deps()));
+  .handler((input) => moveTask(input, createMoveTaskDeps()));

@@ -7,15 +7,11 @@
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import middy from '@middy/core';
 import { standardMiddleware } from '#platform/middleware.js';
-import { transferDepsFromEnv } from '#transfer/transfer-deps.js';
-import { type ParkDeps, ParkInput, type ParkResult, park } from './park.js';
-
-function deps(): ParkDeps {
-  return transferDepsFromEnv();
-}
+import { createParkDeps } from './deps.js';
+import { ParkInput, type ParkResult, park } from './park.js';
 
 /** The Lambda handler. */
 export const handler = middy<ParkInput, ParkResult>()
   .use(standardMiddleware())
   .use(parser({ schema: ParkInput }))
-  .handler((input) => park(input, deps()));
+  .handler((input) => park(input, createParkDeps()));

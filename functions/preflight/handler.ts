@@ -6,25 +6,12 @@
  */
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import middy from '@middy/core';
-import { createWorkflowLeaseStore } from '#incident/workflow-lease.js';
-import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { standardMiddleware } from '#platform/middleware.js';
-import { createSqsQueues } from '#platform/sqs-queues.js';
-import { createMoveTasks } from '#transfer/move-tasks.js';
-import { type PreflightDeps, PreflightInput, type PreflightResult, preflight } from './preflight.js';
-
-function deps(): PreflightDeps {
-  return {
-    queues: createSqsQueues(),
-    moveTasks: createMoveTasks(),
-    envelopes: createEnvelopeStore(),
-    leases: createWorkflowLeaseStore(),
-    now: Date.now,
-  };
-}
+import { createPreflightDeps } from './deps.js';
+import { PreflightInput, type PreflightResult, preflight } from './preflight.js';
 
 /** The Lambda handler. */
 export const handler = middy<PreflightInput, PreflightResult>()
   .use(standardMiddleware())
   .use(parser({ schema: PreflightInput }))
-  .handler((input) => preflight(input, deps()));
+  .handler((input) => preflight(input, createPreflightDeps()));

@@ -1,40 +1,41 @@
 /**
- * Wires {@link requestApproval}'s ports to the pipeline's stores and the Slack client. Shared by the
- * Lambda handler and the local Slack approver (`npm start -- --approve-via slack`).
+ * RequestApproval's ports, from the pipeline configuration and the shared clients: the approval
+ * store, the Slack client (bot token from `loadSlackSecrets`), the incident summary and the queue
+ * registration. Shared by the Lambda handler and the local Slack approver
+ * (`npm start -- --approve-via slack`), which overrides `slack`.
  */
-import { type ApprovalStore, createApprovalStore } from '#approval/approval-store.js';
-import type { SlackApi } from '#approval/slack-client.js';
-import { createIncidentStore, type IncidentStore } from '#incident/incident-store.js';
-import { createQueueRegistry, type QueueRegistry } from '#incident/queue-registry.js';
+import { createApprovalStore } from '#approval/approval-store.js';
+import { createSlackApi, loadSlackSecrets, slackApiOptions } from '#approval/slack-client.js';
+import { createIncidentStore } from '#incident/incident-store.js';
+import { createQueueRegistry } from '#incident/queue-registry.js';
+import { tableAccess } from '#platform/clients.js';
+import { type DepsOptions, pipelineConfig } from '#platform/config.js';
 import type { RequestApprovalDeps } from './request-approval.js';
 
-/** Options of {@link requestApprovalDeps}; every store defaults to the DynamoDB one. */
-export interface RequestApprovalWiring {
-  slack: Pick<SlackApi, 'postMessage'>;
-  approvals?: ApprovalStore;
-  incidents?: Pick<IncidentStore, 'getIncident'>;
-  registry?: Pick<QueueRegistry, 'getRegistration'>;
-  /** @default process.env.SLACK_DEFAULT_CHANNEL */
-  defaultChannel?: string | undefined;
-  /** @default process.env.APPROVAL_TIMEOUT_SECONDS, else 3600 */
-  timeoutSeconds?: number | undefined;
-  /** Now, epoch milliseconds. @default Date.now */
-  now?: () => number;
-}
-
-/** Builds the ports of {@link requestApproval}. */
-export function requestApprovalDeps(wiring: RequestApprovalWiring): RequestApprovalDeps {
-  const incidents = wiring.incidents ?? createIncidentStore();
-  const registry = wiring.registry ?? createQueueRegistry();
-  const envTimeout = Number(process.env.APPROVAL_TIMEOUT_SECONDS);
+/**
+ * Builds the ports of `requestApproval`; `options.overrides` replaces any of them (an overridden
+ * `slack` skips loading the Slack secret).
+ *
+ * @throws InvalidInputError from `loadSlackSecrets` when no Slack credentials are configured.
+ */
+export async function createRequestApprovalDeps(
+  options: DepsOptions<RequestApprovalDeps> = {},
+): Promise<RequestApprovalDeps> {
+  const config = options.config ?? pipelineConfig();
+  const table = tableAccess(config);
+  const incidents = createIncidentStore(table);
+  const registry = createQueueRegistry(table);
+  const slack =
+    options.overrides?.slack ??
+    createSlackApi(slackApiOptions((await loadSlackSecrets(config.slack)).botToken, config.slack));
   return {
-    approvals: wiring.approvals ?? createApprovalStore(),
-    slack: wiring.slack,
+    approvals: createApprovalStore(table),
+    slack,
     incidentSummary: async (incidentId) => (await incidents.getIncident(incidentId))?.summary ?? null,
     registration: (dlqArn) => registry.getRegistration(dlqArn),
-    defaultChannel: wiring.defaultChannel ?? process.env.SLACK_DEFAULT_CHANNEL,
-    timeoutSeconds:
-      wiring.timeoutSeconds ?? (Number.isInteger(envTimeout) && envTimeout > 0 ? envTimeout : undefined),
-    now: wiring.now ?? (() => Date.now()),
+    defaultChannel: config.slack.defaultChannel,
+    timeoutSeconds: config.approvalTimeoutSeconds,
+    now: () => Date.now(),
+    ...options.overrides,
   };
 }

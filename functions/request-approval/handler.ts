@@ -10,15 +10,11 @@
  */
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import middy from '@middy/core';
-import { createSlackApi, loadSlackSecrets } from '#approval/slack-client.js';
 import { standardMiddleware } from '#platform/middleware.js';
-import { requestApprovalDeps } from './deps.js';
+import { createRequestApprovalDeps } from './deps.js';
 import { RequestApprovalInput, requestApproval } from './request-approval.js';
 
 export const handler = middy()
   .use(standardMiddleware())
   .use(parser({ schema: RequestApprovalInput }))
-  .handler(async (input: RequestApprovalInput) => {
-    const { botToken } = await loadSlackSecrets();
-    return requestApproval(input, requestApprovalDeps({ slack: createSlackApi({ token: botToken }) }));
-  });
+  .handler(async (input: RequestApprovalInput) => requestApproval(input, await createRequestApprovalDeps()));

@@ -8,20 +8,11 @@
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import middy from '@middy/core';
 import { standardMiddleware } from '#platform/middleware.js';
-import { transferDepsFromEnv } from '#transfer/transfer-deps.js';
-import {
-  type SampleRedriveDeps,
-  SampleRedriveInput,
-  type SampleRedriveResult,
-  sampleRedrive,
-} from './sample-redrive.js';
-
-function deps(): SampleRedriveDeps {
-  return transferDepsFromEnv();
-}
+import { createSampleRedriveDeps } from './deps.js';
+import { SampleRedriveInput, type SampleRedriveResult, sampleRedrive } from './sample-redrive.js';
 
 /** The Lambda handler. */
 export const handler = middy<SampleRedriveInput, SampleRedriveResult>()
   .use(standardMiddleware())
   .use(parser({ schema: SampleRedriveInput }))
-  .handler((input) => sampleRedrive(input, deps()));
+  .handler((input) => sampleRedrive(input, createSampleRedriveDeps()));

@@ -52,20 +52,21 @@ export function executionArnOf(stateMachineArn: string, name: string): string {
 /**
  * The Step Functions adapter.
  *
- * @param options.stateMachineArn - @default process.env.STATE_MACHINE_ARN
+ * @param options.client - @default the shared Step Functions client
+ * @param options.stateMachineArn - the redrive state machine (config `STATE_MACHINE_ARN`).
  * @param options.log - where the duplicate-start line goes.
  * @throws InvalidInputError when no state machine ARN is configured.
  */
 export function createSfnWorkflowStarter(
   options: {
     client?: SFNClient;
-    stateMachineArn?: string;
+    stateMachineArn?: string | undefined;
     log?: (message: string, extra: object) => void;
   } = {},
 ): WorkflowStarter {
   return {
     async startWorkflow({ incidentId, input }) {
-      const stateMachineArn = options.stateMachineArn ?? process.env.STATE_MACHINE_ARN;
+      const { stateMachineArn } = options;
       if (!stateMachineArn)
         throw new InvalidInputError('no state machine configured', ['STATE_MACHINE_ARN: is required']);
       const client = options.client ?? sfnClient();

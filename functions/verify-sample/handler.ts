@@ -6,23 +6,12 @@
  */
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import middy from '@middy/core';
-import { createProcessedKeys } from '#consumer/consumer-idempotency.js';
-import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { standardMiddleware } from '#platform/middleware.js';
-import { createSqsQueues } from '#platform/sqs-queues.js';
-import {
-  type VerifySampleDeps,
-  VerifySampleInput,
-  type VerifySampleResult,
-  verifySample,
-} from './verify-sample.js';
-
-function deps(): VerifySampleDeps {
-  return { queues: createSqsQueues(), envelopes: createEnvelopeStore(), processed: createProcessedKeys() };
-}
+import { createVerifySampleDeps } from './deps.js';
+import { VerifySampleInput, type VerifySampleResult, verifySample } from './verify-sample.js';
 
 /** The Lambda handler. */
 export const handler = middy<VerifySampleInput, VerifySampleResult>()
   .use(standardMiddleware())
   .use(parser({ schema: VerifySampleInput }))
-  .handler((input) => verifySample(input, deps()));
+  .handler((input) => verifySample(input, createVerifySampleDeps()));

@@ -21,6 +21,6 @@ export async function runTriage(
   workflow: WorkflowStarter,
   timeoutMs = 300_000,
 ): Promise<TriageResult> {
-  const handler = createTriageHandler({ workflow });
+  const handler = createTriageHandler({ overrides: { workflow } });
   return handler(event, lambdaContext({ functionName: 'TriageFunction', timeoutMs }));
 }

@@ -48,7 +48,7 @@ describe('C04 ALARM -> OK on the local stack (real triage handler)', () => {
   const workflow = recordingStarter();
   const notifier = createMemoryNotifier();
   const sqsCalls: string[] = [];
-  const handler = createTriageHandler({ workflow, notifier });
+  const handler = createTriageHandler({ overrides: { workflow, notifier } });
   const invoke = (path: string) =>
     handler(
       load(path),

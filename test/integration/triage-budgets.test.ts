@@ -83,7 +83,7 @@ describe('triage budgets, refusals and the local alarm evaluator', () => {
 
     const event = await evaluator.evaluate();
     const again = await evaluator.evaluate();
-    const result = await createTriageHandler({ workflow })(
+    const result = await createTriageHandler({ overrides: { workflow } })(
       event,
       lambdaContext({ functionName: 'triage', accountId: ACCOUNT }),
     );

@@ -59,7 +59,7 @@ describe('triage under hostile deliveries', () => {
   let stack: LocalStack;
   const sqsCalls: string[] = [];
   const workflow = recordingStarter();
-  const handler = createTriageHandler({ workflow });
+  const handler = createTriageHandler({ overrides: { workflow } });
   const invoke = (event: unknown) =>
     handler(
       event,

@@ -83,7 +83,7 @@ describe('triage on the local stack', () => {
   const workflow = recordingStarter();
   const sqsCalls: string[] = [];
   const notifier = createMemoryNotifier();
-  const handler = createTriageHandler({ workflow, notifier });
+  const handler = createTriageHandler({ overrides: { workflow, notifier } });
   const invoke = (event: unknown) =>
     handler(
       event,

@@ -6,7 +6,7 @@
  */
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll } from 'vitest';
-import { sqsClient } from '#platform/clients.js';
+import { resetClients, sqsClient } from '#platform/clients.js';
 import { setTransferFaultHook } from '#transfer/message-transfer.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 
@@ -15,10 +15,12 @@ export function useTransferStack(): void {
   beforeAll(async () => {
     stack = await startLocalStack();
     process.env.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS = '2';
+    resetClients();
   });
   afterEach(() => setTransferFaultHook(undefined));
   afterAll(async () => {
     delete process.env.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS;
+    resetClients();
     await stack?.stop();
   });
 }

@@ -1,6 +1,7 @@
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createSlackApi, loadSlackSecrets, resetSlackSecrets } from '#approval/slack-client.js';
+import { readConfig } from '#platform/config.js';
 import { InvalidInputError, TransientError } from '#platform/errors.js';
 import { type SlackCapture, startSlackCapture } from '../support/slack-capture.js';
 
@@ -75,14 +76,16 @@ describe('Slack credentials', () => {
   beforeEach(() => resetSlackSecrets());
 
   it('uses SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET when both are set', async () => {
-    expect(await loadSlackSecrets({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 's1' })).toEqual({
+    expect(
+      await loadSlackSecrets(readConfig({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 's1' }).slack),
+    ).toEqual({
       botToken: 'xoxb-1',
       signingSecret: 's1',
     });
   });
 
   it('names SLACK_SECRET_ARN when nothing is configured', async () => {
-    await expect(loadSlackSecrets({})).rejects.toThrow(/SLACK_SECRET_ARN: is required/);
+    await expect(loadSlackSecrets(readConfig({}).slack)).rejects.toThrow(/SLACK_SECRET_ARN: is required/);
   });
 
   it('names each missing field of a malformed secret', async () => {
@@ -91,8 +94,8 @@ describe('Slack credentials', () => {
       ({
         send: async () => ({ SecretString: JSON.stringify({ botToken: 'xoxb-2' }) }),
       }) as unknown as SecretsManagerClient;
-    await expect(loadSlackSecrets({ SLACK_SECRET_ARN: 'arn:aws:secretsmanager:x' }, client)).rejects.toThrow(
-      /signingSecret: is required/,
-    );
+    await expect(
+      loadSlackSecrets(readConfig({ SLACK_SECRET_ARN: 'arn:aws:secretsmanager:x' }).slack, client),
+    ).rejects.toThrow(/signingSecret: is required/);
   });
 });

@@ -1,6 +1,6 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sqsClient } from '#platform/clients.js';
+import { resetClients, sqsClient } from '#platform/clients.js';
 import { setTransferFaultHook } from '#transfer/message-transfer.js';
 import { loadHandler, type TaskBinding } from '../../local/runner.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
@@ -16,6 +16,7 @@ describe('sample redrive crash recovery on the local stack (real ASL, real handl
     // The sample function's receive visibility timeout (its Lambda configuration): how long the
     // crashed attempt keeps its message hidden before the retry can recognise it. 30 s on AWS.
     process.env.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS = '3';
+    resetClients();
   });
   afterAll(async () => {
     setTransferFaultHook(undefined);

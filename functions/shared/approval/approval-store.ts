@@ -16,8 +16,9 @@ import { createHash } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '#platform/clients.js';
+import { pipelineConfig } from '#platform/config.js';
 import { awsErrorName } from '#platform/errors.js';
-import { DEFAULT_TABLE_NAME, keys } from '#platform/table.js';
+import { keys } from '#platform/table.js';
 
 /**
  * Where an approval stands: PENDING (waiting for a click), DECIDED (first decision taken),
@@ -158,7 +159,7 @@ export const SLACK_THREAD_SK = 'SLACK#THREAD';
 export interface ApprovalStoreOptions {
   /** @default the shared document client */
   client?: DynamoDBDocumentClient;
-  /** @default process.env.TABLE_NAME ?? 'dlq-redrive' */
+  /** @default pipelineConfig().tableName (`TABLE_NAME`) */
   tableName?: string;
 }
 
@@ -206,7 +207,7 @@ function isConditionFailure(error: unknown): boolean {
  */
 export function createApprovalStore(options: ApprovalStoreOptions = {}): ApprovalStore {
   const client = () => options.client ?? documentClient();
-  const TableName = options.tableName ?? process.env.TABLE_NAME ?? DEFAULT_TABLE_NAME;
+  const TableName = options.tableName ?? pipelineConfig().tableName;
   const key = (approvalId: string) => ({ pk: keys.approval(approvalId), sk: keys.approvalSk });
 
   const get = async (approvalId: string) => {

@@ -3,7 +3,7 @@
  * `chat.update`) and answer interactions through their `response_url`, plus loading the app's
  * bot token and signing secret.
  *
- * The Web API base URL is configurable (`slackApiUrl`, env `SLACK_API_URL`) so tests and the local
+ * The Web API base URL is configurable (`slackApiUrl`, config `SLACK_API_URL`) so tests and the local
  * runner point it at a capture server. `response_url` posts only go to allowed prefixes
  * (`https://hooks.slack.com/` by default): the URL comes from a signed payload, but an allow-list
  * keeps a leaked signing secret from turning the function into an open HTTP relay.
@@ -11,9 +11,11 @@
  * @see https://api.slack.com/methods/chat.postMessage
  * @see https://api.slack.com/interactivity/handling#message_responses
  */
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { KnownBlock } from '@slack/types';
 import { WebClient } from '@slack/web-api';
+import { secretsManagerClient } from '#platform/clients.js';
+import type { SlackConfig } from '#platform/config.js';
 import { InvalidInputError, TransientError } from '#platform/errors.js';
 
 /** A Slack message: `text` is the notification / fallback text, `blocks` the Block Kit layout. */
@@ -53,23 +55,20 @@ export interface SlackPosted {
 export interface SlackApiOptions {
   /** Bot token (`xoxb-...`) with the `chat:write` scope. */
   token: string;
-  /** Web API base URL, ending in `/`. @default process.env.SLACK_API_URL ?? 'https://slack.com/api/' */
+  /** Web API base URL, ending in `/` (config `SLACK_API_URL`). @default 'https://slack.com/api/' */
   slackApiUrl?: string;
   /**
-   * URL prefixes `response_url` may start with.
-   * @default process.env.SLACK_RESPONSE_URL_PREFIXES (comma-separated) ?? ['https://hooks.slack.com/']
+   * URL prefixes `response_url` may start with (config `SLACK_RESPONSE_URL_PREFIXES`).
+   * @default ['https://hooks.slack.com/']
    */
   allowedResponseUrlPrefixes?: readonly string[];
   /** Per-request timeout, milliseconds. @default 2500 */
   timeoutMs?: number;
 }
 
-/**
- * The `response_url` prefixes a request may name: `SLACK_RESPONSE_URL_PREFIXES` (comma-separated),
- * else `https://hooks.slack.com/`.
- */
-export function responseUrlPrefixesFromEnv(env: Record<string, string | undefined> = process.env): string[] {
-  return env.SLACK_RESPONSE_URL_PREFIXES?.split(',').map((p) => p.trim()) || ['https://hooks.slack.com/'];
+/** The {@link SlackApiOptions} of the pipeline's Slack configuration. */
+export function slackApiOptions(token: string, slack: SlackConfig): SlackApiOptions {
+  return { token, slackApiUrl: slack.apiUrl, allowedResponseUrlPrefixes: slack.responseUrlPrefixes };
 }
 
 /** True when `url` starts with one of the (non-empty) allowed prefixes. */
@@ -87,8 +86,8 @@ export function isAllowedResponseUrl(url: string, prefixes: readonly string[]): 
  * @see https://docs.slack.dev/tools/node-slack-sdk/web-api/#custom-api-url
  */
 export function createSlackApi(options: SlackApiOptions): SlackApi {
-  const slackApiUrl = options.slackApiUrl ?? process.env.SLACK_API_URL ?? 'https://slack.com/api/';
-  const allowed = options.allowedResponseUrlPrefixes ?? responseUrlPrefixesFromEnv();
+  const slackApiUrl = options.slackApiUrl ?? 'https://slack.com/api/';
+  const allowed = options.allowedResponseUrlPrefixes ?? ['https://hooks.slack.com/'];
   const timeout = options.timeoutMs ?? 2500;
   const web = new WebClient(options.token, {
     slackApiUrl,
@@ -166,19 +165,24 @@ export interface SlackSecrets {
 
 let cached: Promise<SlackSecrets> | undefined;
 
+/** Where the Slack credentials come from (the `SLACK_*` part of the configuration). */
+export type SlackCredentialsConfig = Partial<Pick<SlackConfig, 'secretArn' | 'botToken' | 'signingSecret'>>;
+
 /**
  * Loads the Slack credentials once per container: from `SLACK_BOT_TOKEN` and
  * `SLACK_SIGNING_SECRET` when both are set (local runs), else from the Secrets Manager secret named
  * by `SLACK_SECRET_ARN`, a JSON object `{ "botToken": "...", "signingSecret": "..." }`.
  *
+ * @param slack - the Slack configuration (`pipelineConfig().slack`).
+ * @param client - @default the shared Secrets Manager client
  * @throws InvalidInputError naming the missing variable or secret field.
  * @see https://docs.aws.amazon.com/secretsmanager/latest/apireference/API_GetSecretValue.html
  */
 export function loadSlackSecrets(
-  env: NodeJS.ProcessEnv = process.env,
-  client: () => SecretsManagerClient = () => new SecretsManagerClient({}),
+  slack: SlackCredentialsConfig,
+  client: () => SecretsManagerClient = secretsManagerClient,
 ): Promise<SlackSecrets> {
-  cached ??= readSecrets(env, client).catch((error: unknown) => {
+  cached ??= readSecrets(slack, client).catch((error: unknown) => {
     cached = undefined;
     throw error;
   });
@@ -191,13 +195,13 @@ export function resetSlackSecrets(): void {
 }
 
 async function readSecrets(
-  env: NodeJS.ProcessEnv,
+  slack: SlackCredentialsConfig,
   client: () => SecretsManagerClient,
 ): Promise<SlackSecrets> {
-  if (env.SLACK_BOT_TOKEN && env.SLACK_SIGNING_SECRET) {
-    return { botToken: env.SLACK_BOT_TOKEN, signingSecret: env.SLACK_SIGNING_SECRET };
+  if (slack.botToken && slack.signingSecret) {
+    return { botToken: slack.botToken, signingSecret: slack.signingSecret };
   }
-  const arn = env.SLACK_SECRET_ARN;
+  const arn = slack.secretArn;
   if (!arn) {
     throw new InvalidInputError('Slack credentials are not configured', [
       'SLACK_SECRET_ARN: is required (or both SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET)',

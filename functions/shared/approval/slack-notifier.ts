@@ -21,10 +21,12 @@
 import { createIncidentStore } from '#incident/incident-store.js';
 import { createLogNotifier, type Notification, type Notifier } from '#incident/notifier.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
+import { tableAccess } from '#platform/clients.js';
+import { type PipelineConfig, pipelineConfig } from '#platform/config.js';
 import { errorMessage } from '#platform/errors.js';
 import { logger } from '#platform/middleware.js';
 import { type ApprovalStore, createApprovalStore } from './approval-store.js';
-import { createSlackApi, loadSlackSecrets, type SlackApi } from './slack-client.js';
+import { createSlackApi, loadSlackSecrets, type SlackApi, slackApiOptions } from './slack-client.js';
 import {
   alarmClearedApprovalMessage,
   approvalExpiredMessage,
@@ -134,26 +136,30 @@ async function annotateAlarmCleared(
 }
 
 /**
- * The notifier the Notify function should use: Slack when credentials are configured
+ * The notifier Notify, triage and execution-ended use: Slack when credentials are configured
  * (`SLACK_SECRET_ARN`, or `SLACK_BOT_TOKEN` locally), else the log notifier. The channel for an
  * incident without a thread is its queue's `slackChannel`, else `SLACK_DEFAULT_CHANNEL`.
  *
+ * @param config - @default pipelineConfig()
+ * @throws InvalidInputError from the Slack secret (see `loadSlackSecrets`).
  * @see https://api.slack.com/methods/chat.postMessage
  */
-export async function notifierFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<Notifier> {
-  if (!env.SLACK_SECRET_ARN && !env.SLACK_BOT_TOKEN) return createLogNotifier();
-  const token = env.SLACK_BOT_TOKEN ?? (await loadSlackSecrets(env)).botToken;
-  const incidents = createIncidentStore();
-  const registry = createQueueRegistry();
+export async function notifierFromConfig(config: PipelineConfig = pipelineConfig()): Promise<Notifier> {
+  const { slack } = config;
+  if (!slack.secretArn && !slack.botToken) return createLogNotifier();
+  const token = slack.botToken ?? (await loadSlackSecrets(slack)).botToken;
+  const table = tableAccess(config);
+  const incidents = createIncidentStore(table);
+  const registry = createQueueRegistry(table);
   return createSlackNotifier({
-    slack: createSlackApi({ token }),
-    threads: createApprovalStore(),
+    slack: createSlackApi(slackApiOptions(token, slack)),
+    threads: createApprovalStore(table),
     channelFor: async (incidentId) => {
       const incident = await incidents.getIncident(incidentId);
       const registered = incident
         ? (await registry.getRegistration(incident.dlqArn)).slackChannel
         : undefined;
-      return registered ?? env.SLACK_DEFAULT_CHANNEL ?? null;
+      return registered ?? slack.defaultChannel ?? null;
     },
     now: () => Date.now(),
   });
@@ -162,12 +168,12 @@ export async function notifierFromEnv(env: NodeJS.ProcessEnv = process.env): Pro
 let containerNotifier: Promise<Notifier> | undefined;
 
 /**
- * {@link notifierFromEnv}, built once per Lambda container and reused across invocations (the
+ * {@link notifierFromConfig}, built once per Lambda container and reused across invocations (the
  * Slack secret is read once). A failed build (e.g. Secrets Manager unavailable) is not cached, so
  * the next invocation tries again.
  */
-export function sharedNotifierFromEnv(): Promise<Notifier> {
-  containerNotifier ??= notifierFromEnv().catch((error: unknown) => {
+export function sharedNotifier(config: PipelineConfig = pipelineConfig()): Promise<Notifier> {
+  containerNotifier ??= notifierFromConfig(config).catch((error: unknown) => {
     containerNotifier = undefined;
     throw error;
   });

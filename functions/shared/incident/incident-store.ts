@@ -18,8 +18,9 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { sha256Hex } from '#inventory/idempotency-key.js';
 import type { IncidentSummary } from '#inventory/model.js';
 import { documentClient } from '#platform/clients.js';
+import { pipelineConfig } from '#platform/config.js';
 import { awsErrorName, RedriveError } from '#platform/errors.js';
-import { DEFAULT_TABLE_NAME, keys } from '#platform/table.js';
+import { keys } from '#platform/table.js';
 
 /** Where an incident stands. */
 export type IncidentStatus = 'OPEN' | 'PARTIAL' | 'WORKFLOW_STARTED' | 'CLOSED';
@@ -154,7 +155,7 @@ export function createIncidentStore(
   options: { client?: DynamoDBDocumentClient; tableName?: string } = {},
 ): IncidentStore {
   const client = () => options.client ?? documentClient();
-  const table = options.tableName ?? process.env.TABLE_NAME ?? DEFAULT_TABLE_NAME;
+  const table = options.tableName ?? pipelineConfig().tableName;
   const incidentKey = (id: string) => ({ pk: keys.incident(id), sk: keys.incidentSk });
   const transitionKey = (k: string) => ({ pk: keys.alarm(k), sk: keys.transitionSk });
   const inventoryKey = (dlqArn: string) => ({ pk: keys.dlq(dlqArn), sk: INVENTORY_SK });

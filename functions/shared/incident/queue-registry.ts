@@ -6,9 +6,10 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { QueueRegistration } from '#inventory/model.js';
 import { documentClient } from '#platform/clients.js';
+import { pipelineConfig } from '#platform/config.js';
 import { InvalidInputError } from '#platform/errors.js';
 import { formatIssues } from '#platform/middleware.js';
-import { DEFAULT_TABLE_NAME, keys } from '#platform/table.js';
+import { keys } from '#platform/table.js';
 
 /** The registry's operations. */
 export interface QueueRegistry {
@@ -26,7 +27,7 @@ export function createQueueRegistry(
   options: { client?: DynamoDBDocumentClient; tableName?: string } = {},
 ): QueueRegistry {
   const client = () => options.client ?? documentClient();
-  const table = options.tableName ?? process.env.TABLE_NAME ?? DEFAULT_TABLE_NAME;
+  const table = options.tableName ?? pipelineConfig().tableName;
   const parse = (raw: unknown, dlqArn: string) => {
     const result = QueueRegistration.safeParse(raw);
     if (!result.success)

@@ -20,8 +20,9 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { documentClient } from '#platform/clients.js';
+import { pipelineConfig } from '#platform/config.js';
 import { awsErrorName } from '#platform/errors.js';
-import { DEFAULT_TABLE_NAME, keys } from '#platform/table.js';
+import { keys } from '#platform/table.js';
 
 /** `RequestApproval` TimeoutSeconds in statemachines/redrive.asl.json, seconds. */
 export const APPROVAL_TIMEOUT_SECONDS = 3600;
@@ -104,7 +105,7 @@ export function createWorkflowLeaseStore(
   options: { client?: DynamoDBDocumentClient; tableName?: string } = {},
 ): WorkflowLeaseStore {
   const client = options.client ?? documentClient();
-  const table = options.tableName ?? process.env.TABLE_NAME ?? DEFAULT_TABLE_NAME;
+  const table = options.tableName ?? pipelineConfig().tableName;
   const store: WorkflowLeaseStore = {
     async acquire(dlqArn, holder, nowMs, ttlSeconds) {
       const nowSeconds = Math.floor(nowMs / 1000);

@@ -36,8 +36,9 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '#platform/clients.js';
+import { pipelineConfig } from '#platform/config.js';
 import { awsErrorName, isRetryable, RedriveError } from '#platform/errors.js';
-import { DEFAULT_TABLE_NAME, keys, TABLE } from '#platform/table.js';
+import { keys, TABLE } from '#platform/table.js';
 import { BODY_CHUNK_BYTES, cutText, type EnvelopeWrite } from './envelope.js';
 import { sha256Hex } from './idempotency-key.js';
 import type { Envelope, EnvelopeState, StoredMessageAttribute } from './model.js';
@@ -117,7 +118,7 @@ export interface EnvelopeStore {
 export interface EnvelopeStoreOptions {
   /** @default the shared document client (`clients.ts`) */
   client?: DynamoDBDocumentClient;
-  /** @default process.env.TABLE_NAME ?? 'dlq-redrive' */
+  /** @default pipelineConfig().tableName (`TABLE_NAME`) */
   tableName?: string;
   /** Backoff of unprocessed-item retries, milliseconds. @default { baseMs: 50, maxMs: 2000 } */
   backoff?: { baseMs: number; maxMs: number };
@@ -172,7 +173,7 @@ function fromItem(item: Item): StoredEnvelope {
  */
 export function createEnvelopeStore(options: EnvelopeStoreOptions = {}): EnvelopeStore {
   const client = () => options.client ?? documentClient();
-  const table = options.tableName ?? process.env.TABLE_NAME ?? DEFAULT_TABLE_NAME;
+  const table = options.tableName ?? pipelineConfig().tableName;
   const backoff = options.backoff ?? { baseMs: 50, maxMs: 2000 };
   const concurrency = options.concurrency ?? 4;
 

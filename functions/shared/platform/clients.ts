@@ -1,21 +1,30 @@
 /**
- * AWS SDK v3 clients, built once per Lambda container and reused across invocations.
+ * The one place AWS SDK v3 clients are built: each once per Lambda container, on first use, and
+ * reused across invocations. Nothing else in `functions/` constructs a client; a function's
+ * `deps.ts` passes these to its ports.
  *
  * Endpoints come from the SDK's standard variables (`AWS_ENDPOINT_URL_SQS`,
- * `AWS_ENDPOINT_URL_DYNAMODB`, `AWS_ENDPOINT_URL_SFN`, `AWS_REGION`), so the same code runs on
- * AWS and against the local stack.
+ * `AWS_ENDPOINT_URL_DYNAMODB`, `AWS_ENDPOINT_URL_SFN`, `AWS_ENDPOINT_URL_LAMBDA`,
+ * `AWS_ENDPOINT_URL_SECRETS_MANAGER`, `AWS_REGION`), so the same code runs on AWS and against the
+ * local stack. Each factory is its own export, so a bundle carries only the clients its function
+ * uses (the SDK packages declare `sideEffects: false`).
  *
  * @see https://docs.aws.amazon.com/sdkref/latest/guide/feature-ss-endpoints.html
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { LambdaClient } from '@aws-sdk/client-lambda';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type PipelineConfig, resetConfig } from './config.js';
 
 let sqs: SQSClient | undefined;
 let dynamo: DynamoDBClient | undefined;
 let doc: DynamoDBDocumentClient | undefined;
 let sfn: SFNClient | undefined;
+let lambda: LambdaClient | undefined;
+let secretsManager: SecretsManagerClient | undefined;
 
 /** The shared SQS client. */
 export function sqsClient(): SQSClient {
@@ -40,16 +49,46 @@ export function documentClient(): DynamoDBDocumentClient {
   return doc;
 }
 
+/** Where a store reads and writes: the shared document client and the configured table. */
+export interface TableAccess {
+  readonly client: DynamoDBDocumentClient;
+  readonly tableName: string;
+}
+
+/** The {@link TableAccess} every store of a function's `deps.ts` is built with. */
+export function tableAccess(config: Pick<PipelineConfig, 'tableName'>): TableAccess {
+  return { client: documentClient(), tableName: config.tableName };
+}
+
 /** The shared Step Functions client. */
 export function sfnClient(): SFNClient {
   sfn ??= new SFNClient({});
   return sfn;
 }
 
-/** Forget cached clients (the local runner calls this after changing endpoint variables). */
+/** The shared Lambda client (the Slack interaction's async self-invocation). */
+export function lambdaClient(): LambdaClient {
+  lambda ??= new LambdaClient({});
+  return lambda;
+}
+
+/** The shared Secrets Manager client (the Slack secret). */
+export function secretsManagerClient(): SecretsManagerClient {
+  secretsManager ??= new SecretsManagerClient({});
+  return secretsManager;
+}
+
+/**
+ * The reset hook: forgets every cached client and the cached configuration (config.ts), so the
+ * next use reads the environment again. The local stack calls it after setting endpoint
+ * variables; tests call it after changing any variable the pipeline reads.
+ */
 export function resetClients(): void {
   sqs = undefined;
   dynamo = undefined;
   doc = undefined;
   sfn = undefined;
+  lambda = undefined;
+  secretsManager = undefined;
+  resetConfig();
 }

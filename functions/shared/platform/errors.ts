@@ -19,6 +19,7 @@ export type RedriveErrorCode =
   | 'QUEUE_NOT_FOUND'
   | 'ACCESS_DENIED'
   | 'INVALID_QUEUE_CONFIG'
+  | 'INVALID_CONFIG'
   | 'UNRESOLVABLE_ALARM'
   | 'REDRIVE_REFUSED'
   | 'MOVE_TASK_ACTIVE'
@@ -59,6 +60,17 @@ export class InvalidInputError extends RedriveError {
       details,
       cause,
     });
+  }
+}
+
+/**
+ * The function's environment is misconfigured (a variable missing or malformed). Nothing was
+ * read or written. `details` names every bad variable. Not retryable: a redeploy fixes it.
+ */
+export class ConfigurationError extends RedriveError {
+  public override readonly name = 'Redrive.InvalidConfiguration';
+  public constructor(details: readonly string[], cause?: unknown) {
+    super('INVALID_CONFIG', `invalid configuration: ${details.join('; ')}`, { details, cause });
   }
 }
 

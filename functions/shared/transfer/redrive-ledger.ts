@@ -37,8 +37,9 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { documentClient } from '#platform/clients.js';
+import { pipelineConfig } from '#platform/config.js';
 import { errorMessage, isRetryable, TransientError } from '#platform/errors.js';
-import { DEFAULT_TABLE_NAME, keys, TABLE } from '#platform/table.js';
+import { keys, TABLE } from '#platform/table.js';
 
 /** What the pipeline does with the message. */
 export type LedgerKind = 'redrive' | 'park' | 'discard';
@@ -126,13 +127,13 @@ function toEntry(item: Item): LedgerEntry {
 /**
  * Creates the ledger.
  * @param options.client - @default the shared document client
- * @param options.tableName - @default process.env.TABLE_NAME ?? 'dlq-redrive'
+ * @param options.tableName - @default pipelineConfig().tableName (`TABLE_NAME`)
  */
 export function createRedriveLedger(
   options: { client?: DynamoDBDocumentClient; tableName?: string; now?: () => Date } = {},
 ): RedriveLedger {
   const client = () => options.client ?? documentClient();
-  const table = () => options.tableName ?? process.env.TABLE_NAME ?? DEFAULT_TABLE_NAME;
+  const table = () => options.tableName ?? pipelineConfig().tableName;
   const now = () => (options.now ? options.now() : new Date()).toISOString();
   const itemKey = (key: string) => ({ pk: keys.idempotencyKey(key), sk: keys.redriveLedger });
   const wrap = (action: string, error: unknown) =>

@@ -1,0 +1,23 @@
+/**
+ * Notify's (and RecordFailure's) ports, from the pipeline configuration and the shared clients.
+ * The notifier is `sharedNotifier()` (Slack when configured, else the log notifier; built once per
+ * container, so the Slack secret is read once).
+ */
+import { sharedNotifier } from '#approval/slack-notifier.js';
+import { createIncidentStore } from '#incident/incident-store.js';
+import { createWorkflowLeaseStore } from '#incident/workflow-lease.js';
+import { tableAccess } from '#platform/clients.js';
+import { type DepsOptions, pipelineConfig } from '#platform/config.js';
+import type { NotifyDeps } from './notify.js';
+
+/** Builds the ports of `notify`; `options.overrides` replaces any of them. */
+export async function createNotifyDeps(options: DepsOptions<NotifyDeps> = {}): Promise<NotifyDeps> {
+  const config = options.config ?? pipelineConfig();
+  const table = tableAccess(config);
+  return {
+    incidents: createIncidentStore(table),
+    leases: createWorkflowLeaseStore(table),
+    ...options.overrides,
+    notifier: options.overrides?.notifier ?? (await sharedNotifier(config)),
+  };
+}

@@ -1,0 +1,188 @@
+/**
+ * The pipeline's configuration: every environment variable a function reads, read and validated
+ * once per Lambda container with zod. A bad value fails the invocation with
+ * {@link ConfigurationError} (`Redrive.InvalidConfiguration`), listing every bad variable by name;
+ * an empty variable counts as unset.
+ *
+ * Variables (CDK sets them; docs/contracts.md "Deployment"):
+ * - `TABLE_NAME`: the DynamoDB table (3-255 of `A-Za-z0-9_.-`). @default 'dlq-redrive'
+ * - `AWS_REGION`: the function's Region (set by Lambda). @default 'us-east-1'
+ * - `AWS_LAMBDA_FUNCTION_NAME`: the function's own name (set by Lambda).
+ * - `PARKING_QUEUE_URL`: the stack's parking queue (an http(s) URL).
+ * - `STATE_MACHINE_ARN`: the redrive state machine (triage starts it).
+ * - `APPROVAL_TIMEOUT_SECONDS`: the approval window, positive integer seconds (the ASL's
+ *   `RequestApproval.TimeoutSeconds`).
+ * - `REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS`: how long Park and SampleRedrive hide a message
+ *   they transfer, 1..43200 seconds (SQS's visibility timeout range).
+ * - `SLACK_SECRET_ARN` (JSON `{ botToken, signingSecret }`), or locally `SLACK_BOT_TOKEN` and
+ *   `SLACK_SIGNING_SECRET`; `SLACK_DEFAULT_CHANNEL`; `SLACK_API_URL` (Web API base URL, default
+ *   `https://slack.com/api/`); `SLACK_RESPONSE_URL_PREFIXES` (comma-separated, default
+ *   `https://hooks.slack.com/`).
+ * - `TRIAGE_MESSAGE_BUDGET` (most new envelopes per run, default 5000), `TRIAGE_PAGE_BUDGET`
+ *   (most messages held in flight at once, 10..100000, default 10000: below SQS's 120,000
+ *   in-flight limit), `TRIAGE_SAFETY_MARGIN_MS` (stop receiving with this much Lambda time left,
+ *   default 15000), `ALARM_QUEUE_MAP` (JSON `{ "<alarm name or ARN>": ["<queue name>", ...] }` for
+ *   alarms with no QueueName dimension, case C02).
+ *
+ * AWS endpoints are not configuration of ours: the SDK reads its standard variables
+ * (`AWS_ENDPOINT_URL_SQS`, ...), see clients.ts.
+ *
+ * @see https://docs.aws.amazon.com/lambda/latest/dg/configuration-envvars.html#configuration-envvars-runtime
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-visibility-timeout.html
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/quotas-messages.html
+ */
+import * as z from 'zod';
+import { ConfigurationError } from './errors.js';
+import { formatIssues } from './middleware.js';
+import { DEFAULT_TABLE_NAME } from './table.js';
+
+const intFromEnv = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+const JsonText = z.string().transform((text, ctx) => {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'must be JSON' });
+    return z.NEVER;
+  }
+});
+
+const HttpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+
+/** The environment variables the pipeline reads, as zod checks them. */
+const PipelineEnv = z.object({
+  TABLE_NAME: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{3,255}$/, 'must be a DynamoDB table name (3-255 of A-Za-z0-9_.-)')
+    .default(DEFAULT_TABLE_NAME),
+  AWS_REGION: z.string().default('us-east-1'),
+  AWS_LAMBDA_FUNCTION_NAME: z.string().optional(),
+  PARKING_QUEUE_URL: HttpUrl.optional(),
+  STATE_MACHINE_ARN: z
+    .string()
+    .regex(/^arn:aws[a-z-]*:states:[^:]+:\d{12}:stateMachine:.+$/, 'must be a state machine ARN')
+    .optional(),
+  APPROVAL_TIMEOUT_SECONDS: intFromEnv(1, 31_536_000).optional(),
+  REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS: intFromEnv(1, 43_200).optional(),
+  SLACK_SECRET_ARN: z.string().optional(),
+  SLACK_BOT_TOKEN: z.string().optional(),
+  SLACK_SIGNING_SECRET: z.string().optional(),
+  SLACK_DEFAULT_CHANNEL: z.string().optional(),
+  SLACK_API_URL: HttpUrl.default('https://slack.com/api/'),
+  SLACK_RESPONSE_URL_PREFIXES: z.string().optional(),
+  TRIAGE_MESSAGE_BUDGET: intFromEnv(1, 1_000_000).default(5000),
+  TRIAGE_PAGE_BUDGET: intFromEnv(10, 100_000).default(10_000),
+  TRIAGE_SAFETY_MARGIN_MS: intFromEnv(0, 600_000).default(15_000),
+  ALARM_QUEUE_MAP: JsonText.pipe(z.record(z.string(), z.array(z.string().min(1)))).default({}),
+});
+
+/** The names of every variable {@link readConfig} reads. */
+export const CONFIG_VARIABLES = Object.keys(PipelineEnv.shape) as ReadonlyArray<
+  keyof typeof PipelineEnv.shape
+>;
+
+/** Slack settings (docs/slack.md). */
+export interface SlackConfig {
+  readonly secretArn: string | undefined;
+  readonly botToken: string | undefined;
+  readonly signingSecret: string | undefined;
+  readonly defaultChannel: string | undefined;
+  /** Web API base URL, ending in `/`. */
+  readonly apiUrl: string;
+  /** URL prefixes an interaction's `response_url` may start with. */
+  readonly responseUrlPrefixes: readonly string[];
+}
+
+/** Triage's budgets and alarm map. */
+export interface TriageSettings {
+  readonly budgets: {
+    readonly messageBudget: number;
+    readonly pageBudget: number;
+    /** Milliseconds. */
+    readonly safetyMarginMs: number;
+  };
+  readonly alarmQueueMap: Readonly<Record<string, string[]>>;
+}
+
+/** The validated configuration (see the module comment for each variable). */
+export interface PipelineConfig {
+  readonly tableName: string;
+  readonly region: string;
+  readonly functionName: string | undefined;
+  readonly parkingQueueUrl: string | undefined;
+  readonly stateMachineArn: string | undefined;
+  /** Seconds. */
+  readonly approvalTimeoutSeconds: number | undefined;
+  /** Seconds. */
+  readonly receiveVisibilityTimeoutSeconds: number | undefined;
+  readonly slack: SlackConfig;
+  readonly triage: TriageSettings;
+}
+
+/**
+ * Reads and validates the configuration from `env` (no caching: tests pass their own object).
+ *
+ * @throws ConfigurationError listing every bad variable, e.g. `TRIAGE_PAGE_BUDGET: ...`.
+ */
+export function readConfig(env: Readonly<Record<string, string | undefined>> = process.env): PipelineConfig {
+  const raw = Object.fromEntries(CONFIG_VARIABLES.map((name) => [name, env[name] || undefined]));
+  const result = PipelineEnv.safeParse(raw);
+  if (!result.success) throw new ConfigurationError(formatIssues(result.error), result.error);
+  const e = result.data;
+  return {
+    tableName: e.TABLE_NAME,
+    region: e.AWS_REGION,
+    functionName: e.AWS_LAMBDA_FUNCTION_NAME,
+    parkingQueueUrl: e.PARKING_QUEUE_URL,
+    stateMachineArn: e.STATE_MACHINE_ARN,
+    approvalTimeoutSeconds: e.APPROVAL_TIMEOUT_SECONDS,
+    receiveVisibilityTimeoutSeconds: e.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS,
+    slack: {
+      secretArn: e.SLACK_SECRET_ARN,
+      botToken: e.SLACK_BOT_TOKEN,
+      signingSecret: e.SLACK_SIGNING_SECRET,
+      defaultChannel: e.SLACK_DEFAULT_CHANNEL,
+      apiUrl: e.SLACK_API_URL,
+      responseUrlPrefixes: e.SLACK_RESPONSE_URL_PREFIXES?.split(',')
+        .map((p) => p.trim())
+        .filter((p) => p !== '') ?? ['https://hooks.slack.com/'],
+    },
+    triage: {
+      budgets: {
+        messageBudget: e.TRIAGE_MESSAGE_BUDGET,
+        pageBudget: e.TRIAGE_PAGE_BUDGET,
+        safetyMarginMs: e.TRIAGE_SAFETY_MARGIN_MS,
+      },
+      alarmQueueMap: e.ALARM_QUEUE_MAP,
+    },
+  };
+}
+
+let cached: PipelineConfig | undefined;
+
+/**
+ * The container's configuration: {@link readConfig} of `process.env`, read once and reused
+ * across invocations. A failed read is not cached.
+ *
+ * @throws ConfigurationError listing every bad variable.
+ */
+export function pipelineConfig(): PipelineConfig {
+  cached ??= readConfig();
+  return cached;
+}
+
+/** Forgets the cached configuration; `resetClients()` (clients.ts) calls it. */
+export function resetConfig(): void {
+  cached = undefined;
+}
+
+/**
+ * What every function's dependency builder (`functions/<name>/deps.ts`) takes: the configuration
+ * and ports that replace the built ones (tests, the local runner).
+ */
+export interface DepsOptions<D> {
+  /** @default pipelineConfig() */
+  readonly config?: PipelineConfig;
+  /** Ports used instead of the ones the builder would make. */
+  readonly overrides?: Partial<D>;
+}

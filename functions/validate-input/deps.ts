@@ -1,0 +1,18 @@
+/** ValidateInput's ports, from the pipeline configuration and the shared clients. */
+import { createQueueRegistry } from '#incident/queue-registry.js';
+import { sqsClient, tableAccess } from '#platform/clients.js';
+import { type DepsOptions, pipelineConfig } from '#platform/config.js';
+import { createQueueLocator } from './queue-locator.js';
+import type { ValidateInputDeps } from './validate-input.js';
+
+/** Builds the ports of `validateInput`; `options.overrides` replaces any of them. */
+export function createValidateInputDeps(options: DepsOptions<ValidateInputDeps> = {}): ValidateInputDeps {
+  const config = options.config ?? pipelineConfig();
+  return {
+    queues: createQueueLocator(sqsClient()),
+    registrations: createQueueRegistry(tableAccess(config)),
+    region: config.region,
+    defaultParkingQueueUrl: config.parkingQueueUrl,
+    ...options.overrides,
+  };
+}
