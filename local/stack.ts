@@ -24,6 +24,7 @@ import {
 import { createSqsServer } from 'local-aws-sqs';
 import { resetClients } from '#platform/clients.js';
 import { DEFAULT_TABLE_NAME, tableDefinition } from '#platform/table.js';
+import { type Standins, startStandins } from './aws-standins/index.js';
 
 /**
  * The variable that names an already-running DynamoDB Local for {@link startLocalStack} to share
@@ -41,6 +42,12 @@ export interface LocalStack {
   accountId: string;
   /** The environment variables that point SDK clients at this stack. */
   env: Record<string, string>;
+  /**
+   * The small stand-ins of `local/aws-standins/` (CloudWatch alarms, KMS, S3 via s3rver), reached
+   * through `AWS_ENDPOINT_URL_CLOUDWATCH` / `_KMS` / `_S3` in {@link env}; tests seed and inspect
+   * them here (docs/local-run.md, "Local AWS stand-ins").
+   */
+  standins: Standins;
   /** Stops both services. Safe to call twice. Leaves no Java process behind. */
   stop(): Promise<void>;
 }
@@ -239,6 +246,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     emulateQueueCreationLifecycle: false,
   });
   let dynamo: DynamoLocal | undefined;
+  let standins: Standins;
+  try {
+    standins = await startStandins({ region, accountId });
+  } catch (error) {
+    await closeServer(sqsServer);
+    throw error;
+  }
   try {
     dynamo = sharedEndpoint
       ? undefined
@@ -248,6 +262,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         });
   } catch (error) {
     await closeServer(sqsServer);
+    await standins.close();
     throw error;
   }
   const dynamoEndpoint = dynamo?.endpoint ?? (sharedEndpoint as string);
@@ -262,6 +277,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     if (stopped) return;
     stopped = true;
     await closeServer(sqsServer);
+    await standins.close();
     if (dynamo) await dynamo.stop();
     else await client.send(new DeleteTableCommand({ TableName: tableName })).catch(() => undefined);
     liveTables.delete(tableName);
@@ -276,6 +292,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     AWS_SECRET_ACCESS_KEY: 'local',
     AWS_ENDPOINT_URL_SQS: sqsEndpoint,
     AWS_ENDPOINT_URL_DYNAMODB: dynamoEndpoint,
+    ...standins.env,
     TABLE_NAME: tableName,
   };
 
@@ -291,5 +308,5 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     Object.assign(process.env, env);
     resetClients();
   }
-  return { sqsEndpoint, dynamoEndpoint, tableName, region, accountId, env, stop };
+  return { sqsEndpoint, dynamoEndpoint, tableName, region, accountId, env, standins, stop };
 }

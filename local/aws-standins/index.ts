@@ -1,0 +1,48 @@
+/**
+ * The local AWS stand-ins the stack starts beside SQS and DynamoDB (docs/local-run.md, "Local
+ * AWS stand-ins"), and the SDK endpoint variables that reach them.
+ */
+import { type CloudWatchStandin, startCloudWatchStandin } from './cloudwatch.js';
+import { type KmsStandin, startKmsStandin } from './kms.js';
+import { startS3Standin } from './s3.js';
+import type { Standin } from './server.js';
+
+/** The running stand-ins. */
+export interface Standins {
+  cloudwatch: CloudWatchStandin;
+  kms: KmsStandin;
+  s3: Standin;
+  /** `AWS_ENDPOINT_URL_<SERVICE>` for each. */
+  env: Record<string, string>;
+  /** Stops every stand-in. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** Starts every stand-in on free loopback ports. */
+export async function startStandins(options: { region: string; accountId: string }): Promise<Standins> {
+  const started: Standin[] = [];
+  try {
+    const cloudwatch = await startCloudWatchStandin(options);
+    started.push(cloudwatch);
+    const kms = await startKmsStandin(options);
+    started.push(kms);
+    const s3 = await startS3Standin();
+    started.push(s3);
+    return {
+      cloudwatch,
+      kms,
+      s3,
+      env: {
+        AWS_ENDPOINT_URL_CLOUDWATCH: cloudwatch.url,
+        AWS_ENDPOINT_URL_KMS: kms.url,
+        AWS_ENDPOINT_URL_S3: s3.url,
+      },
+      close: async () => {
+        await Promise.all(started.map((s) => s.close()));
+      },
+    };
+  } catch (error) {
+    await Promise.all(started.map((s) => s.close()));
+    throw error;
+  }
+}
