@@ -7,8 +7,10 @@ const load = Math.max(1, (loadavg()[0] ?? 0) / availableParallelism());
 const scaled = (ms: number) => Math.round(ms * Math.min(4, load));
 
 export default defineConfig({
+  // Workspace packages (packages/*) resolve to their sources through tsconfig.json `paths`.
+  resolve: { tsconfigPaths: true },
   test: {
-    include: ['test/**/*.test.ts'],
+    include: ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
     // One DynamoDB Local JVM for the whole run; every local stack gets a table of its own on it.
     globalSetup: ['test/support/global-setup.ts'],
     setupFiles: ['test/support/shared-dynamo.ts'],

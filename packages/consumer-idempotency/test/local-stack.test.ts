@@ -1,0 +1,262 @@
+import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { type Message, SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import middy from '@middy/core';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lambdaContext } from '../../../local/lambda-context.js';
+import { sqsRecordOf } from '../../../local/sqs-event.js';
+import { type LocalStack, startLocalStack } from '../../../local/stack.js';
+import { makeHandler as batchProcessorHandler } from '../examples/batch-processor.js';
+import { makeHandler as fifoProcessorHandler } from '../examples/fifo-processor.js';
+import { makeHandler as plainHandler } from '../examples/plain-handler.js';
+import {
+  type ConsumerIdempotencyOptions,
+  consumerIdempotency,
+  consumerIdempotencyState,
+  createProcessedKeysReader,
+  InvalidBatchResponseError,
+  processedItemKey,
+  recordKey,
+} from '../src/index.js';
+import { createQueue, deliver, type Queue, receive, receiveAll } from './support/lambda-sqs.js';
+import { itemsOfKey, resetTableClient } from './support/table.js';
+
+const orderOf = (record: { body: string }) => (JSON.parse(record.body) as { orderId: string }).orderId;
+const idOf = (messages: Message[], orderId: string) =>
+  messages.find((m) => (JSON.parse(m.Body ?? '{}') as { orderId?: string }).orderId === orderId)
+    ?.MessageId as string;
+
+describe('consumer idempotency on the local stack (SQS stand-in and DynamoDB Local)', () => {
+  let stack: LocalStack;
+  let sqs: SQSClient;
+  const warnings: string[] = [];
+  const options = (consumer: string, extra: Partial<ConsumerIdempotencyOptions> = {}) =>
+    ({
+      consumer,
+      tableName: stack.tableName,
+      producerKey: { jsonPath: '$.orderId' },
+      logger: { warn: (message: string) => warnings.push(message) },
+      ...extra,
+    }) as ConsumerIdempotencyOptions;
+  const send = async (queue: Queue, bodies: string[], group?: (body: string) => string) => {
+    for (let i = 0; i < bodies.length; i += 10)
+      await sqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: queue.url,
+          Entries: bodies.slice(i, i + 10).map((body, j) => ({
+            Id: String(j),
+            MessageBody: body,
+            ...(group ? { MessageGroupId: group(body), MessageDeduplicationId: `${i + j}-${body.length}-${Date.now()}` } : {}),
+          })),
+        }),
+      );
+  };
+  const statusOf = async (consumer: string, key: string) =>
+    (await itemsOfKey(stack.tableName, key)).filter((item) => item.consumer === consumer).map((i) => i.status);
+
+  beforeAll(async () => {
+    stack = await startLocalStack();
+    sqs = new SQSClient({});
+    resetTableClient();
+  });
+  afterAll(async () => {
+    sqs?.destroy();
+    await stack?.stop();
+  });
+
+  it('retries only the failing record of a standard-queue batch and records the others as processed', async () => {
+    const queue = await createQueue(sqs, 'std-one-failing');
+    await send(queue, ['{"orderId":"s-1"}', '{"orderId":"s-2"}', '{"orderId":"s-3"}']);
+    const applied: string[] = [];
+    let failing = true;
+    const handler = plainHandler(async (record) => {
+      if (failing && orderOf(record) === 's-2') throw new Error('inventory service unavailable');
+      applied.push(orderOf(record));
+    }, options('std-plain'));
+
+    const batch = await receiveAll(sqs, queue, 3);
+    const first = await deliver(sqs, queue, handler, batch);
+    expect(first.response).toEqual({ batchItemFailures: [{ itemIdentifier: idOf(batch, 's-2') }] });
+    expect(applied.sort()).toEqual(['s-1', 's-3']);
+    expect([await statusOf('std-plain', 's-1'), await statusOf('std-plain', 's-2')]).toEqual([['COMPLETED'], []]);
+
+    failing = false;
+    const again = await receiveAll(sqs, queue, 1);
+    expect(again.map((m) => m.MessageId)).toEqual([idOf(batch, 's-2')]);
+    const second = await deliver(sqs, queue, handler, again);
+    expect(second.response).toEqual({ batchItemFailures: [] });
+    expect(applied.sort()).toEqual(['s-1', 's-2', 's-3']);
+    expect(await receive(sqs, queue)).toEqual([]);
+  });
+
+  it("turns an exception thrown for one record into that record's failure (Powertools BatchProcessor)", async () => {
+    const queue = await createQueue(sqs, 'std-batch-processor');
+    await send(queue, ['{"orderId":"b-1"}', '{"orderId":"b-2"}']);
+    const handler = batchProcessorHandler(async (record) => {
+      if (orderOf(record) === 'b-1') throw new TypeError('cannot read quantity');
+    }, options('std-powertools'));
+    const batch = await receiveAll(sqs, queue, 2);
+    const delivery = await deliver(sqs, queue, handler, batch);
+    expect([delivery.error, delivery.response]).toEqual([
+      undefined,
+      { batchItemFailures: [{ itemIdentifier: idOf(batch, 'b-1') }] },
+    ]);
+    expect([await statusOf('std-powertools', 'b-1'), await statusOf('std-powertools', 'b-2')]).toEqual([
+      [],
+      ['COMPLETED'],
+    ]);
+  });
+
+  it('on a FIFO queue fails the rest of a message group after its first failure, and other groups go on', async () => {
+    const queue = await createQueue(sqs, 'orders-group.fifo');
+    const bodies = ['a-1', 'b-1', 'a-2', 'b-2', 'a-3'].map((id) => `{"orderId":"${id}"}`);
+    await send(queue, bodies, (body) => (body.includes('"a-') ? 'customer-a' : 'customer-b'));
+    const applied: string[] = [];
+    let failing = true;
+    const handler = fifoProcessorHandler(async (record) => {
+      if (failing && orderOf(record) === 'a-2') throw new Error('payment provider timeout');
+      applied.push(orderOf(record));
+    }, options('fifo-powertools'));
+
+    const batch = await receiveAll(sqs, queue, 5);
+    const first = await deliver(sqs, queue, handler, batch);
+    expect(first.response?.batchItemFailures.map((f) => f.itemIdentifier)).toEqual([
+      idOf(batch, 'a-2'),
+      idOf(batch, 'a-3'),
+    ]);
+    expect(applied).toEqual(['a-1', 'b-1', 'b-2']);
+    expect(await statusOf('fifo-powertools', 'a-3')).toEqual([]);
+    expect(await statusOf('fifo-powertools', 'b-2')).toEqual(['COMPLETED']);
+
+    failing = false;
+    const again = await receiveAll(sqs, queue, 2);
+    expect(again.map((m) => m.MessageId)).toEqual([idOf(batch, 'a-2'), idOf(batch, 'a-3')]);
+    await deliver(sqs, queue, handler, again);
+    expect(applied).toEqual(['a-1', 'b-1', 'b-2', 'a-2', 'a-3']);
+  });
+
+  it('does not record or acknowledge a FIFO record that a handler processed after a failure in its group', async () => {
+    const queue = await createQueue(sqs, 'orders-naive.fifo');
+    await send(queue, ['{"orderId":"n-1"}', '{"orderId":"n-2"}', '{"orderId":"m-1"}'], (body) =>
+      body.includes('"n-') ? 'n' : 'm',
+    );
+    // This handler ignores message groups: it keeps going after n-1 fails.
+    const handler = middy<SQSEvent, SQSBatchResponse>()
+      .use(consumerIdempotency(options('fifo-naive')))
+      .handler(async (event) => ({
+        batchItemFailures: event.Records.filter((r) => orderOf(r) === 'n-1').map((r) => ({
+          itemIdentifier: r.messageId,
+        })),
+      }));
+    const batch = await receiveAll(sqs, queue, 3);
+    const delivery = await deliver(sqs, queue, handler, batch);
+    expect(delivery.response?.batchItemFailures.map((f) => f.itemIdentifier)).toEqual([
+      idOf(batch, 'n-1'),
+      idOf(batch, 'n-2'),
+    ]);
+    expect([await statusOf('fifo-naive', 'n-2'), await statusOf('fifo-naive', 'm-1')]).toEqual([
+      [],
+      ['COMPLETED'],
+    ]);
+    expect(consumerIdempotencyState(delivery.context)?.failed).toEqual([
+      { messageId: idOf(batch, 'n-2'), reason: 'an earlier record of message group n failed' },
+    ]);
+  });
+
+  it('processes both of two different messages with the same body, and skips a redelivery of either', async () => {
+    const queue = await createQueue(sqs, 'std-same-body');
+    await send(queue, ['{"event":"restock","sku":"x-1"}', '{"event":"restock","sku":"x-1"}']);
+    let applied = 0;
+    // No producer id: the key is the content hash, the same for both messages.
+    const { producerKey: _, ...withoutProducerKey } = options('same-body');
+    const handler = plainHandler(async () => {
+      applied += 1;
+    }, withoutProducerKey);
+
+    const batch = await receiveAll(sqs, queue, 2);
+    const [key, otherKey] = batch.map((m) => recordKey(sqsRecordOf(m, queue.arn)).key) as [string, string];
+    expect(key).toBe(otherKey);
+    const context = lambdaContext({ functionName: 'Consumer' });
+    const first = await handler({ Records: batch.map((m) => sqsRecordOf(m, queue.arn)) }, context);
+    expect([first, applied]).toEqual([{ batchItemFailures: [] }, 2]);
+    expect((await itemsOfKey(stack.tableName, key)).map((i) => i.sk).sort()).toEqual(
+      batch.map((m) => processedItemKey('same-body', key, `MSG#${m.MessageId}`).sk).sort(),
+    );
+
+    // Processed but never deleted (say the function timed out after the work): SQS delivers the
+    // same messages again, with the same MessageIds.
+    const redelivered = await deliver(sqs, queue, handler, batch);
+    expect(applied).toBe(2);
+    expect(consumerIdempotencyState(redelivered.context)?.skipped.sort()).toEqual(
+      batch.map((m) => m.MessageId).sort(),
+    );
+  });
+
+  it('records nothing and fails the batch when the handler response is malformed', async () => {
+    const queue = await createQueue(sqs, 'std-malformed');
+    await send(queue, ['{"orderId":"r-1"}', '{"orderId":"r-2"}']);
+    const malformed: unknown[] = [
+      undefined,
+      {},
+      { batchItemFailures: 'r-1' },
+      { batchItemFailures: [{ itemIdentifier: 'not-a-message-id' }] },
+      { batchItemFailures: [], status: 'ok' },
+      { batchItemFailures: [{ itemIdentifier: '' }] },
+    ];
+    for (const response of malformed) {
+      const handler = middy<SQSEvent, SQSBatchResponse>()
+        .use(consumerIdempotency(options('malformed')))
+        .handler(async () => response as SQSBatchResponse);
+      const batch = await receiveAll(sqs, queue, 2);
+      const delivery = await deliver(sqs, queue, handler, batch);
+      expect(delivery.error, JSON.stringify(response)).toBeInstanceOf(InvalidBatchResponseError);
+      expect(delivery.retried.sort()).toEqual(batch.map((m) => m.MessageId).sort());
+      expect([await itemsOfKey(stack.tableName, 'r-1'), await itemsOfKey(stack.tableName, 'r-2')]).toEqual([
+        [],
+        [],
+      ]);
+    }
+    // The claims were released: a handler that answers properly processes both at once.
+    const applied: string[] = [];
+    const good = plainHandler(async (record) => {
+      applied.push(orderOf(record));
+    }, options('malformed'));
+    await deliver(sqs, queue, good, await receiveAll(sqs, queue, 2));
+    expect(applied.sort()).toEqual(['r-1', 'r-2']);
+  });
+
+  it('treats a processed-key record that has expired but is still in the table as absent', async () => {
+    const queue = await createQueue(sqs, 'std-expired');
+    let clock = Date.parse('2026-03-01T10:00:00.000Z');
+    const applied: string[] = [];
+    const lifetime = { dlqRetentionSeconds: 60, redriveWindowSeconds: 0, recordTtlSeconds: 60 };
+    const handler = plainHandler(
+      async (record) => {
+        applied.push(orderOf(record));
+      },
+      options('expiring', { ...lifetime, now: () => new Date(clock) }),
+    );
+    const reader = createProcessedKeysReader({ tableName: stack.tableName, now: () => new Date(clock) });
+    const copy = async () => {
+      await sqs.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: '{"orderId":"e-1"}' }));
+      return deliver(sqs, queue, handler, await receiveAll(sqs, queue, 1));
+    };
+
+    await copy();
+    clock += 59_000;
+    await copy(); // a redriven copy (new MessageId, same producer id) within the lifetime
+    expect(applied).toEqual(['e-1']);
+    expect((await reader.processedSince(['e-1'], new Date(0))).has('e-1')).toBe(true);
+
+    clock += 2_000;
+    const { pk, sk } = processedItemKey('expiring', 'e-1', null);
+    const stored = await new DynamoDBClient({}).send(
+      new GetItemCommand({ TableName: stack.tableName, Key: { pk: { S: pk }, sk: { S: sk } }, ConsistentRead: true }),
+    );
+    expect(Number(stored.Item?.expiresAt?.N) * 1000).toBeLessThan(clock); // expired, still there
+    expect((await reader.processedSince(['e-1'], new Date(0))).has('e-1')).toBe(false);
+    await copy();
+    expect(applied).toEqual(['e-1', 'e-1']);
+    expect(await statusOf('expiring', 'e-1')).toEqual(['COMPLETED']);
+  });
+});
