@@ -35,7 +35,9 @@ export function sqsRecordOf(message: Message, queueArn: string): SQSRecord {
         {
           dataType: a.DataType as string,
           ...(a.StringValue !== undefined ? { stringValue: a.StringValue } : {}),
-          ...(a.BinaryValue !== undefined ? { binaryValue: Buffer.from(a.BinaryValue).toString('base64') } : {}),
+          ...(a.BinaryValue !== undefined
+            ? { binaryValue: Buffer.from(a.BinaryValue).toString('base64') }
+            : {}),
           stringListValues: [],
           binaryListValues: [],
         },

@@ -1,5 +1,5 @@
 /** VerifySample's ports, from the pipeline configuration and the shared clients. */
-import { createProcessedKeys } from '#consumer/consumer-idempotency.js';
+import { createProcessedKeys } from '#consumer/processed-keys.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { sqsClient, tableAccess } from '#platform/clients.js';
 import { type DepsOptions, pipelineConfig } from '#platform/config.js';

@@ -13,7 +13,7 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html
  */
 import * as z from 'zod';
-import type { ProcessedKeys } from '#consumer/consumer-idempotency.js';
+import type { ProcessedKeysReader } from '#consumer/processed-keys.js';
 import { ExecutionPlan } from '#incident/execution-input.js';
 import { scanDlq, type VisitResult } from '#inventory/dlq-scan.js';
 import type { EnvelopeStore } from '#inventory/envelope-store.js';
@@ -49,7 +49,7 @@ export interface VerifySampleResult {
 export interface VerifySampleDeps {
   queues: Pick<SqsQueues, 'receive' | 'changeVisibility' | 'describe'>;
   envelopes: Pick<EnvelopeStore, 'getEnvelope'>;
-  processed: Pick<ProcessedKeys, 'consumersOf'>;
+  processed: Pick<ProcessedKeysReader, 'processedSince'>;
   /** Visibility timeout of the peek, seconds. @default 20 */
   peekVisibilityTimeoutSeconds?: number;
   /** Most messages peeked. @default 10000 */
@@ -115,11 +115,12 @@ export async function verifySample(
     },
   );
 
-  let processed = 0;
-  for (const key of sampleKeys) {
-    if (returned.has(key)) continue;
-    if ((await deps.processed.consumersOf(key)).length > 0) processed += 1;
-  }
+  // Any record of the key counts: the sample result carries no send time to compare with.
+  const recorded = await deps.processed.processedSince(
+    [...sampleKeys].filter((key) => !returned.has(key)),
+    new Date(0),
+  );
+  const processed = recorded.size;
   const unknown = sampleKeys.size - returned.size - processed;
   if (returned.size > 0) {
     return {

@@ -3,10 +3,11 @@
  * source mapping receives batches of up to 10 and invokes a middy handler with an `SQSEvent`; the
  * handler reports failed records (ReportBatchItemFailures) and the mapping deletes the rest.
  *
- * The handler uses the pipeline's consumer-side idempotency middleware
- * (functions/shared/consumer/consumer-idempotency.ts): a record whose key this consumer already processed
- * is skipped, and each processed key is recorded (`KEY#<key>` / `PROCESSED#orders-consumer`), which
- * is what VerifySample reads and what makes a redrive duplicate harmless.
+ * The handler uses the consumer-side package `@dlq-redrive/consumer-idempotency`
+ * (packages/consumer-idempotency), as a consumer team would: a record whose key this consumer
+ * already processed is skipped, and each processed key is recorded (`KEY#<key>` /
+ * `PROCESSED#orders-consumer`), which is what VerifySample reads and what makes a redrive duplicate
+ * harmless.
  *
  * It fails on poison payloads every time, and on every message while its dependency is down (an
  * outage window), so healthy messages dead-letter too. Like consumers that want a triageable DLQ,
@@ -26,15 +27,17 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import middy from '@middy/core';
-import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import {
   consumerIdempotency,
   consumerIdempotencyState,
-  type ProcessedKeys,
-} from '#consumer/consumer-idempotency.js';
+  type ProcessedKeyStore,
+} from '@dlq-redrive/consumer-idempotency';
+import middy from '@middy/core';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { readJsonPath } from '#inventory/idempotency-key.js';
+import { DEFAULT_TABLE_NAME } from '#platform/table.js';
 import { lambdaContext } from '../lambda-context.js';
+import { sqsRecordOf } from '../sqs-event.js';
 import { isPoison } from './producer.js';
 
 /** The consumer's name in its processed-key records. */
@@ -50,8 +53,8 @@ export interface ConsumerOptions {
   keyPath?: string;
   /** The dependency goes down after this many messages were processed. @default never */
   outageAfterProcessed?: number;
-  /** @default the DynamoDB store of the consumer-idempotency middleware */
-  processedKeys?: ProcessedKeys;
+  /** @default the package's DynamoDB store on the pipeline table */
+  processedKeys?: ProcessedKeyStore;
   /** Parallel receive loops. @default 2 */
   concurrency?: number;
   /** Long-poll wait, seconds. @default 1 */
@@ -142,6 +145,7 @@ export class DemoConsumer {
       .use(
         consumerIdempotency({
           consumer: CONSUMER_NAME,
+          tableName: process.env.TABLE_NAME ?? DEFAULT_TABLE_NAME,
           producerKey: { jsonPath: options.keyPath ?? '$.orderId' },
           ...(options.processedKeys ? { store: options.processedKeys } : {}),
         }),
@@ -226,7 +230,10 @@ export class DemoConsumer {
     }
     const context = lambdaContext({ functionName: 'OrdersConsumer', timeoutMs: 30_000 });
     try {
-      const response = await this.handler({ Records: messages.map((m) => this.toRecord(m)) }, context);
+      const response = await this.handler(
+        { Records: messages.map((m) => sqsRecordOf(m, this.options.queueArn)) },
+        context,
+      );
       this.stats.duplicatesSkipped += consumerIdempotencyState(context)?.skipped.length ?? 0;
       const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
       const done = messages.filter(
@@ -268,40 +275,6 @@ export class DemoConsumer {
       key: readJsonPath(message.Body ?? '', this.options.keyPath ?? '$.orderId') ?? message.MessageId ?? '',
       pipelineKey: message.MessageAttributes?.['idempotency-key']?.StringValue ?? null,
       redriveId: message.MessageAttributes?.['redrive-id']?.StringValue ?? null,
-    };
-  }
-
-  /** The record Lambda's SQS event source mapping would pass for `message`. */
-  private toRecord(message: Message): SQSRecord {
-    const attributes = message.Attributes ?? {};
-    return {
-      messageId: message.MessageId as string,
-      receiptHandle: message.ReceiptHandle as string,
-      body: message.Body ?? '',
-      attributes: {
-        ApproximateReceiveCount: attributes.ApproximateReceiveCount ?? '1',
-        SentTimestamp: attributes.SentTimestamp ?? String(Date.now()),
-        SenderId: attributes.SenderId ?? 'local',
-        ApproximateFirstReceiveTimestamp: attributes.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
-      },
-      messageAttributes: Object.fromEntries(
-        Object.entries(message.MessageAttributes ?? {}).map(([name, a]) => [
-          name,
-          {
-            dataType: a.DataType as string,
-            ...(a.StringValue !== undefined ? { stringValue: a.StringValue } : {}),
-            ...(a.BinaryValue !== undefined
-              ? { binaryValue: Buffer.from(a.BinaryValue).toString('base64') }
-              : {}),
-            stringListValues: [],
-            binaryListValues: [],
-          },
-        ]),
-      ),
-      md5OfBody: message.MD5OfBody ?? '',
-      eventSource: 'aws:sqs',
-      eventSourceARN: this.options.queueArn,
-      awsRegion: process.env.AWS_REGION ?? 'us-east-1',
     };
   }
 

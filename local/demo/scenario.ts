@@ -6,7 +6,7 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import type { ProcessedKeys } from '#consumer/consumer-idempotency.js';
+import type { ProcessedKeyStore } from '@dlq-redrive/consumer-idempotency';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import type { QueueRegistration } from '#inventory/model.js';
 import { DemoConsumer } from './consumer.js';
@@ -33,7 +33,7 @@ export interface ScenarioOptions {
   maximumMessageSize?: number;
   /** Registration overrides (sampleSize, rampRates, dwellSeconds...). */
   registration?: Partial<QueueRegistration>;
-  processedKeys?: ProcessedKeys;
+  processedKeys?: ProcessedKeyStore;
   /** Parallel receive loops of the consumer. @default 2 */
   consumerConcurrency?: number;
   /** How long to wait for the source queue to drain, milliseconds. @default 60000 */

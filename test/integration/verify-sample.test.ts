@@ -1,11 +1,15 @@
 import { DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { consumerIdempotency } from '@dlq-redrive/consumer-idempotency';
+import middy from '@middy/core';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProcessedKeys } from '#consumer/consumer-idempotency.js';
 import { sqsClient } from '#platform/clients.js';
 import { handler as sampleHandler } from '../../functions/sample-redrive/handler.js';
 import type { SampleRedriveResult } from '../../functions/sample-redrive/sample-redrive.js';
 import { handler as verifyHandler } from '../../functions/verify-sample/handler.js';
 import type { VerifySampleResult } from '../../functions/verify-sample/verify-sample.js';
+import { lambdaContext as consumerContext } from '../../local/lambda-context.js';
+import { sqsRecordOf } from '../../local/sqs-event.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { createQueue, lambdaContext, planFor, seedAndInventory } from '../support/redrive-fixtures.js';
 import { queueDepth } from '../support/seed-dlq.js';
@@ -17,31 +21,44 @@ const verify = (event: unknown) =>
   verifyHandler(event as never, lambdaContext) as Promise<VerifySampleResult>;
 
 /**
- * A consumer of the source queue: processes what `ok` accepts (deletes it and records its key
- * as processed, as the consumer middleware would), and fails the rest with visibility 0 so SQS
- * dead-letters them after maxReceiveCount receives.
+ * A consumer of the source queue behind the consumer package's middleware: processes what `ok`
+ * accepts (deleted, its key recorded as processed by the middleware) and fails the rest, which SQS
+ * dead-letters after maxReceiveCount receives.
  */
 async function consume(url: string, ok: (body: string) => boolean): Promise<void> {
-  const processed = createProcessedKeys();
+  const arn = `arn:aws:sqs:us-east-1:123456789012:${url.split('/').pop()}`;
+  const handler = middy<SQSEvent, SQSBatchResponse>()
+    .use(consumerIdempotency({ consumer: 'orders-consumer', tableName: process.env.TABLE_NAME as string }))
+    .handler(async (event) => ({
+      batchItemFailures: event.Records.filter((r) => !ok(r.body)).map((r) => ({
+        itemIdentifier: r.messageId,
+      })),
+    }));
   const deadline = Date.now() + 15_000;
   while (Date.now() < deadline) {
     const depth = await queueDepth(sqsClient(), url);
     if (depth.visible + depth.inFlight === 0) return;
     // VisibilityTimeout 1 s: with 0 the local SQS hands the same message out several times in one
-    // receive and dead-letters it at once.
+    // receive and dead-letters it at once. Failed records come back after it.
     const out = await sqsClient().send(
       new ReceiveMessageCommand({
         QueueUrl: url,
         MaxNumberOfMessages: 10,
         VisibilityTimeout: 1,
         MessageAttributeNames: ['All'],
+        AttributeNames: ['All'],
+        MessageSystemAttributeNames: ['All'],
       }),
     );
-    for (const m of out.Messages ?? []) {
-      if (!ok(m.Body ?? '')) continue;
-      await sqsClient().send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: m.ReceiptHandle }));
-      const key = m.MessageAttributes?.['idempotency-key']?.StringValue as string;
-      await processed.markProcessed('orders-consumer', key, { messageId: m.MessageId as string });
+    const messages = out.Messages ?? [];
+    if (messages.length > 0) {
+      const response = await handler(
+        { Records: messages.map((m) => sqsRecordOf(m, arn)) },
+        consumerContext({ functionName: 'OrdersConsumer' }),
+      );
+      const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+      for (const m of messages.filter((m) => !failed.has(m.MessageId as string)))
+        await sqsClient().send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: m.ReceiptHandle }));
     }
     await sleep(100);
   }

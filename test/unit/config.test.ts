@@ -123,10 +123,8 @@ describe('wiring rules', () => {
     readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
       d.isDirectory() ? files(join(dir, d.name)) : d.name.endsWith('.ts') ? [join(dir, d.name)] : [],
     );
-  // The consumer middleware runs in the user's own consumer function, not in the pipeline.
-  const pipelineFiles = files(root)
-    .map((f) => relative(root, f))
-    .filter((f) => !f.startsWith('shared/consumer/'));
+  // The consumer middleware lives in packages/consumer-idempotency: every file here is the pipeline's.
+  const pipelineFiles = files(root).map((f) => relative(root, f));
   const code = (f: string) =>
     readFileSync(join(root, f), 'utf8')
       .replace(/\/\*[\s\S]*?\*\//g, '')

@@ -1,7 +1,6 @@
 import type { Message } from '@aws-sdk/client-sqs';
-import type { SQSRecord } from 'aws-lambda';
+import { recordKey, type SqsRecord } from '@dlq-redrive/consumer-idempotency';
 import { describe, expect, it } from 'vitest';
-import { idempotencyKeyOfRecord } from '#consumer/consumer-idempotency.js';
 import { outgoingCopy } from '#transfer/message-transfer.js';
 
 // SQS accepts a message attribute named `__proto__`; the SDK parses it as an own key. A plain
@@ -27,15 +26,16 @@ describe('a message attribute named __proto__', () => {
   });
 
   it('changes the consumer-side idempotency key (it is part of the message)', () => {
-    const record = (attrs: Record<string, unknown>) =>
-      ({
-        body: 'b',
-        eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:orders',
-        messageAttributes: attrs,
-      }) as unknown as SQSRecord;
-    const withProto = idempotencyKeyOfRecord(
+    const record = (attrs: SqsRecord['messageAttributes']): SqsRecord => ({
+      messageId: 'm-1',
+      body: 'b',
+      eventSource: 'aws:sqs',
+      eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:orders',
+      messageAttributes: attrs,
+    });
+    const withProto = recordKey(
       record(JSON.parse('{"__proto__": {"dataType": "String", "stringValue": "x"}}')),
     );
-    expect(withProto).not.toBe(idempotencyKeyOfRecord(record({})));
+    expect(withProto.key).not.toBe(recordKey(record({})).key);
   });
 });

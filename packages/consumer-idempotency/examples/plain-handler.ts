@@ -9,7 +9,11 @@
  * The event source mapping must have `FunctionResponseTypes: ['ReportBatchItemFailures']`.
  * @see https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html#services-sqs-batchfailurereporting
  */
-import { type ConsumerIdempotencyOptions, consumerIdempotency, fifoGroupOf } from '@dlq-redrive/consumer-idempotency';
+import {
+  type ConsumerIdempotencyOptions,
+  consumerIdempotency,
+  fifoGroupOf,
+} from '@dlq-redrive/consumer-idempotency';
 import middy from '@middy/core';
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 

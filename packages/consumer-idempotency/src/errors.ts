@@ -38,7 +38,10 @@ export class InvalidOptionsError extends ConsumerIdempotencyError {
 export class InvalidSqsEventError extends ConsumerIdempotencyError {
   public override readonly name = 'InvalidSqsEventError';
 
-  public constructor(public readonly field: string, problem: string) {
+  public constructor(
+    public readonly field: string,
+    problem: string,
+  ) {
     super('InvalidEvent', `consumer-idempotency: ${field}: ${problem}`);
   }
 }
@@ -53,7 +56,10 @@ export class InvalidSqsEventError extends ConsumerIdempotencyError {
 export class InvalidBatchResponseError extends ConsumerIdempotencyError {
   public override readonly name = 'InvalidBatchResponseError';
 
-  public constructor(public readonly field: string, problem: string) {
+  public constructor(
+    public readonly field: string,
+    problem: string,
+  ) {
     super('InvalidBatchResponse', `consumer-idempotency: handler response ${field}: ${problem}`);
   }
 }

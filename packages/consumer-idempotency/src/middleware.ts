@@ -184,7 +184,10 @@ export function consumerIdempotency(
     new Set(invocation.planned.filter((p) => p.outcome.kind === 'handler').map((p) => p.record.messageId));
 
   /** Decides every record's final outcome (batch order), records successes, releases failures. */
-  const settle = async (invocation: Invocation, handlerFailed: ReadonlySet<string>): Promise<SqsBatchResponse> => {
+  const settle = async (
+    invocation: Invocation,
+    handlerFailed: ReadonlySet<string>,
+  ): Promise<SqsBatchResponse> => {
     invocation.settled = true;
     const { planned, state } = invocation;
     const failed = new Array<boolean>(planned.length).fill(false);
@@ -205,7 +208,10 @@ export function consumerIdempotency(
       }
       if (!fails && p.group !== undefined && failedGroups.has(p.group)) {
         fails = true;
-        state.failed.push({ messageId: p.record.messageId, reason: `an earlier record of message group ${p.group} failed` });
+        state.failed.push({
+          messageId: p.record.messageId,
+          reason: `an earlier record of message group ${p.group} failed`,
+        });
       } else if (!fails && o.kind === 'follows') state.skipped.push(p.record.messageId);
       failed[i] = fails;
       if (fails && p.group !== undefined) failedGroups.add(p.group);
@@ -216,10 +222,12 @@ export function consumerIdempotency(
     const expiresAt = Math.floor(processedAt.getTime() / 1000) + lifetime.recordTtlSeconds;
     await eachLimited(toComplete, concurrency, async (p) => {
       let why = 'the claim lapsed and another invocation took the key';
-      const recorded = await store.complete(p.claim as Claim, processedAt, expiresAt).catch((error: unknown) => {
-        why = describe(error);
-        return false;
-      });
+      const recorded = await store
+        .complete(p.claim as Claim, processedAt, expiresAt)
+        .catch((error: unknown) => {
+          why = describe(error);
+          return false;
+        });
       if (recorded) return;
       state.unrecorded.push(p.record.messageId);
       logger.warn(
@@ -228,7 +236,9 @@ export function consumerIdempotency(
     });
     await release(toRelease);
     return {
-      batchItemFailures: planned.filter((_, i) => failed[i]).map((p) => ({ itemIdentifier: p.record.messageId })),
+      batchItemFailures: planned
+        .filter((_, i) => failed[i])
+        .map((p) => ({ itemIdentifier: p.record.messageId })),
     };
   };
 
@@ -257,7 +267,8 @@ export function consumerIdempotency(
           continue;
         }
         // Same message twice in one batch (same messageId, or same key and lineage): once only.
-        const leader = firstOf.get(`id\0${record.messageId}`) ?? firstOf.get(`key\0${p.key.key}\0${p.key.lineage}`);
+        const leader =
+          firstOf.get(`id\0${record.messageId}`) ?? firstOf.get(`key\0${p.key.key}\0${p.key.lineage}`);
         if (leader !== undefined) {
           p.outcome = { kind: 'follows', leader };
           continue;

@@ -192,8 +192,7 @@ export function failedIdsOf(response: unknown, given: ReadonlySet<string>): Set<
   if (extra.length > 0)
     throw new InvalidBatchResponseError(extra.join(', '), 'unexpected field (only batchItemFailures)');
   const failures = response.batchItemFailures;
-  if (!Array.isArray(failures))
-    throw new InvalidBatchResponseError('batchItemFailures', 'expected an array');
+  if (!Array.isArray(failures)) throw new InvalidBatchResponseError('batchItemFailures', 'expected an array');
   const failed = new Set<string>();
   failures.forEach((failure: unknown, i: number) => {
     const at = `batchItemFailures[${i}]`;

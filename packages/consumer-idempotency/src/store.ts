@@ -189,7 +189,8 @@ export function createProcessedKeyStore(options: ProcessedKeysTableOptions): Pro
           new UpdateItemCommand({
             TableName,
             Key: itemKey(c),
-            UpdateExpression: 'SET #status = :completed, processedAt = :at, expiresAt = :exp REMOVE claimToken',
+            UpdateExpression:
+              'SET #status = :completed, processedAt = :at, expiresAt = :exp REMOVE claimToken',
             ConditionExpression: 'claimToken = :token',
             ExpressionAttributeNames: { '#status': 'status' },
             ExpressionAttributeValues: {

@@ -13,8 +13,10 @@ import {
   type ConsumerIdempotencyOptions,
   consumerIdempotency,
   consumerIdempotencyState,
+  createProcessedKeyStore,
   createProcessedKeysReader,
   InvalidBatchResponseError,
+  type ProcessedKeyStore,
   processedItemKey,
   recordKey,
 } from '../src/index.js';
@@ -46,13 +48,20 @@ describe('consumer idempotency on the local stack (SQS stand-in and DynamoDB Loc
           Entries: bodies.slice(i, i + 10).map((body, j) => ({
             Id: String(j),
             MessageBody: body,
-            ...(group ? { MessageGroupId: group(body), MessageDeduplicationId: `${i + j}-${body.length}-${Date.now()}` } : {}),
+            ...(group
+              ? {
+                  MessageGroupId: group(body),
+                  MessageDeduplicationId: `${i + j}-${body.length}-${Date.now()}`,
+                }
+              : {}),
           })),
         }),
       );
   };
   const statusOf = async (consumer: string, key: string) =>
-    (await itemsOfKey(stack.tableName, key)).filter((item) => item.consumer === consumer).map((i) => i.status);
+    (await itemsOfKey(stack.tableName, key))
+      .filter((item) => item.consumer === consumer)
+      .map((i) => i.status);
 
   beforeAll(async () => {
     stack = await startLocalStack();
@@ -78,7 +87,10 @@ describe('consumer idempotency on the local stack (SQS stand-in and DynamoDB Loc
     const first = await deliver(sqs, queue, handler, batch);
     expect(first.response).toEqual({ batchItemFailures: [{ itemIdentifier: idOf(batch, 's-2') }] });
     expect(applied.sort()).toEqual(['s-1', 's-3']);
-    expect([await statusOf('std-plain', 's-1'), await statusOf('std-plain', 's-2')]).toEqual([['COMPLETED'], []]);
+    expect([await statusOf('std-plain', 's-1'), await statusOf('std-plain', 's-2')]).toEqual([
+      ['COMPLETED'],
+      [],
+    ]);
 
     failing = false;
     const again = await receiveAll(sqs, queue, 1);
@@ -251,12 +263,139 @@ describe('consumer idempotency on the local stack (SQS stand-in and DynamoDB Loc
     clock += 2_000;
     const { pk, sk } = processedItemKey('expiring', 'e-1', null);
     const stored = await new DynamoDBClient({}).send(
-      new GetItemCommand({ TableName: stack.tableName, Key: { pk: { S: pk }, sk: { S: sk } }, ConsistentRead: true }),
+      new GetItemCommand({
+        TableName: stack.tableName,
+        Key: { pk: { S: pk }, sk: { S: sk } },
+        ConsistentRead: true,
+      }),
     );
     expect(Number(stored.Item?.expiresAt?.N) * 1000).toBeLessThan(clock); // expired, still there
     expect((await reader.processedSince(['e-1'], new Date(0))).has('e-1')).toBe(false);
     await copy();
     expect(applied).toEqual(['e-1', 'e-1']);
     expect(await statusOf('expiring', 'e-1')).toEqual(['COMPLETED']);
+  });
+
+  it('releases every claim and records nothing when the handler throws, so the retried batch is processed', async () => {
+    const queue = await createQueue(sqs, 'std-throws');
+    await send(queue, ['{"orderId":"t-1"}', '{"orderId":"t-2"}']);
+    let throwing = true;
+    const applied: string[] = [];
+    const handler = middy<SQSEvent, SQSBatchResponse>()
+      .use(consumerIdempotency(options('throws')))
+      .handler(async (event) => {
+        if (throwing) throw new Error('database connection refused');
+        applied.push(...event.Records.map(orderOf));
+        return { batchItemFailures: [] };
+      });
+    const first = await deliver(sqs, queue, handler, await receiveAll(sqs, queue, 2));
+    expect((first.error as Error).message).toBe('database connection refused');
+    expect([await itemsOfKey(stack.tableName, 't-1'), await itemsOfKey(stack.tableName, 't-2')]).toEqual([
+      [],
+      [],
+    ]);
+    throwing = false;
+    await deliver(sqs, queue, handler, await receiveAll(sqs, queue, 2));
+    expect(applied.sort()).toEqual(['t-1', 't-2']);
+  });
+
+  it('fails a copy whose key another invocation is still processing, and skips it once that one recorded it', async () => {
+    const queue = await createQueue(sqs, 'std-concurrent');
+    await send(queue, ['{"orderId":"c-1"}', '{"orderId":"c-1","resent":true}']);
+    let finish: () => void = () => undefined;
+    const slow = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    const applied: string[] = [];
+    const handler = plainHandler(async (record) => {
+      applied.push(record.body);
+      if (applied.length === 1) await slow;
+    }, options('concurrent'));
+    const [original, copy] = await receiveAll(sqs, queue, 2);
+    const busy = deliver(sqs, queue, handler, [original as Message]);
+    await expect.poll(() => applied.length).toBe(1);
+    const second = await deliver(sqs, queue, handler, [copy as Message]);
+    expect(second.retried).toEqual([copy?.MessageId]);
+    expect(consumerIdempotencyState(second.context)?.failed[0]?.reason).toMatch(
+      /^key c-1 is being processed by another invocation \(record /,
+    );
+    finish();
+    await busy;
+    const third = await deliver(sqs, queue, handler, await receiveAll(sqs, queue, 1));
+    expect(consumerIdempotencyState(third.context)?.skipped).toEqual([copy?.MessageId]);
+    expect(applied).toHaveLength(1);
+  });
+
+  it("skips a pipeline copy of a processed message by its idempotency-key attribute (the sample redrive's copy)", async () => {
+    const queue = await createQueue(sqs, 'std-pipeline-copy');
+    await send(queue, ['{"orderId":"p-1"}']);
+    const applied: string[] = [];
+    const handler = plainHandler(async (record) => {
+      applied.push(record.messageId);
+    }, options('pipeline-copy'));
+    await deliver(sqs, queue, handler, await receiveAll(sqs, queue, 1));
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: queue.url,
+        MessageBody: '{"orderId":"p-1"}',
+        MessageAttributes: {
+          'idempotency-key': { DataType: 'String', StringValue: 'p-1' },
+          'redrive-id': { DataType: 'String', StringValue: 'inc-1' },
+          'redrive-count': { DataType: 'Number', StringValue: '1' },
+        },
+      }),
+    );
+    const copy = await deliver(sqs, queue, handler, await receiveAll(sqs, queue, 1));
+    expect([applied.length, copy.deleted.length, copy.response]).toEqual([1, 1, { batchItemFailures: [] }]);
+  });
+
+  it('reports a success whose record cannot be written as a success, listed as unrecorded and logged', async () => {
+    const queue = await createQueue(sqs, 'std-unrecorded');
+    await send(queue, ['{"orderId":"u-1"}']);
+    const real = createProcessedKeyStore({ tableName: stack.tableName });
+    const failing: ProcessedKeyStore = {
+      ...real,
+      complete: async () => {
+        throw Object.assign(new Error('Throughput exceeds the current capacity'), {
+          name: 'ProvisionedThroughputExceededException',
+        });
+      },
+    };
+    const handler = plainHandler(async () => undefined, options('unrecorded', { store: failing }));
+    warnings.length = 0;
+    const delivery = await deliver(sqs, queue, handler, await receiveAll(sqs, queue, 1));
+    expect(delivery.response).toEqual({ batchItemFailures: [] });
+    expect(consumerIdempotencyState(delivery.context)?.unrecorded).toEqual(delivery.deleted);
+    expect(warnings).toEqual([
+      `consumer-idempotency: record ${delivery.deleted[0]} was processed but its key u-1 could not be recorded (ProvisionedThroughputExceededException: Throughput exceeds the current capacity); a later copy will be processed again`,
+    ]);
+    expect(await statusOf('unrecorded', 'u-1')).toEqual(['IN_PROGRESS']); // lapses at the invocation's deadline
+  });
+
+  it('answers "processed since T" with live COMPLETED records only, by consumer when asked', async () => {
+    const queue = await createQueue(sqs, 'std-reader');
+    await send(queue, ['{"orderId":"q-1"}']);
+    const before = new Date();
+    const messages = await receiveAll(sqs, queue, 1);
+    for (const consumer of ['reader-a', 'reader-b'])
+      await plainHandler(async () => undefined, options(consumer))(
+        { Records: messages.map((m) => sqsRecordOf(m, queue.arn)) },
+        lambdaContext({ functionName: consumer }),
+      );
+    const reader = createProcessedKeysReader({ tableName: stack.tableName });
+    const all = await reader.processedSince(['q-1', 'q-unknown'], before);
+    expect([...all.keys()]).toEqual(['q-1']);
+    expect(
+      all
+        .get('q-1')
+        ?.map((r) => [r.consumer, r.lineage, r.messageId])
+        .sort(),
+    ).toEqual([
+      ['reader-a', null, messages[0]?.MessageId],
+      ['reader-b', null, messages[0]?.MessageId],
+    ]);
+    const onlyB = await reader.processedSince(['q-1'], before, { consumer: 'reader-b' });
+    expect(onlyB.get('q-1')?.map((r) => r.consumer)).toEqual(['reader-b']);
+    expect((await reader.processedSince(['q-1'], new Date(Date.now() + 60_000))).size).toBe(0);
   });
 });

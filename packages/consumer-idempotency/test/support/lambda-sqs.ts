@@ -112,7 +112,9 @@ export async function deliver(
 /** Receives until `count` messages are held (SQS may return fewer than asked per receive). */
 export async function receiveAll(sqs: SQSClient, queue: Queue, count: number): Promise<Message[]> {
   const held: Message[] = [];
-  for (let attempt = 0; held.length < count && attempt < 30; attempt++) held.push(...(await receive(sqs, queue)));
-  if (held.length !== count) throw new Error(`expected ${count} messages in ${queue.url}, received ${held.length}`);
+  for (let attempt = 0; held.length < count && attempt < 30; attempt++)
+    held.push(...(await receive(sqs, queue)));
+  if (held.length !== count)
+    throw new Error(`expected ${count} messages in ${queue.url}, received ${held.length}`);
   return held;
 }
