@@ -56,6 +56,14 @@ module.exports = {
       from: { path: '^(functions|infra)/' },
       to: { path: '^(local|test|bench|scripts)/' },
     },
+    {
+      name: 'package-stands-alone',
+      comment:
+        'A workspace package (packages/<name>/src) imports nothing of the project: other teams install it on its own (docs/layout.md).',
+      severity: 'error',
+      from: { path: '^packages/[^/]+/src/' },
+      to: { path: '^(functions|infra|local|test|bench|scripts|packages/[^/]+/(test|examples))/' },
+    },
     ...layerRules,
   ],
   options: {

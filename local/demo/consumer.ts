@@ -35,7 +35,7 @@ import {
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { readJsonPath } from '#inventory/idempotency-key.js';
-import { DEFAULT_TABLE_NAME } from '#platform/table.js';
+import { pipelineConfig } from '#platform/config.js';
 import { lambdaContext } from '../lambda-context.js';
 import { sqsRecordOf } from '../sqs-event.js';
 import { isPoison } from './producer.js';
@@ -145,7 +145,7 @@ export class DemoConsumer {
       .use(
         consumerIdempotency({
           consumer: CONSUMER_NAME,
-          tableName: process.env.TABLE_NAME ?? DEFAULT_TABLE_NAME,
+          tableName: pipelineConfig().tableName,
           producerKey: { jsonPath: options.keyPath ?? '$.orderId' },
           ...(options.processedKeys ? { store: options.processedKeys } : {}),
         }),

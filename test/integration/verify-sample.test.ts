@@ -25,10 +25,10 @@ const verify = (event: unknown) =>
  * accepts (deleted, its key recorded as processed by the middleware) and fails the rest, which SQS
  * dead-letters after maxReceiveCount receives.
  */
-async function consume(url: string, ok: (body: string) => boolean): Promise<void> {
+async function consume(tableName: string, url: string, ok: (body: string) => boolean): Promise<void> {
   const arn = `arn:aws:sqs:us-east-1:123456789012:${url.split('/').pop()}`;
   const handler = middy<SQSEvent, SQSBatchResponse>()
-    .use(consumerIdempotency({ consumer: 'orders-consumer', tableName: process.env.TABLE_NAME as string }))
+    .use(consumerIdempotency({ consumer: 'orders-consumer', tableName }))
     .handler(async (event) => ({
       batchItemFailures: event.Records.filter((r) => !ok(r.body)).map((r) => ({
         itemIdentifier: r.messageId,
@@ -85,7 +85,7 @@ describe('VerifySample against the local stack', () => {
     const plan = planFor(dlq, { sampleSize: 2 });
     const sent = await sample({ plan, preflight: { verifyWindowSeconds: 0, fifo: false } });
     expect(sent.keys).toHaveLength(2);
-    await consume(dlq.sources[0]?.url as string, (body) => body !== 'still-broken');
+    await consume(stack.tableName, dlq.sources[0]?.url as string, (body) => body !== 'still-broken');
     const result = await verify({ plan, sample: sent });
     expect(result.verdict).toBe('fail');
     expect(result.returned).toHaveLength(1);
@@ -104,7 +104,7 @@ describe('VerifySample against the local stack', () => {
     });
     const plan = planFor(dlq, { sampleSize: 2 });
     const sent = await sample({ plan, preflight: { verifyWindowSeconds: 0, fifo: false } });
-    await consume(dlq.sources[0]?.url as string, () => true);
+    await consume(stack.tableName, dlq.sources[0]?.url as string, () => true);
     const result = await verify({ plan, sample: sent });
     expect([result.verdict, result.returned, result.processed, result.unknown]).toEqual(['pass', [], 2, 0]);
   });
