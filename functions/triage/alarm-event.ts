@@ -17,7 +17,7 @@
  * @see https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/AlarmThatSendsEmail.html
  */
 import * as z from 'zod';
-import type { AlarmRecord } from '#inventory/model.js';
+import type { AlarmRecord, CompositeAlarmInfo, TriggeringChild } from '#inventory/model.js';
 import { InvalidInputError } from '#platform/errors.js';
 import { formatIssues, parseOrThrow } from '#platform/middleware.js';
 
@@ -46,6 +46,29 @@ const AlarmArn = z
   .max(400)
   .regex(/^arn:aws[a-z-]*:cloudwatch:[a-z0-9-]+:\d{12}:alarm:.+$/, 'must be a CloudWatch alarm ARN');
 const AlarmState = z.enum(['ALARM', 'OK', 'INSUFFICIENT_DATA']);
+/** A composite alarm's rule: at most 10,240 characters (PutCompositeAlarm). */
+const AlarmRule = z.string().min(1).max(10_240);
+/** More children than this cannot come from CloudWatch (a rule has at most 100 alarms). */
+const MAX_CHILDREN = 1000;
+
+/** One entry of EventBridge `reasonData.triggeringAlarms`. */
+const ReasonDataChild = z
+  .object({
+    arn: AlarmArn,
+    state: z.object({ value: AlarmState, timestamp: z.string().max(64).optional() }).loose().optional(),
+  })
+  .loose();
+
+/** One entry of SNS `TriggeringChildren`: an object with Arn and State, or (older documentation) an ARN. */
+const SnsChild = z.union([
+  AlarmArn,
+  z
+    .object({
+      Arn: AlarmArn,
+      State: z.object({ Value: AlarmState, Timestamp: z.string().max(64).optional() }).loose().optional(),
+    })
+    .loose(),
+]);
 
 /** Any EventBridge event from CloudWatch (first pass: is it a state change at all?). */
 const EventBridgeEnvelope = z.object({
@@ -84,10 +107,18 @@ export const EventBridgeAlarmEvent = z.object({
   resources: z.array(AlarmArn).min(1, 'must hold the alarm ARN'),
   detail: z.object({
     alarmName: AlarmName,
-    state: z.object({ value: AlarmState, reason: z.string().default(''), timestamp: StateTimestamp }),
+    state: z.object({
+      value: AlarmState,
+      reason: z.string().default(''),
+      timestamp: StateTimestamp,
+      /** A JSON string; for a composite alarm `{"triggeringAlarms":[...]}`. */
+      reasonData: z.string().max(100_000).optional(),
+      actionsSuppressedBy: z.string().max(64).optional(),
+      actionsSuppressedReason: z.string().max(1024).optional(),
+    }),
     previousState: z.object({ value: AlarmState }).loose().optional(),
     configuration: z
-      .object({ metrics: z.array(EbMetric).default([]) })
+      .object({ metrics: z.array(EbMetric).default([]), alarmRule: AlarmRule.optional() })
       .loose()
       .default({ metrics: [] }),
   }),
@@ -126,8 +157,10 @@ export const SnsAlarmMessage = z.object({
         .nullish(),
     })
     .loose()
-    // Composite alarms carry an AlarmRule and no Trigger: no QueueName, like their EventBridge copy.
+    // Composite alarms carry an AlarmRule and TriggeringChildren instead of a Trigger.
     .default({}),
+  AlarmRule: AlarmRule.nullish(),
+  TriggeringChildren: z.array(SnsChild).max(MAX_CHILDREN).nullish(),
 });
 export type SnsAlarmMessage = z.infer<typeof SnsAlarmMessage>;
 
@@ -163,6 +196,83 @@ function unique(names: Iterable<string>): string[] {
   return [...new Set([...names].filter((n) => n.length > 0))];
 }
 
+/**
+ * A composite alarm's children must be in its account and Region (CloudWatch refuses others): a
+ * child ARN elsewhere is a malformed event, never an alarm to look up somewhere else.
+ */
+function checkChildren(children: TriggeringChild[], compositeArn: string, field: (i: number) => string): void {
+  const { region, account } = parseAlarmArn(compositeArn);
+  const problems = children.flatMap((child, i) => {
+    const at = parseAlarmArn(child.alarmArn);
+    return at.region === region && at.account === account
+      ? []
+      : [`${field(i)}: child alarm ${child.alarmArn} is not in the composite alarm's Region ${region} and account ${account}`];
+  });
+  if (problems.length > 0) throw new InvalidInputError('invalid composite alarm event', problems);
+}
+
+/**
+ * Children from EventBridge `detail.state.reasonData` (a JSON string). Content CloudWatch would
+ * not write (no reasonData, not JSON, no `triggeringAlarms` list, an empty list) makes the
+ * children unreadable, a named outcome; an entry of the wrong shape is malformed input.
+ * @throws InvalidInputError naming `detail.state.reasonData.triggeringAlarms.<i>...`.
+ */
+function compositeFromEventBridge(event: EventBridgeAlarmEvent, alarmArn: string): CompositeAlarmInfo | undefined {
+  const rule = event.detail.configuration.alarmRule;
+  if (rule === undefined) return undefined;
+  const state = event.detail.state;
+  const info: CompositeAlarmInfo = {
+    alarmRule: rule,
+    triggeringChildren: null,
+    ...(state.actionsSuppressedBy ? { actionsSuppressedBy: state.actionsSuppressedBy } : {}),
+    ...(state.actionsSuppressedReason ? { actionsSuppressedReason: state.actionsSuppressedReason } : {}),
+  };
+  const field = 'detail.state.reasonData';
+  if (state.reasonData === undefined) return { ...info, unreadableReason: `the event has no ${field}` };
+  let data: unknown;
+  try {
+    data = JSON.parse(state.reasonData);
+  } catch {
+    return { ...info, unreadableReason: `${field} is not JSON` };
+  }
+  const list = (data as { triggeringAlarms?: unknown } | null)?.triggeringAlarms;
+  if (!Array.isArray(list)) return { ...info, unreadableReason: `${field} has no triggeringAlarms list` };
+  if (list.length === 0) return { ...info, unreadableReason: `${field}.triggeringAlarms is empty` };
+  const parsed = z.array(ReasonDataChild).max(MAX_CHILDREN).safeParse(list);
+  if (!parsed.success)
+    throw new InvalidInputError(
+      'invalid composite alarm event',
+      formatIssues(parsed.error).map((issue) => `${field}.triggeringAlarms.${issue}`),
+      parsed.error,
+    );
+  const children = parsed.data.map((c) => ({
+    alarmArn: c.arn,
+    state: c.state?.value ?? null,
+    timestamp: c.state?.timestamp ?? null,
+  }));
+  checkChildren(children, alarmArn, (i) => `${field}.triggeringAlarms.${i}.arn`);
+  return { ...info, triggeringChildren: children };
+}
+
+/** Children from the SNS message's `TriggeringChildren` (absent or empty: unreadable). */
+function compositeFromSns(message: SnsAlarmMessage): CompositeAlarmInfo | undefined {
+  if (!message.AlarmRule) return undefined;
+  const list = message.TriggeringChildren ?? [];
+  if (list.length === 0)
+    return {
+      alarmRule: message.AlarmRule,
+      triggeringChildren: null,
+      unreadableReason: `Records.0.Sns.Message.TriggeringChildren is ${message.TriggeringChildren ? 'empty' : 'missing'}`,
+    };
+  const children = list.map((c) =>
+    typeof c === 'string'
+      ? { alarmArn: c, state: null, timestamp: null }
+      : { alarmArn: c.Arn, state: c.State?.Value ?? null, timestamp: c.State?.Timestamp ?? null },
+  );
+  checkChildren(children, message.AlarmArn, (i) => `Records.0.Sns.Message.TriggeringChildren.${i}`);
+  return { alarmRule: message.AlarmRule, triggeringChildren: children };
+}
+
 function fromEventBridge(event: EventBridgeAlarmEvent): AlarmRecord {
   const alarmArn = event.resources[0] as string;
   const { region, account } = parseAlarmArn(alarmArn);
@@ -180,6 +290,8 @@ function fromEventBridge(event: EventBridgeAlarmEvent): AlarmRecord {
     via: 'eventbridge',
   };
   if (d.previousState) record.previousState = d.previousState.value;
+  const composite = compositeFromEventBridge(event, alarmArn);
+  if (composite) record.composite = composite;
   return record;
 }
 
@@ -202,6 +314,8 @@ function fromSns(message: SnsAlarmMessage): AlarmRecord {
     via: 'sns',
   };
   if (message.OldStateValue) record.previousState = message.OldStateValue;
+  const composite = compositeFromSns(message);
+  if (composite) record.composite = composite;
   return record;
 }
 

@@ -94,6 +94,32 @@ export interface AlarmRecord {
   /** Identical for the EventBridge and SNS copies of the same transition. */
   dedupeKey: string;
   via: 'eventbridge' | 'sns';
+  /** Set when the alarm is a composite alarm (its event carries an alarm rule, not metrics). */
+  composite?: CompositeAlarmInfo;
+}
+
+/** One child alarm a composite alarm's transition names as triggering it. */
+export interface TriggeringChild {
+  alarmArn: string;
+  /** The child's state when the composite was evaluated, as the event says. */
+  state: 'ALARM' | 'OK' | 'INSUFFICIENT_DATA' | null;
+  timestamp: string | null;
+}
+
+/**
+ * What a composite alarm's event says about its children (EventBridge
+ * `detail.state.reasonData.triggeringAlarms`, SNS `TriggeringChildren`).
+ * @see https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/Create_Composite_Alarm.html
+ */
+export interface CompositeAlarmInfo {
+  alarmRule: string;
+  /** The triggering children, or null when the event does not let them be read. */
+  triggeringChildren: TriggeringChild[] | null;
+  /** Why the children could not be read (set when `triggeringChildren` is null). */
+  unreadableReason?: string;
+  /** `WaitPeriod`, `ExtensionPeriod` or `Alarm` when CloudWatch suppressed the composite's actions. */
+  actionsSuppressedBy?: string;
+  actionsSuppressedReason?: string;
 }
 
 /** Per-cause group in an incident summary. */

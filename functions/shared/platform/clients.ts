@@ -11,7 +11,11 @@
  *
  * @see https://docs.aws.amazon.com/sdkref/latest/guide/feature-ss-endpoints.html
  */
+import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { IAMClient } from '@aws-sdk/client-iam';
+import { KMSClient } from '@aws-sdk/client-kms';
+import { S3Client } from '@aws-sdk/client-s3';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SFNClient } from '@aws-sdk/client-sfn';
@@ -23,6 +27,10 @@ let sqs: SQSClient | undefined;
 let dynamo: DynamoDBClient | undefined;
 let doc: DynamoDBDocumentClient | undefined;
 let sfn: SFNClient | undefined;
+let cloudWatch: CloudWatchClient | undefined;
+let kms: KMSClient | undefined;
+let iam: IAMClient | undefined;
+let s3: S3Client | undefined;
 let lambda: LambdaClient | undefined;
 let secretsManager: SecretsManagerClient | undefined;
 
