@@ -47,6 +47,11 @@ export interface FunctionAccess {
   readonly stateMachine: readonly string[];
   /** Actions on the redrive state machine's executions (`states:DescribeExecution`). */
   readonly executions: readonly string[];
+  /**
+   * Actions on the account's CloudWatch alarms (`arn:...:alarm:*`): triage reads a composite
+   * alarm's triggering children with DescribeAlarms. @default - none
+   */
+  readonly alarms?: readonly string[];
   /** The function invokes itself asynchronously (Slack's 3-second acknowledgement, then work). */
   readonly selfInvoke: boolean;
   /** Timeout, seconds. */
@@ -107,6 +112,8 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     stateMachine: ['states:StartExecution'],
     // Starting an execution whose name exists already (C19) is answered by describing it.
     executions: ['states:DescribeExecution'],
+    // A composite alarm's triggering children are resolved to their queues (docs/triage.md).
+    alarms: ['cloudwatch:DescribeAlarms'],
     selfInvoke: false,
     timeoutSeconds: 300,
     memoryMiB: 1024,

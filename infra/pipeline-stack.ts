@@ -456,6 +456,26 @@ export class PipelineStack extends Stack {
             'Execution ARNs are only known at run time; the wildcard covers executions of this one state machine (DescribeExecution after ExecutionAlreadyExists, C19).',
         });
       }
+      if (access.alarms && access.alarms.length > 0) {
+        role.addToPrincipalPolicy(
+          new iam.PolicyStatement({
+            actions: [...access.alarms],
+            resources: [
+              this.formatArn({
+                service: 'cloudwatch',
+                resource: 'alarm',
+                resourceName: '*',
+                arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+              }),
+            ],
+          }),
+        );
+        acknowledge(role, {
+          id: `AwsSolutions-IAM5[Resource::arn:${nagPart(this.partition, 'AWS::Partition')}:cloudwatch:${nagPart(this.region, 'AWS::Region')}:${nagPart(this.account, 'AWS::AccountId')}:alarm:*]`,
+          reason:
+            "A composite alarm's children are any of the account's alarms; DescribeAlarms only reads their configuration and state.",
+        });
+      }
       if (access.selfInvoke) {
         // A separate policy: the function's own ARN in its default policy would be a cycle.
         new iam.Policy(this, `${pascalOf(name)}SelfInvoke`, {

@@ -17,6 +17,10 @@ const SERVICE_OF: Readonly<Record<string, string>> = {
   '@aws-sdk/client-sfn': 'states',
   '@aws-sdk/client-secrets-manager': 'secretsmanager',
   '@aws-sdk/client-lambda': 'lambda',
+  '@aws-sdk/client-cloudwatch': 'cloudwatch',
+  '@aws-sdk/client-kms': 'kms',
+  '@aws-sdk/client-iam': 'iam',
+  '@aws-sdk/client-s3': 's3',
 };
 
 /** Commands whose IAM action differs from the command name. */
@@ -29,6 +33,8 @@ const SPECIAL: Readonly<Record<string, readonly string[]>> = {
   // Transactions are authorised per item action.
   'dynamodb:TransactWriteItems': ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'],
   'dynamodb:TransactGetItems': ['dynamodb:GetItem'],
+  // HeadObject is authorised as GetObject (and answers 403 instead of 404 without ListBucket).
+  's3:HeadObject': ['s3:GetObject'],
 };
 
 /** The DynamoDB document client's commands. */

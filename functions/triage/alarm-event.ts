@@ -55,7 +55,10 @@ const MAX_CHILDREN = 1000;
 const ReasonDataChild = z
   .object({
     arn: AlarmArn,
-    state: z.object({ value: AlarmState, timestamp: z.string().max(64).optional() }).loose().optional(),
+    state: z
+      .object({ value: AlarmState, timestamp: z.string().max(64).optional() })
+      .loose()
+      .optional(),
   })
   .loose();
 
@@ -65,7 +68,10 @@ const SnsChild = z.union([
   z
     .object({
       Arn: AlarmArn,
-      State: z.object({ Value: AlarmState, Timestamp: z.string().max(64).optional() }).loose().optional(),
+      State: z
+        .object({ Value: AlarmState, Timestamp: z.string().max(64).optional() })
+        .loose()
+        .optional(),
     })
     .loose(),
 ]);
@@ -200,13 +206,19 @@ function unique(names: Iterable<string>): string[] {
  * A composite alarm's children must be in its account and Region (CloudWatch refuses others): a
  * child ARN elsewhere is a malformed event, never an alarm to look up somewhere else.
  */
-function checkChildren(children: TriggeringChild[], compositeArn: string, field: (i: number) => string): void {
+function checkChildren(
+  children: TriggeringChild[],
+  compositeArn: string,
+  field: (i: number) => string,
+): void {
   const { region, account } = parseAlarmArn(compositeArn);
   const problems = children.flatMap((child, i) => {
     const at = parseAlarmArn(child.alarmArn);
     return at.region === region && at.account === account
       ? []
-      : [`${field(i)}: child alarm ${child.alarmArn} is not in the composite alarm's Region ${region} and account ${account}`];
+      : [
+          `${field(i)}: child alarm ${child.alarmArn} is not in the composite alarm's Region ${region} and account ${account}`,
+        ];
   });
   if (problems.length > 0) throw new InvalidInputError('invalid composite alarm event', problems);
 }
@@ -217,7 +229,10 @@ function checkChildren(children: TriggeringChild[], compositeArn: string, field:
  * children unreadable, a named outcome; an entry of the wrong shape is malformed input.
  * @throws InvalidInputError naming `detail.state.reasonData.triggeringAlarms.<i>...`.
  */
-function compositeFromEventBridge(event: EventBridgeAlarmEvent, alarmArn: string): CompositeAlarmInfo | undefined {
+function compositeFromEventBridge(
+  event: EventBridgeAlarmEvent,
+  alarmArn: string,
+): CompositeAlarmInfo | undefined {
   const rule = event.detail.configuration.alarmRule;
   if (rule === undefined) return undefined;
   const state = event.detail.state;

@@ -30,7 +30,10 @@ import { cloudWatchClient } from '#platform/clients.js';
 import { AccessDeniedError, awsErrorName, isRetryable, TransientError } from '#platform/errors.js';
 
 /** SQS metrics that say a DLQ holds messages: the alarms a composite's DLQ children are made of. */
-export const DLQ_METRICS: readonly string[] = ['ApproximateNumberOfMessagesVisible', 'ApproximateAgeOfOldestMessage'];
+export const DLQ_METRICS: readonly string[] = [
+  'ApproximateNumberOfMessagesVisible',
+  'ApproximateAgeOfOldestMessage',
+];
 
 /** How many composite levels below the alarm that fired are followed. */
 export const MAX_DEPTH = 3;
@@ -97,7 +100,9 @@ export function triggeringArnsOf(reasonData: string | undefined): string[] | nul
   try {
     const list = (JSON.parse(reasonData) as { triggeringAlarms?: unknown }).triggeringAlarms;
     if (!Array.isArray(list) || list.length === 0) return null;
-    const arns = list.map((c) => (c as { arn?: unknown } | null)?.arn).filter((a): a is string => typeof a === 'string');
+    const arns = list
+      .map((c) => (c as { arn?: unknown } | null)?.arn)
+      .filter((a): a is string => typeof a === 'string');
     return arns.length > 0 ? arns : null;
   } catch {
     return null;
@@ -109,14 +114,24 @@ function describedMetric(alarm: MetricAlarm): DescribedAlarm {
     { namespace: alarm.Namespace, name: alarm.MetricName, dimensions: alarm.Dimensions },
     ...(alarm.Metrics ?? []).flatMap((m) =>
       m.MetricStat?.Metric
-        ? [{ namespace: m.MetricStat.Metric.Namespace, name: m.MetricStat.Metric.MetricName, dimensions: m.MetricStat.Metric.Dimensions }]
+        ? [
+            {
+              namespace: m.MetricStat.Metric.Namespace,
+              name: m.MetricStat.Metric.MetricName,
+              dimensions: m.MetricStat.Metric.Dimensions,
+            },
+          ]
         : [],
     ),
   ].filter((s) => s.name !== undefined);
   const dlqQueueNames = stats
     .filter((s) => s.namespace === 'AWS/SQS' && DLQ_METRICS.includes(s.name as string))
-    .flatMap((s) => (s.dimensions ?? []).filter((d) => d.Name === 'QueueName' && d.Value).map((d) => d.Value as string));
-  const expressions = (alarm.Metrics ?? []).flatMap((m) => (m.Expression && !m.MetricStat ? [`expression ${m.Expression}`] : []));
+    .flatMap((s) =>
+      (s.dimensions ?? []).filter((d) => d.Name === 'QueueName' && d.Value).map((d) => d.Value as string),
+    );
+  const expressions = (alarm.Metrics ?? []).flatMap((m) =>
+    m.Expression && !m.MetricStat ? [`expression ${m.Expression}`] : [],
+  );
   return {
     alarmName: alarm.AlarmName ?? '',
     alarmArn: alarm.AlarmArn ?? '',
@@ -194,9 +209,17 @@ export async function resolveCompositeChildren(
   directory: AlarmDirectory | undefined,
 ): Promise<CompositeResolution> {
   if (composite.triggeringChildren === null)
-    return { readable: false, reason: composite.unreadableReason ?? 'the event names no triggering children', children: [] };
+    return {
+      readable: false,
+      reason: composite.unreadableReason ?? 'the event names no triggering children',
+      children: [],
+    };
   if (!directory)
-    return { readable: false, reason: 'no CloudWatch access configured to read the child alarms', children: [] };
+    return {
+      readable: false,
+      reason: 'no CloudWatch access configured to read the child alarms',
+      children: [],
+    };
   const children: ChildOutcome[] = [];
   const queueNames = new Set<string>();
   const seen = new Set<string>();
@@ -231,7 +254,11 @@ export async function resolveCompositeChildren(
       const base = { alarmArn: arn, alarmName, depth };
       const alarm = byName.get(alarmName);
       if (!alarm) {
-        children.push({ ...base, outcome: 'not-found', reason: 'DescribeAlarms does not know this alarm (deleted?)' });
+        children.push({
+          ...base,
+          outcome: 'not-found',
+          reason: 'DescribeAlarms does not know this alarm (deleted?)',
+        });
         continue;
       }
       if (alarm.stateValue !== 'ALARM') {
@@ -240,12 +267,20 @@ export async function resolveCompositeChildren(
       }
       if (alarm.kind === 'composite') {
         if (depth >= MAX_DEPTH) {
-          children.push({ ...base, outcome: 'too-deep', reason: `a composite alarm ${depth} levels down: not followed further` });
+          children.push({
+            ...base,
+            outcome: 'too-deep',
+            reason: `a composite alarm ${depth} levels down: not followed further`,
+          });
           continue;
         }
         const arns = (alarm.triggeringChildArns ?? []).filter((a) => !seen.has(a));
         if (alarm.triggeringChildArns === null)
-          children.push({ ...base, outcome: 'not-a-dlq-alarm', reason: 'a composite alarm whose StateReasonData names no triggering children' });
+          children.push({
+            ...base,
+            outcome: 'not-a-dlq-alarm',
+            reason: 'a composite alarm whose StateReasonData names no triggering children',
+          });
         for (const a of arns) seen.add(a);
         next.push(...arns);
         continue;
@@ -259,7 +294,12 @@ export async function resolveCompositeChildren(
         continue;
       }
       for (const q of alarm.dlqQueueNames) queueNames.add(q);
-      children.push({ ...base, outcome: 'triaged', queueNames: alarm.dlqQueueNames, reason: 'DLQ alarm in ALARM' });
+      children.push({
+        ...base,
+        outcome: 'triaged',
+        queueNames: alarm.dlqQueueNames,
+        reason: 'DLQ alarm in ALARM',
+      });
     }
     frontier = next;
   }

@@ -9,10 +9,11 @@ import { sharedNotifier } from '#approval/slack-notifier.js';
 import { createIncidentStore } from '#incident/incident-store.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
-import { sfnClient, sqsClient, tableAccess } from '#platform/clients.js';
+import { cloudWatchClient, sfnClient, sqsClient, tableAccess } from '#platform/clients.js';
 import { type DepsOptions, pipelineConfig } from '#platform/config.js';
 import { logger } from '#platform/middleware.js';
 import { createSqsQueues } from '#platform/sqs-queues.js';
+import { createCloudWatchAlarmDirectory } from './composite-alarm.js';
 import type { TriageDeps, TriageLog } from './triage.js';
 import { createSfnWorkflowStarter } from './workflow-starter.js';
 
@@ -44,6 +45,7 @@ export async function createTriageDeps(
       stateMachineArn: config.stateMachineArn,
       log: (message, extra) => log.info(message, { ...extra }),
     }),
+    alarms: createCloudWatchAlarmDirectory({ client: cloudWatchClient() }),
     now: () => Date.now(),
     remainingTimeMs: () => context.getRemainingTimeInMillis(),
     requestId: context.awsRequestId,

@@ -23,10 +23,11 @@ import type { QueueRegistry } from '#incident/queue-registry.js';
 import type { EnvelopeStore } from '#inventory/envelope-store.js';
 import { type InventoryBudgets, inventoryDlq, inventoryRefusal } from '#inventory/inventory.js';
 import type { AlarmRecord, IncidentSummary, QueueRegistration } from '#inventory/model.js';
-import { errorMessage, InvalidInputError, TransientError } from '#platform/errors.js';
+import { errorMessage, InvalidInputError, QueueNotFoundError, TransientError } from '#platform/errors.js';
 import { type QueueInfo, queueNameOfUrl, type SqsQueues } from '#platform/sqs-queues.js';
 import type { NormalisedAlarmEvent } from './alarm-event.js';
 import { queueArnOf } from './alarm-event.js';
+import { type AlarmDirectory, type ChildOutcome, resolveCompositeChildren } from './composite-alarm.js';
 import { summarise } from './summary.js';
 import type { WorkflowStarter } from './workflow-starter.js';
 
@@ -64,6 +65,8 @@ export interface TriageDeps {
   log: TriageLog;
   /** Told about outcomes a person must see: unresolvable alarms, refusals, systemic failures. */
   notifier?: Notifier;
+  /** CloudWatch DescribeAlarms: a composite alarm's children (without it composites are unresolvable). */
+  alarms?: AlarmDirectory;
   /**
    * Lambda's `context.awsRequestId`: the same on every retry of one async invocation, so a retry
    * of a run that died holding the claim takes it back at once instead of being a duplicate.
@@ -89,7 +92,17 @@ export interface QueueOutcome {
 
 /** What triage did with one event. */
 export interface TriageResult {
-  outcome: 'not-a-state-change' | 'ignored-transition' | 'unresolvable' | 'duplicate' | 'triaged';
+  /**
+   * `suppressed`: a composite alarm whose actions CloudWatch suppressed (its actions suppressor, or
+   * the wait / extension period): nothing is read or peeked, as the alarm's owner asked.
+   */
+  outcome:
+    | 'not-a-state-change'
+    | 'ignored-transition'
+    | 'unresolvable'
+    | 'suppressed'
+    | 'duplicate'
+    | 'triaged';
   message: string;
   dedupeKey?: string;
   queues: QueueOutcome[];
@@ -98,6 +111,8 @@ export interface TriageResult {
    * duplicate delivery, or an alarm that opened no incident).
    */
   alarmCleared?: string[];
+  /** Composite alarms: what happened to each triggering child (followed or reported with why not). */
+  children?: ChildOutcome[];
 }
 
 /** Kind of the notification an ALARM -> OK transition sends to each incident of that alarm (C04). */
@@ -158,6 +173,8 @@ interface Target {
   queueName: string;
   dlq: QueueInfo;
   registration: QueueRegistration;
+  /** ListDeadLetterSourceQueues, when already read while resolving the target. */
+  listedSources?: string[];
 }
 
 /** The ALARM_QUEUE_MAP entry of an alarm: own keys only (an alarm named `constructor` maps to nothing). */
@@ -216,31 +233,43 @@ export async function triage(event: NormalisedAlarmEvent, deps: TriageDeps): Pro
     return { outcome: 'ignored-transition', message, dedupeKey: alarm.dedupeKey, queues: [] };
   }
 
-  const queueNames =
-    alarm.queueNames.length > 0
-      ? alarm.queueNames
-      : (mappedQueues(deps.config.alarmQueueMap, alarm.alarmName) ??
-        mappedQueues(deps.config.alarmQueueMap, alarm.alarmArn) ??
-        []);
-  if (queueNames.length === 0) {
-    const message = 'unresolvable alarm: no QueueName dimension';
-    deps.log.warn(message, { alarmArn: alarm.alarmArn, dedupeKey: alarm.dedupeKey });
-    await deps.notifier?.notify({
-      incidentId: alarm.dedupeKey,
-      kind: 'unresolvable-alarm',
-      text: `${message}: alarm ${alarm.alarmName} names no DLQ (SEARCH or expression alarm); map it with ALARM_QUEUE_MAP`,
-      fields: { alarmArn: alarm.alarmArn, stateTimestamp: alarm.stateTimestamp },
-    });
-    return { outcome: 'unresolvable', message, dedupeKey: alarm.dedupeKey, queues: [] };
+  let queueNames: string[];
+  let children: ChildOutcome[] | undefined;
+  if (alarm.composite) {
+    const composite = await compositeQueueNames(alarm, deps);
+    if ('result' in composite) return composite.result;
+    ({ queueNames, children } = composite);
+  } else {
+    queueNames =
+      alarm.queueNames.length > 0
+        ? alarm.queueNames
+        : (mappedQueues(deps.config.alarmQueueMap, alarm.alarmName) ??
+          mappedQueues(deps.config.alarmQueueMap, alarm.alarmArn) ??
+          []);
+    if (queueNames.length === 0) {
+      const message = 'unresolvable alarm: no QueueName dimension';
+      deps.log.warn(message, { alarmArn: alarm.alarmArn, dedupeKey: alarm.dedupeKey });
+      await deps.notifier?.notify({
+        incidentId: alarm.dedupeKey,
+        kind: 'unresolvable-alarm',
+        text: `${message}: alarm ${alarm.alarmName} names no DLQ (SEARCH or expression alarm); map it with ALARM_QUEUE_MAP`,
+        fields: { alarmArn: alarm.alarmArn, stateTimestamp: alarm.stateTimestamp },
+      });
+      return { outcome: 'unresolvable', message, dedupeKey: alarm.dedupeKey, queues: [] };
+    }
   }
 
   // Every lookup before the first write.
   const targets: Target[] = [];
   for (const queueName of queueNames) {
-    const dlq = await deps.queues.resolveByName(queueName, alarm.account);
-    if (!dlq.arn) dlq.arn = queueArnOf(alarm.region, alarm.account, queueName);
-    assertSameRegionAndAccount(alarm, queueName, dlq.arn);
-    targets.push({ queueName, dlq, registration: await deps.registry.getRegistration(dlq.arn) });
+    const target = children
+      ? await compositeTarget(alarm, queueName, children, deps)
+      : await resolveTarget(alarm, queueName, deps);
+    if (target) targets.push(target);
+  }
+  if (children && targets.length === 0) {
+    const message = 'composite alarm: no triggering child leads to a DLQ in ALARM';
+    return compositeUnresolved(alarm, message, children, deps);
   }
 
   const claim = await deps.incidents.claimTransition(
@@ -291,8 +320,149 @@ export async function triage(event: NormalisedAlarmEvent, deps: TriageDeps): Pro
     incidentIds,
     outcome: message,
   });
+  if (children) await reportSkippedChildren(alarm, children, deps);
   deps.log.info('alarm transition triaged', { dedupeKey: alarm.dedupeKey, outcomes: message });
-  return { outcome: 'triaged', message, dedupeKey: alarm.dedupeKey, queues: outcomes };
+  return {
+    outcome: 'triaged',
+    message,
+    dedupeKey: alarm.dedupeKey,
+    queues: outcomes,
+    ...(children ? { children } : {}),
+  };
+}
+
+async function resolveTarget(alarm: AlarmRecord, queueName: string, deps: TriageDeps): Promise<Target> {
+  const dlq = await deps.queues.resolveByName(queueName, alarm.account);
+  if (!dlq.arn) dlq.arn = queueArnOf(alarm.region, alarm.account, queueName);
+  assertSameRegionAndAccount(alarm, queueName, dlq.arn);
+  return { queueName, dlq, registration: await deps.registry.getRegistration(dlq.arn) };
+}
+
+/** Marks the children that led to `queueName` with why its DLQ is not triaged. */
+function skipQueue(
+  children: ChildOutcome[],
+  queueName: string,
+  outcome: ChildOutcome['outcome'],
+  reason: string,
+): void {
+  for (const child of children) {
+    if (child.outcome !== 'triaged' || !child.queueNames?.includes(queueName)) continue;
+    const left = child.queueNames.filter((q) => q !== queueName);
+    if (left.length === 0) Object.assign(child, { outcome, reason: `${queueName} ${reason}` });
+    else Object.assign(child, { queueNames: left, reason: `${child.reason}; ${queueName} ${reason}` });
+  }
+}
+
+/**
+ * A composite child's queue becomes a target only if it exists and is a DLQ: a registered DLQ or
+ * the dead-letter target of some queue (ListDeadLetterSourceQueues). A depth alarm on a source
+ * queue's backlog in the same composite is reported, not inventoried. One stale child does not
+ * stop the others: a missing queue is reported on its child.
+ */
+async function compositeTarget(
+  alarm: AlarmRecord,
+  queueName: string,
+  children: ChildOutcome[],
+  deps: TriageDeps,
+): Promise<Target | undefined> {
+  let target: Target;
+  try {
+    target = await resolveTarget(alarm, queueName, deps);
+  } catch (error) {
+    if (!(error instanceof QueueNotFoundError)) throw error;
+    skipQueue(children, queueName, 'queue-not-found', 'does not exist');
+    return undefined;
+  }
+  const registered = (await deps.registry.findRegistration?.(target.dlq.arn)) ?? null;
+  const sources = registered ? undefined : await deps.queues.listDeadLetterSourceQueues(target.dlq.url);
+  if (!registered && sources?.length === 0) {
+    skipQueue(
+      children,
+      queueName,
+      'not-a-dlq',
+      "is no queue's dead-letter queue and is not registered: not inventoried",
+    );
+    return undefined;
+  }
+  return { ...target, ...(sources ? { listedSources: sources } : {}) };
+}
+
+/**
+ * A composite alarm in ALARM: its actions suppressed (nothing to do), its children unreadable
+ * (nothing peeked; a person is told), or the queue names of its triggering DLQ children.
+ */
+async function compositeQueueNames(
+  alarm: AlarmRecord,
+  deps: TriageDeps,
+): Promise<{ result: TriageResult } | { queueNames: string[]; children: ChildOutcome[] }> {
+  const composite = alarm.composite as NonNullable<AlarmRecord['composite']>;
+  if (composite.actionsSuppressedBy) {
+    const message = `composite alarm actions suppressed by ${composite.actionsSuppressedBy}${composite.actionsSuppressedReason ? ` (${composite.actionsSuppressedReason})` : ''}: not triaged`;
+    deps.log.info(message, { alarmArn: alarm.alarmArn, dedupeKey: alarm.dedupeKey });
+    return { result: { outcome: 'suppressed', message, dedupeKey: alarm.dedupeKey, queues: [] } };
+  }
+  const resolution = await resolveCompositeChildren(composite, deps.alarms);
+  if (!resolution.readable)
+    return {
+      result: await compositeUnresolved(
+        alarm,
+        `unresolvable composite alarm: ${resolution.reason}`,
+        resolution.children,
+        deps,
+      ),
+    };
+  if (resolution.queueNames.length === 0)
+    return {
+      result: await compositeUnresolved(
+        alarm,
+        'composite alarm: no triggering child is a DLQ alarm in ALARM',
+        resolution.children,
+        deps,
+      ),
+    };
+  return { queueNames: resolution.queueNames, children: resolution.children };
+}
+
+function childLines(children: ChildOutcome[]): string {
+  return children
+    .filter((c) => c.outcome !== 'triaged')
+    .map((c) => `${c.alarmName}: ${c.outcome} (${c.reason})`)
+    .join('; ');
+}
+
+/** Nothing to triage for a composite alarm: one log line, one notification, nothing peeked. */
+async function compositeUnresolved(
+  alarm: AlarmRecord,
+  message: string,
+  children: ChildOutcome[],
+  deps: TriageDeps,
+): Promise<TriageResult> {
+  deps.log.warn(message, { alarmArn: alarm.alarmArn, dedupeKey: alarm.dedupeKey, children });
+  const lines = childLines(children);
+  await deps.notifier?.notify({
+    incidentId: alarm.dedupeKey,
+    kind: 'unresolvable-alarm',
+    text: `${message}: composite alarm ${alarm.alarmName}${lines ? `; ${lines}` : ''}`,
+    fields: { alarmArn: alarm.alarmArn, stateTimestamp: alarm.stateTimestamp, children: children.length },
+  });
+  return { outcome: 'unresolvable', message, dedupeKey: alarm.dedupeKey, queues: [], children };
+}
+
+/** The children of a triaged composite that were not followed: told once (after the claim). */
+async function reportSkippedChildren(
+  alarm: AlarmRecord,
+  children: ChildOutcome[],
+  deps: TriageDeps,
+): Promise<void> {
+  const lines = childLines(children);
+  if (!lines) return;
+  deps.log.warn('composite alarm children not triaged', { alarmArn: alarm.alarmArn, children });
+  await deps.notifier?.notify({
+    incidentId: alarm.dedupeKey,
+    kind: 'composite-children-skipped',
+    text: `composite alarm ${alarm.alarmName}: triggering children not triaged: ${lines}`,
+    fields: { alarmArn: alarm.alarmArn, stateTimestamp: alarm.stateTimestamp },
+  });
 }
 
 async function triageQueue(alarm: AlarmRecord, target: Target, deps: TriageDeps): Promise<QueueOutcome> {
@@ -343,7 +513,7 @@ async function inventoryAndOpen(
 ): Promise<QueueOutcome> {
   const { dlq, registration, queueName } = target;
   const base = { queueName, dlqArn: dlq.arn };
-  const listedSources = await deps.queues.listDeadLetterSourceQueues(dlq.url);
+  const listedSources = target.listedSources ?? (await deps.queues.listDeadLetterSourceQueues(dlq.url));
   const inventory = await inventoryDlq(
     { dlq, registration, incidentId, budgets: deps.config.budgets },
     { queues: deps.queues, envelopes: deps.envelopes, remainingTimeMs: deps.remainingTimeMs, now: deps.now },

@@ -154,3 +154,79 @@ describe('alarm event normalisation', () => {
     }
   });
 });
+
+describe('composite alarm events', () => {
+  const composite = () =>
+    load('cloudwatch/composite-alarm-state-change.json') as { detail: { state: Record<string, unknown> } };
+  const childrenOf = (event: unknown) => {
+    const n = normaliseAlarmEvent(event);
+    return n.kind === 'state-change' ? n.record.composite : undefined;
+  };
+
+  it('reads the triggering children and their states from EventBridge reasonData, not from the rule', () => {
+    const info = childrenOf(composite());
+    expect(info?.alarmRule).toMatch(/^ALARM\("orders-dlq-not-empty"\)/);
+    expect(info?.triggeringChildren?.map((c) => [c.alarmArn.split(':alarm:')[1], c.state])).toEqual([
+      ['orders-dlq-not-empty', 'ALARM'],
+      ['checkout-cpu-high', 'ALARM'],
+      ['payments-dlq-not-empty', 'OK'],
+    ]);
+    expect(info?.actionsSuppressedBy).toBeUndefined();
+  });
+
+  it('carries actionsSuppressedBy so triage can respect a suppressed composite', () => {
+    const info = childrenOf(load('cloudwatch/composite-alarm-suppressed.json'));
+    expect(info?.actionsSuppressedBy).toBe('WaitPeriod');
+  });
+
+  it('makes children unreadable (a named outcome, not a crash) when reasonData is missing, not JSON, or lists none', () => {
+    const cases: Array<[unknown, string]> = [
+      [undefined, 'the event has no detail.state.reasonData'],
+      ['not json', 'detail.state.reasonData is not JSON'],
+      ['{"version":"1.0"}', 'detail.state.reasonData has no triggeringAlarms list'],
+      ['{"triggeringAlarms":[]}', 'detail.state.reasonData.triggeringAlarms is empty'],
+    ];
+    for (const [reasonData, reason] of cases) {
+      const event = composite();
+      if (reasonData === undefined) delete event.detail.state.reasonData;
+      else event.detail.state.reasonData = reasonData;
+      const info = childrenOf(event);
+      expect(info?.triggeringChildren, reason).toBeNull();
+      expect(info?.unreadableReason).toBe(reason);
+    }
+  });
+
+  it('accepts SNS TriggeringChildren as objects or bare ARNs, and calls a missing list unreadable', () => {
+    const sns = load('sns/composite-alarm-notification.json') as {
+      Records: Array<{ Sns: { Message: string } }>;
+    };
+    const record = sns.Records[0] as { Sns: { Message: string } };
+    const message = JSON.parse(record.Sns.Message) as Record<string, unknown>;
+    message.TriggeringChildren = ['arn:aws:cloudwatch:us-east-1:111122223333:alarm:orders-dlq-not-empty'];
+    record.Sns.Message = JSON.stringify(message);
+    expect(childrenOf(sns)?.triggeringChildren).toEqual([
+      {
+        alarmArn: 'arn:aws:cloudwatch:us-east-1:111122223333:alarm:orders-dlq-not-empty',
+        state: null,
+        timestamp: null,
+      },
+    ]);
+    delete message.TriggeringChildren;
+    record.Sns.Message = JSON.stringify(message);
+    expect(childrenOf(sns)?.unreadableReason).toBe('Records.0.Sns.Message.TriggeringChildren is missing');
+  });
+
+  it('refuses a child entry that is not an alarm ARN, or a TriggeringChildren that is not a list, naming the field', () => {
+    const event = composite();
+    event.detail.state.reasonData = JSON.stringify({ triggeringAlarms: [{ arn: 42 }] });
+    expect(() => normaliseAlarmEvent(event)).toThrow(/detail\.state\.reasonData\.triggeringAlarms\.0\.arn/);
+    const sns = load('sns/composite-alarm-notification.json') as {
+      Records: Array<{ Sns: { Message: string } }>;
+    };
+    const record = sns.Records[0] as { Sns: { Message: string } };
+    const message = JSON.parse(record.Sns.Message) as Record<string, unknown>;
+    message.TriggeringChildren = 'orders-dlq-not-empty';
+    record.Sns.Message = JSON.stringify(message);
+    expect(() => normaliseAlarmEvent(sns)).toThrow(/Records\.0\.Sns\.Message\.TriggeringChildren/);
+  });
+});

@@ -36,7 +36,9 @@ export type RedriveOutcome = (typeof REDRIVE_OUTCOMES)[number];
  * ALARM back to OK (C04). The Slack notifier posts it into the incident's thread and annotates a
  * still-pending approval request, keeping its buttons. `execution-ended`: functions/execution-ended
  * saw a run end ABORTED, TIMED_OUT or FAILED (without Notify/RecordFailure releasing its workflow
- * lease) and says whether it released the lease.
+ * lease) and says whether it released the lease. `composite-children-skipped`: triage followed a
+ * composite alarm's triggering children and names the ones it did not triage, with why (not in
+ * ALARM, not a DLQ alarm, not a DLQ, gone).
  */
 export const NOTICE_KINDS = [
   'unresolvable-alarm',
@@ -44,6 +46,7 @@ export const NOTICE_KINDS = [
   'systemic',
   'alarm-cleared',
   'execution-ended',
+  'composite-children-skipped',
 ] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
 

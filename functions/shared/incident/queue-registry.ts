@@ -18,6 +18,11 @@ export interface QueueRegistry {
    * @throws InvalidInputError naming each bad field when the stored registration is invalid.
    */
   getRegistration(dlqArn: string): Promise<QueueRegistration>;
+  /**
+   * The stored registration (defaults applied), or null when the DLQ is not registered.
+   * @throws InvalidInputError naming each bad field when the stored registration is invalid.
+   */
+  findRegistration?(dlqArn: string): Promise<QueueRegistration | null>;
   /** Validates and stores a registration. @throws InvalidInputError naming each bad field. */
   putRegistration(registration: unknown): Promise<QueueRegistration>;
 }
@@ -34,14 +39,18 @@ export function createQueueRegistry(
       throw new InvalidInputError(`invalid queue registration for ${dlqArn}`, formatIssues(result.error));
     return result.data;
   };
+  const find = async (dlqArn: string) => {
+    const out = await client().send(
+      new GetCommand({ TableName: table, Key: { pk: keys.dlq(dlqArn), sk: keys.config } }),
+    );
+    if (!out.Item) return null;
+    const { pk: _pk, sk: _sk, ...raw } = out.Item;
+    return parse(raw, dlqArn);
+  };
   return {
+    findRegistration: find,
     async getRegistration(dlqArn) {
-      const out = await client().send(
-        new GetCommand({ TableName: table, Key: { pk: keys.dlq(dlqArn), sk: keys.config } }),
-      );
-      if (!out.Item) return parse({ dlqArn }, dlqArn);
-      const { pk: _pk, sk: _sk, ...raw } = out.Item;
-      return parse(raw, dlqArn);
+      return (await find(dlqArn)) ?? parse({ dlqArn }, dlqArn);
     },
     async putRegistration(registration) {
       const arn = (registration as { dlqArn?: unknown } | null)?.dlqArn;

@@ -5,7 +5,8 @@
  *
  * Endpoints come from the SDK's standard variables (`AWS_ENDPOINT_URL_SQS`,
  * `AWS_ENDPOINT_URL_DYNAMODB`, `AWS_ENDPOINT_URL_SFN`, `AWS_ENDPOINT_URL_LAMBDA`,
- * `AWS_ENDPOINT_URL_SECRETS_MANAGER`, `AWS_REGION`), so the same code runs on AWS and against the
+ * `AWS_ENDPOINT_URL_SECRETS_MANAGER`, `AWS_ENDPOINT_URL_CLOUDWATCH`, `AWS_ENDPOINT_URL_KMS`, `AWS_ENDPOINT_URL_IAM`,
+ * `AWS_ENDPOINT_URL_S3`, `AWS_REGION`), so the same code runs on AWS and against the
  * local stack. Each factory is its own export, so a bundle carries only the clients its function
  * uses (the SDK packages declare `sideEffects: false`).
  *
@@ -15,8 +16,8 @@ import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { IAMClient } from '@aws-sdk/client-iam';
 import { KMSClient } from '@aws-sdk/client-kms';
-import { S3Client } from '@aws-sdk/client-s3';
 import { LambdaClient } from '@aws-sdk/client-lambda';
+import { S3Client } from '@aws-sdk/client-s3';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
@@ -86,6 +87,33 @@ export function secretsManagerClient(): SecretsManagerClient {
   return secretsManager;
 }
 
+/** The shared CloudWatch client (triage reads a composite alarm's children). */
+export function cloudWatchClient(): CloudWatchClient {
+  cloudWatch ??= new CloudWatchClient({});
+  return cloudWatch;
+}
+
+/** The shared KMS client (preflight reads the queues' keys). */
+export function kmsClient(): KMSClient {
+  kms ??= new KMSClient({});
+  return kms;
+}
+
+/** The shared IAM client (preflight simulates the pipeline roles' use of a key). */
+export function iamClient(): IAMClient {
+  iam ??= new IAMClient({});
+  return iam;
+}
+
+/**
+ * The shared S3 client (extended-client payload pointers: HeadObject only, never a delete).
+ * Locally `AWS_ENDPOINT_URL_S3` is an IP address, for which the SDK addresses buckets path-style.
+ */
+export function s3Client(): S3Client {
+  s3 ??= new S3Client({});
+  return s3;
+}
+
 /**
  * The reset hook: forgets every cached client and the cached configuration (config.ts), so the
  * next use reads the environment again. The local stack calls it after setting endpoint
@@ -98,5 +126,9 @@ export function resetClients(): void {
   sfn = undefined;
   lambda = undefined;
   secretsManager = undefined;
+  cloudWatch = undefined;
+  kms = undefined;
+  iam = undefined;
+  s3 = undefined;
   resetConfig();
 }
