@@ -11,14 +11,24 @@ import { type DynamoLocal, startDynamoLocal } from '../../local/stack.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    /** Endpoint of the run's shared DynamoDB Local. */
-    dynamoEndpoint: string;
+    /** Endpoint of the run's shared DynamoDB Local (absent when only unit tests run). */
+    dynamoEndpoint: string | undefined;
   }
 }
 
 let dynamo: DynamoLocal | undefined;
 
+/**
+ * True when the command line names only files or folders that never start a local stack
+ * (`vitest run test/unit`, `vitest run packages`): then no JVM is started for nothing.
+ */
+function onlyUnitTestsSelected(argv: readonly string[]): boolean {
+  const filters = argv.slice(2).filter((a) => !a.startsWith('-') && a !== 'run' && a !== 'watch');
+  return filters.length > 0 && filters.every((f) => /^(\.\/)?(test\/unit|packages)(\/|$)/.test(f));
+}
+
 export async function setup(project: TestProject): Promise<void> {
+  if (onlyUnitTestsSelected(process.argv)) return;
   dynamo = await startDynamoLocal();
   project.provide('dynamoEndpoint', dynamo.endpoint);
 }

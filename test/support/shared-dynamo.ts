@@ -7,5 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
 import { SHARED_DYNAMODB_ENV } from '../../local/stack.js';
 
-process.env[SHARED_DYNAMODB_ENV] = inject('dynamoEndpoint');
+const endpoint = inject('dynamoEndpoint');
+// Unit-only runs start no shared JVM: a stack a unit test starts anyway gets a JVM of its own.
+if (endpoint) process.env[SHARED_DYNAMODB_ENV] = endpoint;
 process.env.TABLE_NAME = `dlq-redrive-${randomBytes(4).toString('hex')}`;
