@@ -14,10 +14,20 @@
  * - Wait states can be shortened per state (milliseconds) or by a scale factor.
  * - State transitions are counted from the library's event log (each state entered or retried is
  *   one billed transition in a Standard workflow).
+ * - History events are counted the way a Standard workflow records them (state entered/exited, and
+ *   scheduled/started/succeeded-or-failed per Task attempt) and the service's limit is enforced: an
+ *   execution that would pass {@link RunnerOptions.maxHistoryEvents} (25,000) fails with
+ *   `States.Runtime`, which no Catch can handle, as on AWS (case N04).
+ * - `arn:aws:states:::states:startExecution` Tasks start another execution of this runner (the
+ *   continuation of a long run in a new execution); `$$.Execution.Input` is the execution input.
+ * - The size of the execution input and of every state's input and output is measured (Step
+ *   Functions refuses payloads over 256 KiB).
  *
  * @see https://docs.aws.amazon.com/step-functions/latest/dg/concepts-amazon-states-language.html
  * @see https://docs.aws.amazon.com/step-functions/latest/dg/input-output-contextobject.html
  * @see https://docs.aws.amazon.com/cdk/api/v2/docs/aws-cdk-lib.aws_stepfunctions.StateMachine.html (definitionSubstitutions)
+ * @see https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html (25,000 history events, 256 KiB payloads)
+ * @see https://docs.aws.amazon.com/step-functions/latest/dg/connect-stepfunctions.html (startExecution)
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -39,6 +49,11 @@ export const DEFINITION_URL = new URL('../statemachines/redrive.asl.json', impor
 const FUNCTIONS_URL = new URL('../functions/', import.meta.url);
 
 const WAIT_FOR_TOKEN = 'arn:aws:states:::lambda:invoke.waitForTaskToken';
+const START_EXECUTION = 'arn:aws:states:::states:startExecution';
+/** Step Functions' hard quota of events in one Standard execution's history. */
+export const MAX_HISTORY_EVENTS = 25_000;
+/** Step Functions' limit on an execution input and on each state's input and output, bytes. */
+export const MAX_PAYLOAD_BYTES = 256 * 1024;
 const LAMBDA_INVOKE = 'arn:aws:states:::lambda:invoke';
 const PLACEHOLDER = /\$\{([A-Za-z0-9_]+)\}/g;
 
@@ -99,6 +114,11 @@ export interface RunnerOptions {
   onTaskResult?: (stateName: string, result: unknown, executionName: string) => void | Promise<void>;
   /** Called with every event of the library's log. */
   onEvent?: (event: ExecutionEvent, executionName: string) => void;
+  /**
+   * History events one execution may record; the next one fails it with `States.Runtime`, which
+   * no Retry or Catch handles (tests lower it to see a continuation happen). @default 25000
+   */
+  maxHistoryEvents?: number;
 }
 
 /** How a local execution ended. */
@@ -116,6 +136,16 @@ export interface ExecutionResult {
   cause: string | null;
   /** Billed state transitions: states entered plus retries. */
   stateTransitions: number;
+  /**
+   * Events of the execution's history as a Standard workflow records them: execution started and
+   * ended, each state entered and exited, and per Task attempt scheduled, started (submitted for a
+   * callback) and succeeded or failed.
+   */
+  historyEvents: number;
+  /** The largest payload of the run, bytes: the execution input, or a state's input or output. */
+  largestPayload: { bytes: number; state: string; kind: 'execution input' | 'input' | 'output' };
+  /** Executions this one started with `states:startExecution` (its continuations), by name. */
+  startedExecutions: string[];
   /** State names in the order they were entered. */
   path: string[];
   /** Invocations per Task state name (retries included). */
@@ -139,6 +169,14 @@ export class RunnerSetupError extends Error {
   public override readonly name = 'RunnerSetupError';
 }
 
+/** The execution passed Step Functions' history quota (N04): it fails, uncatchable. */
+class HistoryLimitError extends Error {
+  public override readonly name = 'States.Runtime';
+  public constructor(limit: number) {
+    super(`The execution reached the maximum number of history events (${limit}).`);
+  }
+}
+
 /** A Lambda function error as Step Functions sees it: `Error` = errorType, `Cause` = JSON. */
 class LambdaFunctionError extends Error {
   public constructor(errorType: string, errorMessage: string, trace: string[]) {
@@ -152,8 +190,11 @@ type StateDef = Json & { Type?: string; Resource?: string; Parameters?: Json; Se
 
 interface TaskPlan {
   stateName: string;
-  /** `direct` (Resource is the function ARN), `invoke` (lambda:invoke), `callback` (waitForTaskToken). */
-  kind: 'direct' | 'invoke' | 'callback';
+  /**
+   * `direct` (Resource is the function ARN), `invoke` (lambda:invoke), `callback`
+   * (waitForTaskToken), `start-execution` (states:startExecution: another execution of this runner).
+   */
+  kind: 'direct' | 'invoke' | 'callback' | 'start-execution';
   functionFolder: string;
   functionName: string;
   timeoutSeconds: number | null;
@@ -192,6 +233,16 @@ function planTasks(definition: Json): Map<string, TaskPlan> {
   eachState(definition, (stateName, state) => {
     if (state.Type !== 'Task') return;
     const resource = state.Resource ?? '';
+    if (resource === START_EXECUTION) {
+      plans.set(stateName, {
+        stateName,
+        kind: 'start-execution',
+        functionFolder: '',
+        functionName: '',
+        timeoutSeconds: typeof state.TimeoutSeconds === 'number' ? state.TimeoutSeconds : null,
+      });
+      return;
+    }
     const direct = placeholderOf(resource);
     const viaParameters = placeholderOf(state.Parameters?.FunctionName);
     const placeholder = direct ?? viaParameters;
@@ -277,6 +328,8 @@ export class LocalWorkflowRunner {
   private readonly accountId: string;
   private readonly options: RunnerOptions;
   private readonly executions = new Map<string, RunningExecution>();
+  /** Each execution's input as JSON text (StartExecution's idempotency compares it). */
+  private readonly inputs = new Map<string, string>();
 
   /**
    * Prepares the definition and validates it (the library's own checks).
@@ -309,9 +362,31 @@ export class LocalWorkflowRunner {
     });
   }
 
-  /** The Task states and the function folder each is bound to. */
+  /** The Task states and the function folder each is bound to (Lambda Tasks only). */
   public taskBindings(): Record<string, string> {
-    return Object.fromEntries([...this.plans.values()].map((p) => [p.stateName, p.functionFolder]));
+    return Object.fromEntries(
+      [...this.plans.values()]
+        .filter((p) => p.functionFolder !== '')
+        .map((p) => [p.stateName, p.functionFolder]),
+    );
+  }
+
+  /**
+   * The results of a chain of executions, in order: `name`'s own, then, when it continued in a new
+   * execution (`states:startExecution`), that one's, and so on; the last one is where the run ended.
+   * @throws RunnerSetupError when `name` was not started by this runner.
+   */
+  public async chainOf(name: string): Promise<ExecutionResult[]> {
+    const chain: ExecutionResult[] = [];
+    let next: string | undefined = name;
+    while (next !== undefined) {
+      const running = this.executions.get(next);
+      if (!running) throw new RunnerSetupError(`no execution named ${next} in this runner`);
+      const result = await running.result;
+      chain.push(result);
+      next = result.startedExecutions.at(-1);
+    }
+    return chain;
   }
 
   /** Looks up an execution started by this runner. */
@@ -336,9 +411,36 @@ export class LocalWorkflowRunner {
     let unclaimedToken: string | undefined;
     const tokens = this.tokens;
 
+    const startedExecutions: string[] = [];
+    const limit = this.options.maxHistoryEvents ?? MAX_HISTORY_EVENTS;
+    // ExecutionStarted; the closing event is added when the run ends.
+    let historyEvents = 1;
+    let historyLimitReached = false;
+    const inputBytes = Buffer.byteLength(JSON.stringify(asJson(input)));
+    let largestPayload: ExecutionResult['largestPayload'] = {
+      bytes: inputBytes,
+      state: name,
+      kind: 'execution input',
+    };
+    const measure = (state: string, kind: 'input' | 'output', value: unknown) => {
+      const bytes = Buffer.byteLength(JSON.stringify(value ?? null));
+      if (bytes > largestPayload.bytes) largestPayload = { bytes, state, kind };
+    };
+    // `abort` is bound once the library has started the run.
+    let abortRun: () => void = () => undefined;
+    /** Adds events to the history; past the limit the execution fails with States.Runtime (N04). */
+    const record = (events: number) => {
+      historyEvents += events;
+      if (historyEvents >= limit && !historyLimitReached) {
+        historyLimitReached = true;
+        abortRun();
+      }
+    };
+
     const context = {
       Execution: {
         Id: executionArn,
+        Input: asJson(input),
         Name: name,
         RoleArn: `arn:aws:iam::${this.accountId}:role/redrive-state-machine`,
         StartTime: new Date(startedAt).toISOString(),
@@ -363,8 +465,14 @@ export class LocalWorkflowRunner {
     for (const plan of this.plans.values()) {
       handlers[plan.stateName] = async (payload: unknown) => {
         invocations[plan.stateName] = (invocations[plan.stateName] ?? 0) + 1;
+        // Scheduled, started (and submitted, for a callback), then succeeded or failed.
+        record(plan.kind === 'callback' ? 4 : 3);
+        if (historyLimitReached) throw new HistoryLimitError(limit);
         let result: unknown;
-        if (plan.kind === 'callback') {
+        if (plan.kind === 'start-execution') {
+          result = this.startContinuation(payload as Json, name);
+          startedExecutions.push(String((payload as Json).Name ?? ''));
+        } else if (plan.kind === 'callback') {
           const token = unclaimedToken ?? context.Task.Token;
           unclaimedToken = undefined;
           result = await this.awaitCallback(plan, payload, token, name);
@@ -404,11 +512,20 @@ export class LocalWorkflowRunner {
     }
 
     const run = this.machine.run(asJson(input) as never, { overrides, context: context as never });
+    abortRun = run.abort;
     const collecting = (async () => {
       for await (const raw of run.eventLogs) {
         const event = raw as unknown as ExecutionEvent;
         events.push(event);
-        if (event.type === 'StateEntered' && event.state) path.push(event.state.name);
+        const state = event.state as { name: string; input?: unknown; output?: unknown } | undefined;
+        if (event.type === 'StateEntered' && state) {
+          path.push(state.name);
+          measure(state.name, 'input', state.input);
+          record(1);
+        } else if (event.type === 'StateExited' && state) {
+          measure(state.name, 'output', state.output);
+          record(1);
+        }
         this.options.onEvent?.(event, name);
       }
     })();
@@ -422,8 +539,12 @@ export class LocalWorkflowRunner {
         output = await run.result;
       } catch (thrown) {
         if (thrown instanceof ExecutionTimeoutError) status = 'TIMED_OUT';
-        else if (thrown instanceof ExecutionAbortedError) status = 'ABORTED';
-        else {
+        else if (thrown instanceof ExecutionAbortedError && !historyLimitReached) status = 'ABORTED';
+        else if (historyLimitReached) {
+          status = 'FAILED';
+          error = 'States.Runtime';
+          cause = new HistoryLimitError(limit).message;
+        } else {
           status = 'FAILED';
           const inner = thrown instanceof ExecutionError ? (thrown.cause as Error | undefined) : thrown;
           error = inner instanceof Error ? inner.name : 'Error';
@@ -444,6 +565,10 @@ export class LocalWorkflowRunner {
         error,
         cause,
         stateTransitions,
+        // ExecutionSucceeded / ExecutionFailed / ...
+        historyEvents: historyEvents + 1,
+        largestPayload,
+        startedExecutions,
         path,
         invocations,
         taskResults,
@@ -454,12 +579,35 @@ export class LocalWorkflowRunner {
 
     const running: RunningExecution = { executionName: name, executionArn, result, abort: run.abort };
     this.executions.set(name, running);
+    this.inputs.set(name, JSON.stringify(asJson(input)));
     return running;
   }
 
   /** Starts an execution and waits for it to end. */
   public run(input: unknown, name?: string): Promise<ExecutionResult> {
     return this.start(input, name).result;
+  }
+
+  /**
+   * `states:startExecution` (request-response): starts `Name` with `Input` in this runner, as the
+   * service would start another execution of the same state machine. A name already started is
+   * returned as is when its input is the same (a retried Task), like StartExecution's idempotency.
+   * @throws Error named `StepFunctions.ExecutionAlreadyExistsException` for a name with another input.
+   */
+  private startContinuation(parameters: Json, parent: string): Json {
+    const name = typeof parameters.Name === 'string' ? parameters.Name : `local-${randomUUID()}`;
+    const raw = parameters.Input;
+    const input = typeof raw === 'string' ? (JSON.parse(raw) as unknown) : (raw ?? {});
+    const existing = this.executions.get(name);
+    if (existing) {
+      if (this.inputs.get(name) !== JSON.stringify(input)) {
+        const error = new Error(`execution ${name} already exists with another input (started by ${parent})`);
+        error.name = 'StepFunctions.ExecutionAlreadyExistsException';
+        throw error;
+      }
+    } else this.start(input, name);
+    const started = this.executions.get(name) as RunningExecution;
+    return { ExecutionArn: started.executionArn, StartDate: new Date().toISOString() };
   }
 
   private async invoke(plan: TaskPlan, event: unknown, executionName: string): Promise<unknown> {

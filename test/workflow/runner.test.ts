@@ -267,4 +267,142 @@ describe('local runner', () => {
     expect(result.status).toBe('SUCCEEDED');
     expect(runner.tokens.isOpen(posted.taskToken ?? '')).toBe(false);
   });
+
+  it('counts history events the way a Standard workflow records them: 2 per state, 3 per Lambda attempt, 4 per callback', async () => {
+    const runner = new LocalWorkflowRunner({
+      definition,
+      retryIntervalMs: 1,
+      waitScale: 0.001,
+      approver: fixedApprover('approved', 'alice'),
+      bindings: {
+        Prepare: (() => {
+          let calls = 0;
+          return async () => {
+            calls += 1;
+            if (calls === 1) throw failing('Redrive.Transient', 'throttled');
+            return { depth: 1 };
+          };
+        })(),
+      },
+    });
+    const result = await runner.run({ n: 1 });
+    // started + ended 2; Prepare 2 + 2 attempts x 3; RequestApproval 2 + 4; Pause 2; Done 2.
+    expect(result.historyEvents).toBe(2 + (2 + 6) + (2 + 4) + 2 + 2);
+  });
+
+  it('N04 fails a loop at the history limit with States.Runtime, which its Catch cannot handle', async () => {
+    let checks = 0;
+    const loop = {
+      StartAt: 'Check',
+      States: {
+        Check: {
+          Type: 'Task',
+          Resource: ph('MoveTaskFunctionArn'),
+          ResultPath: '$.ramp',
+          Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'RecordFailure' }],
+          Next: 'Again?',
+        },
+        'Again?': {
+          Type: 'Choice',
+          Choices: [{ Variable: '$.ramp.done', BooleanEquals: true, Next: 'Done' }],
+          Default: 'Check',
+        },
+        RecordFailure: { Type: 'Pass', Next: 'Failed' },
+        Failed: { Type: 'Fail', Error: 'Failed' },
+        Done: { Type: 'Succeed' },
+      },
+    };
+    const runner = new LocalWorkflowRunner({
+      definition: loop,
+      maxHistoryEvents: 100,
+      bindings: {
+        Check: async () => {
+          checks += 1;
+          return { done: false };
+        },
+      },
+    });
+    const result = await runner.run({});
+    expect(result.status).toBe('FAILED');
+    expect(result.error).toBe('States.Runtime');
+    expect(result.cause).toMatch(/maximum number of history events \(100\)/);
+    expect(result.path).not.toContain('RecordFailure');
+    // 7 events per Check + Again? round: the run stops within one round of the limit.
+    expect(checks).toBeGreaterThanOrEqual(13);
+    expect(checks).toBeLessThanOrEqual(15);
+  });
+
+  it('a states:startExecution Task continues the run in a new execution that sees the input it was given', async () => {
+    const chained = {
+      StartAt: 'Work',
+      States: {
+        Work: {
+          Type: 'Task',
+          Resource: ph('MoveTaskFunctionArn'),
+          Parameters: { 'round.$': '$.round', 'name.$': '$$.Execution.Name' },
+          ResultPath: '$.work',
+          Next: 'More?',
+        },
+        // Positive tests only: aws-local-stepfunctions never matches `IsNull: false` (or any
+        // `Is*: false`), so a rule written that way would behave differently here than on AWS.
+        'More?': {
+          Type: 'Choice',
+          Choices: [{ Variable: '$.work.next', IsNull: true, Next: 'Done' }],
+          Default: 'ContinueAsNew',
+        },
+        ContinueAsNew: {
+          Type: 'Task',
+          Resource: 'arn:aws:states:::states:startExecution',
+          Parameters: {
+            'StateMachineArn.$': '$$.StateMachine.Id',
+            'Name.$': '$.work.nextName',
+            'Input.$': 'States.JsonMerge($$.Execution.Input, $.work.next, false)',
+          },
+          ResultPath: '$.continued',
+          Next: 'Continued',
+        },
+        Continued: { Type: 'Succeed' },
+        Done: { Type: 'Succeed' },
+      },
+    };
+    const seen: Array<{ round: number; name: string }> = [];
+    const runner = new LocalWorkflowRunner({
+      definition: chained,
+      bindings: {
+        Work: async (payload) => {
+          const p = payload as { round: number; name: string };
+          seen.push(p);
+          return p.round < 3
+            ? { next: { round: p.round + 1 }, nextName: `chain-${p.round + 1}` }
+            : { next: null, nextName: null };
+        },
+      },
+    });
+    await runner.run({ round: 1, keep: 'me' }, 'chain-1');
+    const chain = await runner.chainOf('chain-1');
+    expect(chain.map((r) => r.executionName)).toEqual(['chain-1', 'chain-2', 'chain-3']);
+    expect(chain.map((r) => r.path.at(-1))).toEqual(['Continued', 'Continued', 'Done']);
+    expect(seen).toEqual([
+      { round: 1, name: 'chain-1' },
+      { round: 2, name: 'chain-2' },
+      { round: 3, name: 'chain-3' },
+    ]);
+    expect((chain[2]?.output as { keep?: string } | undefined)?.keep).toBe('me');
+    expect(chain[0]?.taskResults.ContinueAsNew).toMatchObject({
+      ExecutionArn: expect.stringMatching(/:execution:redrive:chain-2$/),
+    });
+  });
+
+  it('measures the largest payload: the execution input or a state input or output', async () => {
+    const runner = new LocalWorkflowRunner({
+      definition,
+      waitScale: 0.001,
+      approver: fixedApprover('approved', 'alice'),
+      bindings: { Prepare: async () => ({ blob: 'x'.repeat(5000) }) },
+    });
+    const result = await runner.run({ n: 1, small: true });
+    expect(result.largestPayload.bytes).toBeGreaterThan(5000);
+    expect(result.largestPayload.bytes).toBeLessThan(6000);
+    expect(['Prepare', 'RequestApproval', 'Pause', 'Done']).toContain(result.largestPayload.state);
+  });
 });
