@@ -408,6 +408,8 @@ export class PipelineStack extends Stack {
       'dynamodb:UpdateItem',
       'dynamodb:DeleteItem',
       'dynamodb:BatchWriteItem',
+      // BatchExecuteStatement's UPDATEs (batched envelope observations).
+      'dynamodb:PartiQLUpdate',
     ];
     for (const name of FUNCTION_NAMES) {
       const fn = this.functions[name];

@@ -47,6 +47,9 @@ const DOCUMENT_CLIENT: Readonly<Record<string, readonly string[]>> = {
   ScanCommand: ['dynamodb:Scan'],
   BatchGetCommand: ['dynamodb:BatchGetItem'],
   BatchWriteCommand: ['dynamodb:BatchWriteItem'],
+  // PartiQL is authorised per statement kind; the pipeline's batched statements are UPDATEs
+  // (envelope observation fields, functions/shared/inventory/envelope-store.ts).
+  BatchExecuteStatementCommand: ['dynamodb:PartiQLUpdate'],
   TransactWriteCommand: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'],
   TransactGetCommand: ['dynamodb:GetItem'],
   paginateQuery: ['dynamodb:Query'],

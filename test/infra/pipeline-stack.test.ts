@@ -60,6 +60,7 @@ const LINKED_NOT_CALLED: Partial<Record<FunctionName, readonly string[]>> = {
     'dynamodb:UpdateItem',
     'dynamodb:DeleteItem',
     'dynamodb:BatchWriteItem',
+    'dynamodb:PartiQLUpdate',
   ],
   reconcile: ['sqs:StartMessageMoveTask', 'sqs:CancelMessageMoveTask', 'sqs:ListDeadLetterSourceQueues'],
   park: ['sqs:ListDeadLetterSourceQueues'],

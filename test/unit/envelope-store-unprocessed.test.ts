@@ -56,7 +56,13 @@ describe('envelope store: UnprocessedItems', () => {
 
     const result = await store.putEnvelopes(writes(60), { deadlineMs: Date.now() + 5_000 });
 
-    expect(result).toEqual({ written: 60, unprocessed: 0, created: 60, unprocessedMessageIds: [] });
+    expect(result).toEqual({
+      written: 60,
+      unprocessed: 0,
+      created: 60,
+      unprocessedMessageIds: [],
+      duplicates: 0,
+    });
     expect(mock.stored.size).toBe(60);
     expect(mock.calls()).toBe(5);
   });

@@ -15,17 +15,25 @@
  *    only starts after triage, so the blind Put overwrites nothing of value. Two concurrent
  *    triage runs writing the same new message both write IN_DLQ and identical derived fields;
  *    only `firstSeenAt` may move by the gap between them.
- * 3. Existing envelopes: `UpdateItem` setting only observation fields (`lastSeenAt`,
- *    `receiveCount`, `systemAttributes`, `incidentId` if absent) with `attribute_exists(pk)`:
- *    `firstSeenAt`, `state` and `stateReason` are never touched.
+ * 3. Existing envelopes: a PartiQL `UPDATE` per envelope, 25 to a `BatchExecuteStatement` call,
+ *    setting only observation fields (`lastSeenAt`, `receiveCount`, `systemAttributes`,
+ *    `inventoryId`, and `incidentId` when the item has none); PartiQL's UPDATE only changes an
+ *    item that exists: `firstSeenAt`, `state` and `stateReason` are never touched. A second
+ *    triage of a DLQ whose envelopes exist costs about 0.05 DynamoDB calls per message (one
+ *    BatchGetItem per 100, one BatchExecuteStatement per 25), not one UpdateItem each.
+ *    An envelope that the same inventory (`inventoryId`) already saw is a duplicate delivery:
+ *    not written again, counted in `duplicates`.
  *
  * `UnprocessedItems` / `UnprocessedKeys` are re-sent with exponential backoff and full jitter
  * until they are empty or the deadline passes (case C22); the result reports what was left.
  *
  * @see https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchWriteItem.html
+ * @see https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchExecuteStatement.html
+ * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ql-reference.update.html
  * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html (400 KB items)
  */
 import {
+  BatchExecuteStatementCommand,
   BatchGetCommand,
   BatchWriteCommand,
   DeleteCommand,
@@ -62,6 +70,11 @@ export interface PutEnvelopesResult {
   created: number;
   /** MessageIds of the unprocessed envelopes. */
   unprocessedMessageIds: string[];
+  /**
+   * Envelopes the same inventory (`envelope.inventoryId`) had already stored: a duplicate delivery
+   * of a message it saw in an earlier invocation. Counted in `written`, not written again.
+   */
+  duplicates: number;
 }
 
 /** Progress of a partial inventory (`DLQ#<dlqArn>` / `CURSOR`). */
@@ -127,12 +140,16 @@ export interface EnvelopeStoreOptions {
 }
 
 const BATCH = 25;
+/** Statements per BatchExecuteStatement call (the API's limit). */
+const STATEMENTS = 25;
 // 16 MB request limit: stay under it whatever the chunk sizes are.
 const MAX_BATCH_BYTES = 12 * 1024 * 1024;
 const ENVELOPE = 'envelope';
 const CHUNK = 'chunk';
 
 type Item = Record<string, unknown>;
+/** What the existence check reads of a stored envelope. */
+type Existing = { incidentId: string | undefined; inventoryId: string | undefined };
 type WriteRequest = { PutRequest: { Item: Item } };
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -259,21 +276,30 @@ export function createEnvelopeStore(options: EnvelopeStoreOptions = {}): Envelop
     return pending;
   }
 
-  /** Keys (pk/sk) of the envelopes that already exist; unchecked keys after the deadline in `unchecked`. */
+  /**
+   * The envelopes that already exist (by `pk|sk`, with their `incidentId` and `inventoryId`);
+   * unchecked keys after the deadline in `unchecked`.
+   */
   async function existing(
     group: readonly EnvelopeWrite[],
     deadline: number,
-  ): Promise<{ found: Set<string>; unchecked: Set<string> }> {
+  ): Promise<{ found: Map<string, Existing>; unchecked: Set<string> }> {
     let pending = group.map((w) => envelopeKey(w.envelope.dlqArn, w.envelope.messageId));
-    const found = new Set<string>();
+    const found = new Map<string, Existing>();
     for (let attempt = 0; pending.length > 0; attempt++) {
       try {
         const out = await client().send(
           new BatchGetCommand({
-            RequestItems: { [table]: { Keys: pending, ProjectionExpression: 'pk, sk' } },
+            RequestItems: {
+              [table]: { Keys: pending, ProjectionExpression: 'pk, sk, incidentId, inventoryId' },
+            },
           }),
         );
-        for (const item of out.Responses?.[table] ?? []) found.add(`${item.pk}|${item.sk}`);
+        for (const item of out.Responses?.[table] ?? [])
+          found.set(`${item.pk}|${item.sk}`, {
+            incidentId: item.incidentId as string | undefined,
+            inventoryId: item.inventoryId as string | undefined,
+          });
         pending = (out.UnprocessedKeys?.[table]?.Keys ?? []) as typeof pending;
       } catch (error) {
         if (!isRetryable(error)) throw error;
@@ -284,31 +310,61 @@ export function createEnvelopeStore(options: EnvelopeStoreOptions = {}): Envelop
     return { found, unchecked: new Set(pending.map((k) => `${k.pk}|${k.sk}`)) };
   }
 
-  /** Observation-only update of an existing envelope; false when it vanished meanwhile. */
-  async function touch(w: EnvelopeWrite): Promise<boolean> {
-    const e = w.envelope;
-    try {
-      await client().send(
-        new UpdateCommand({
-          TableName: table,
-          Key: envelopeKey(e.dlqArn, e.messageId),
-          ConditionExpression: 'attribute_exists(pk)',
-          UpdateExpression:
-            'SET lastSeenAt = :seen, receiveCount = :rc, systemAttributes = :sys' +
-            (e.incidentId !== undefined ? ', incidentId = if_not_exists(incidentId, :inc)' : ''),
-          ExpressionAttributeValues: {
-            ':seen': e.lastSeenAt,
-            ':rc': e.receiveCount,
-            ':sys': e.systemAttributes,
-            ...(e.incidentId !== undefined ? { ':inc': e.incidentId } : {}),
-          },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (awsErrorName(error) === 'ConditionalCheckFailedException') return false;
-      throw error;
+  /**
+   * Observation-only updates of existing envelopes, 25 PartiQL UPDATEs per BatchExecuteStatement
+   * (one item each, so duplicates of a key never share a call). A statement refused with
+   * ConditionalCheckFailed found no item (it vanished meanwhile); throttled or failed statements
+   * are sent again with backoff until the deadline. Returns the writes that found no item, and
+   * those still not done at the deadline.
+   */
+  async function touchAll(
+    updates: ReadonlyArray<{ write: EnvelopeWrite; setIncident: boolean }>,
+    deadline: number,
+  ): Promise<{ vanished: EnvelopeWrite[]; left: EnvelopeWrite[] }> {
+    const vanished: EnvelopeWrite[] = [];
+    let pending = [...updates];
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      const batches: Array<typeof pending> = [];
+      for (let i = 0; i < pending.length; i += STATEMENTS) batches.push(pending.slice(i, i + STATEMENTS));
+      const next: typeof pending = [];
+      await pool(batches, concurrency, async (batch) => {
+        try {
+          const out = await client().send(
+            new BatchExecuteStatementCommand({ Statements: batch.map((u) => touchStatement(u)) }),
+          );
+          for (const [i, response] of (out.Responses ?? []).entries()) {
+            const update = batch[i] as (typeof batch)[number];
+            if (!response.Error) continue;
+            if (response.Error.Code === 'ConditionalCheckFailed') vanished.push(update.write);
+            else next.push(update);
+          }
+        } catch (error) {
+          if (!isRetryable(error)) throw error;
+          next.push(...batch);
+        }
+      });
+      pending = next;
+      if (pending.length === 0 || Date.now() >= deadline) break;
+      await sleep(delay(attempt, deadline));
     }
+    return { vanished, left: pending.map((u) => u.write) };
+  }
+
+  function touchStatement(u: { write: EnvelopeWrite; setIncident: boolean }) {
+    const e = u.write.envelope;
+    const sets: Array<[string, unknown]> = [
+      ['lastSeenAt', e.lastSeenAt],
+      ['receiveCount', e.receiveCount],
+      ['systemAttributes', e.systemAttributes],
+    ];
+    if (e.inventoryId !== undefined) sets.push(['inventoryId', e.inventoryId]);
+    if (u.setIncident && e.incidentId !== undefined) sets.push(['incidentId', e.incidentId]);
+    const key = envelopeKey(e.dlqArn, e.messageId);
+    return {
+      // PartiQL UPDATE changes an existing item only (else ConditionalCheckFailed).
+      Statement: `UPDATE "${table}" ${sets.map(([name]) => `SET "${name}" = ?`).join(' ')} WHERE pk = ? AND sk = ?`,
+      Parameters: [...sets.map(([, value]) => value), key.pk, key.sk],
+    };
   }
 
   return {
@@ -322,30 +378,33 @@ export function createEnvelopeStore(options: EnvelopeStoreOptions = {}): Envelop
       for (let i = 0; i < all.length; i += 100) groups.push(all.slice(i, i + 100));
 
       // 1. Which envelopes exist already.
-      const found = new Set<string>();
+      const found = new Map<string, Existing>();
       const unchecked = new Set<string>();
       await pool(groups, concurrency, async (group) => {
         const r = await existing(
           group.map(([, w]) => w),
           deadline,
         );
-        for (const k of r.found) found.add(k);
+        for (const [k, v] of r.found) found.set(k, v);
         for (const k of r.unchecked) unchecked.add(k);
       });
       const failed: string[] = [];
       const fresh: EnvelopeWrite[] = [];
-      const updates: EnvelopeWrite[] = [];
+      const updates: Array<{ write: EnvelopeWrite; setIncident: boolean }> = [];
+      let duplicates = 0;
       for (const [k, w] of all) {
+        const stored = found.get(k);
         if (unchecked.has(k)) failed.push(w.envelope.messageId);
-        else if (found.has(k)) updates.push(w);
-        else fresh.push(w);
+        else if (!stored) fresh.push(w);
+        else if (w.envelope.inventoryId !== undefined && stored.inventoryId === w.envelope.inventoryId)
+          duplicates++;
+        else updates.push({ write: w, setIncident: stored.incidentId === undefined });
       }
-      // 2. Existing ones: observation fields only.
-      let touched = 0;
-      await pool(updates, 8, async (w) => {
-        if (await touch(w)) touched++;
-        else fresh.push(w);
-      });
+      // 2. Existing ones: observation fields only, batched.
+      const touch = await touchAll(updates, deadline);
+      const touched = updates.length - touch.vanished.length - touch.left.length;
+      fresh.push(...touch.vanished);
+      failed.push(...touch.left.map((w) => w.envelope.messageId));
       // 3. New ones: chunks first, so an envelope item never points at chunks that are not there.
       const chunkLeft = await batchWrite(
         fresh.flatMap((w) => chunkItems(w).map((Item) => ({ PutRequest: { Item } }))),
@@ -362,10 +421,11 @@ export function createEnvelopeStore(options: EnvelopeStoreOptions = {}): Envelop
       failed.push(...envFailed);
       const created = toPut.length - envFailed.length;
       return {
-        written: touched + created,
+        written: touched + created + duplicates,
         unprocessed: failed.length,
         created,
         unprocessedMessageIds: failed,
+        duplicates,
       };
     },
 

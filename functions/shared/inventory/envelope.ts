@@ -53,6 +53,8 @@ export interface EnvelopeContext {
   now: number;
   registration: Pick<QueueRegistration, 'producerKey'>;
   incidentId?: string;
+  /** The inventory (its session id) that saw the message; set on the envelope as `inventoryId`. */
+  inventoryId?: string;
   /** Where consumers put failure reasons. @default DEFAULT_FAILURE_ATTRIBUTES */
   failureAttributes?: FailureAttributeNames;
   /** Message classification rules. @default DEFAULT_RULES */
@@ -195,5 +197,6 @@ export function buildEnvelope(message: Message, ctx: EnvelopeContext): EnvelopeW
       messageAttributes: sns.messageAttributes,
     };
   if (ctx.incidentId !== undefined) envelope.incidentId = ctx.incidentId;
+  if (ctx.inventoryId !== undefined) envelope.inventoryId = ctx.inventoryId;
   return { envelope, body };
 }

@@ -73,6 +73,11 @@ export interface Envelope {
   firstSeenAt: string;
   lastSeenAt: string;
   incidentId?: string;
+  /**
+   * The inventory that saw the message last (an inventory session spans several invocations): a
+   * message seen again by the same inventory is a duplicate delivery, not a second message.
+   */
+  inventoryId?: string;
 }
 
 /**
