@@ -115,12 +115,18 @@ export async function verifySample(
     },
   );
 
-  // Any record of the key counts: the sample result carries no send time to compare with.
+  // An explicit key's record counts whenever it was written (a copy of an already processed message
+  // is skipped by the consumer, which is what "processed" means for it). A content-hash key's record
+  // counts only for this run's copy (`RUN#<redriveId>`): one under `MSG#<id>` is another message
+  // with the same body, or this message before it dead-lettered (docs/consumers.md).
   const recorded = await deps.processed.processedSince(
     [...sampleKeys].filter((key) => !returned.has(key)),
     new Date(0),
   );
-  const processed = recorded.size;
+  const thisRun = `RUN#${sample.redriveId}`;
+  const processed = [...recorded.values()].filter((records) =>
+    records.some((r) => r.lineage === null || r.lineage === thisRun),
+  ).length;
   const unknown = sampleKeys.size - returned.size - processed;
   if (returned.size > 0) {
     return {

@@ -1,5 +1,5 @@
 import { DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { consumerIdempotency } from '@dlq-redrive/consumer-idempotency';
+import { consumerIdempotency, createProcessedKeyStore } from '@dlq-redrive/consumer-idempotency';
 import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -107,6 +107,41 @@ describe('VerifySample against the local stack', () => {
     await consume(stack.tableName, dlq.sources[0]?.url as string, () => true);
     const result = await verify({ plan, sample: sent });
     expect([result.verdict, result.returned, result.processed, result.unknown]).toEqual(['pass', [], 2, 0]);
+  });
+
+  it("counts a content-hash sample as processed only when this run's copy was, not another message with the same body", async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'vs-lineage-dlq',
+      sourceNames: ['vs-lineage-src'],
+      messages: [{ body: 'same-1' }, { body: 'same-2' }],
+      incidentId: 'inc-vs-lineage',
+    });
+    const plan = planFor(dlq, { sampleSize: 2 });
+    const sent = await sample({ plan, preflight: { verifyWindowSeconds: 0, fifo: false } });
+    const [other, copy] = sent.keys as [string, string];
+    // No consumer ran; records of the same content hashes exist: one from a different message
+    // (lineage MSG#...), one from this run's copy (RUN#<redriveId>).
+    const store = createProcessedKeyStore({ tableName: stack.tableName });
+    const now = Math.floor(Date.now() / 1000);
+    for (const [key, lineage] of [
+      [other, 'MSG#another-message'],
+      [copy, `RUN#${sent.redriveId}`],
+    ] as const) {
+      const claim = {
+        consumer: 'orders-consumer',
+        key,
+        keySource: 'hash',
+        lineage,
+        messageId: 'm',
+        token: key,
+        until: now + 60,
+      } as const;
+      expect(await store.claim(claim, now)).toEqual({ status: 'claimed' });
+      await store.complete(claim, new Date(), now + 3600);
+    }
+    const result = await verify({ plan, sample: sent });
+    expect([result.verdict, result.returned, result.processed, result.unknown]).toEqual(['pass', [], 1, 1]);
   });
 
   it('fails when no sample could be sent although messages remain', async () => {

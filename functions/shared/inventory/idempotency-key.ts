@@ -9,18 +9,12 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-message-metadata.html
  */
 export {
-  type DerivedKey,
   deriveIdempotencyKey,
-  hashKey,
   idempotencyKeyOfMessage,
   type KeyInput,
-  type KeySource,
-  keyInputOf,
-  MAX_KEY_CHARS,
   PIPELINE_ATTRIBUTES,
   parseSnsNotification,
   readJsonPath,
-  type SnsNotification,
   setOwn,
   sha256Hex,
   toStoredAttributes,

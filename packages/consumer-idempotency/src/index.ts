@@ -42,8 +42,6 @@ export {
   type RecordFailure,
 } from './middleware.js';
 export {
-  assertSqsEvent,
-  failedIdsOf,
   fifoGroupOf,
   type RecordKey,
   recordKey,

@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  assertSqsEvent,
   consumerIdempotency,
-  failedIdsOf,
   fifoGroupOf,
   InvalidBatchResponseError,
   InvalidOptionsError,
@@ -12,6 +10,7 @@ import {
   type SqsRecord,
 } from '../src/index.js';
 import { hashKey } from '../src/key.js';
+import { assertSqsEvent, failedIdsOf } from '../src/record.js';
 
 const QUEUE = 'arn:aws:sqs:us-east-1:123456789012:orders';
 const record = (overrides: Partial<SqsRecord> = {}): SqsRecord => ({
