@@ -21,12 +21,13 @@
  * @see https://docs.aws.amazon.com/step-functions/latest/dg/cw-events.html
  * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html
  */
-import * as z from 'zod';
+
 import type { IncidentStore } from '#incident/incident-store.js';
 import type { NoticeKind, Notifier } from '#incident/notifier.js';
 import type { WorkflowLeaseStore } from '#incident/workflow-lease.js';
 import { InvalidInputError } from '#platform/errors.js';
 import { logger } from '#platform/middleware.js';
+import * as z from '#platform/zod.js';
 
 /** Execution statuses that end a run; the infra rule routes exactly these. */
 export const ENDED_STATUSES = ['ABORTED', 'TIMED_OUT', 'FAILED'] as const;
@@ -48,11 +49,13 @@ export const ExecutionStatusChangeEvent = z.looseObject({
   detail: z.looseObject({
     executionArn: z
       .string({ error: 'must be the execution ARN' })
-      .regex(/^arn:[^:]+:states:[^:]*:[^:]*:execution:/, 'must be the execution ARN'),
-    name: z.string({ error: 'must be the execution name' }).min(1, 'must be the execution name'),
+      .check(z.regex(/^arn:[^:]+:states:[^:]*:[^:]*:execution:/, 'must be the execution ARN')),
+    name: z
+      .string({ error: 'must be the execution name' })
+      .check(z.minLength(1, 'must be the execution name')),
     status: z.enum(ENDED_STATUSES, { error: `must be one of ${ENDED_STATUSES.join(', ')}` }),
-    input: z.string({ error: 'must be the execution input as a JSON string, or null' }).nullish(),
-    error: z.string().nullish(),
+    input: z.nullish(z.string({ error: 'must be the execution input as a JSON string, or null' })),
+    error: z.nullish(z.string()),
   }),
 });
 export type ExecutionStatusChangeEvent = z.infer<typeof ExecutionStatusChangeEvent>;

@@ -18,31 +18,32 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-configure-dead-letter-queue-redrive.html
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ListMessageMoveTasks.html
  */
-import * as z from 'zod';
+
 import { ExecutionPlan, parseSqsArn } from '#incident/execution-input.js';
 import { scanDlq, type VisitResult } from '#inventory/dlq-scan.js';
 import type { EnvelopeStore } from '#inventory/envelope-store.js';
 import { idempotencyKeyOfMessage } from '#inventory/idempotency-key.js';
 import type { SqsQueues } from '#platform/sqs-queues.js';
+import * as z from '#platform/zod.js';
 import { activeTask, type MoveTask, type MoveTasks } from '#transfer/move-tasks.js';
 import { checkRampRates } from '#transfer/redrive-plan.js';
 
 /** `$.ramp` (docs/contracts.md) plus the gate's measurements. */
 export const RampState = z.looseObject({
   decision: z.enum(['step-up', 'hold', 'done', 'halt']),
-  rateIndex: z.number().int().min(0),
-  rate: z.number().int(),
-  taskHandle: z.string().nullable(),
-  status: z.string().nullable(),
+  rateIndex: z.number().check(z.int(), z.gte(0)),
+  rate: z.number().check(z.int()),
+  taskHandle: z.nullable(z.string()),
+  status: z.nullable(z.string()),
   moved: z.number(),
   toMove: z.number(),
-  failureReason: z.string().nullable(),
+  failureReason: z.nullable(z.string()),
   reason: z.string(),
-  dwellSeconds: z.number().int().min(0),
+  dwellSeconds: z.number().check(z.int(), z.gte(0)),
   /** Rate index to start once the cancelled task has stopped (step-up in progress). */
-  pendingRateIndex: z.number().int().nullable().optional(),
+  pendingRateIndex: z.optional(z.nullable(z.number().check(z.int()))),
   /** Messages moved by earlier tasks of this run. */
-  movedBefore: z.number().optional(),
+  movedBefore: z.optional(z.number()),
 });
 export type RampState = z.infer<typeof RampState>;
 
@@ -51,7 +52,7 @@ export const MoveTaskInput = z.object({
   action: z.enum(['start', 'check', 'step-up']),
   plan: ExecutionPlan,
   preflight: z.looseObject({ sourceArns: z.array(z.string()) }),
-  ramp: RampState.optional(),
+  ramp: z.optional(RampState),
 });
 export type MoveTaskInput = z.infer<typeof MoveTaskInput>;
 

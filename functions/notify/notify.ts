@@ -11,7 +11,7 @@
  *
  * @see https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html
  */
-import * as z from 'zod';
+
 import {
   type Notifier,
   type RedriveOutcome,
@@ -19,17 +19,18 @@ import {
   recordRunOnIncident,
 } from '#incident/notifier.js';
 import type { WorkflowLeaseStore } from '#incident/workflow-lease.js';
+import * as z from '#platform/zod.js';
 
-const Slot = z.looseObject({}).nullish();
+const Slot = z.nullish(z.looseObject({}));
 
 /** Input of the Notify function (states `Notify` and `RecordFailure`). */
 export const NotifyInput = z.object({
-  outcome: z.string().min(1, 'must name the outcome'),
+  outcome: z.string().check(z.minLength(1, 'must name the outcome')),
   /** `$$.Execution.Name`: releases the workflow lease only if this execution holds it. Absent: the incident id. */
-  executionName: z.string().min(1, 'executionName must not be empty').optional(),
+  executionName: z.optional(z.string().check(z.minLength(1, 'executionName must not be empty'))),
   run: z.looseObject({
-    input: z.looseObject({ incidentId: z.string().optional(), dlqArn: z.unknown().optional() }).nullish(),
-    plan: z.looseObject({ incidentId: z.string(), dlqArn: z.string() }).nullish(),
+    input: z.nullish(z.looseObject({ incidentId: z.optional(z.string()), dlqArn: z.optional(z.unknown()) })),
+    plan: z.nullish(z.looseObject({ incidentId: z.string(), dlqArn: z.string() })),
     preflight: Slot,
     recheck: Slot,
     approval: Slot,
@@ -38,7 +39,7 @@ export const NotifyInput = z.object({
     verify: Slot,
     ramp: Slot,
     reconcile: Slot,
-    error: z.looseObject({ Error: z.string().optional(), Cause: z.string().optional() }).nullish(),
+    error: z.nullish(z.looseObject({ Error: z.optional(z.string()), Cause: z.optional(z.string()) })),
   }),
 });
 export type NotifyInput = z.infer<typeof NotifyInput>;

@@ -19,12 +19,13 @@
  *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-configure-dead-letter-queue-redrive.html
  */
-import * as z from 'zod';
+
 import { ExecutionPlan } from '#incident/execution-input.js';
 import { scanUntilFound, type VisitResult } from '#inventory/dlq-scan.js';
 import type { EnvelopeStore, StoredEnvelope } from '#inventory/envelope-store.js';
 import { RedriveRefusedError, TransientError } from '#platform/errors.js';
 import type { SqsQueues } from '#platform/sqs-queues.js';
+import * as z from '#platform/zod.js';
 import { type TransferPorts, transferMessage } from '#transfer/message-transfer.js';
 import { parkReason } from '#transfer/redrive-plan.js';
 

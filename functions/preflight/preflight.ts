@@ -26,12 +26,13 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_StartMessageMoveTask.html
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ListDeadLetterSourceQueues.html
  */
-import * as z from 'zod';
+
 import { ExecutionPlan, parseSqsArn } from '#incident/execution-input.js';
 import { leaseRefusal, leaseSeconds, type WorkflowLeaseStore } from '#incident/workflow-lease.js';
 import type { EnvelopeStore } from '#inventory/envelope-store.js';
 import { QueueNotFoundError } from '#platform/errors.js';
 import type { QueueInfo, SqsQueues } from '#platform/sqs-queues.js';
+import * as z from '#platform/zod.js';
 import { activeTask, activeTaskRefusal, type MoveTasks } from '#transfer/move-tasks.js';
 import {
   checkQueueTypes,
@@ -44,13 +45,13 @@ import {
 
 /** Input of the Preflight function (states `Preflight` and `CheckDlqStillHasMessages`). */
 export const PreflightInput = z.object({
-  action: z.enum(['preflight', 'recheck']).default('preflight'),
+  action: z._default(z.enum(['preflight', 'recheck']), 'preflight'),
   plan: ExecutionPlan,
   /**
    * `$$.Execution.Name`: with the incident id, the holder of the workflow lease. Absent on a direct
    * invocation: the incident id stands in for it.
    */
-  executionName: z.string().min(1, 'executionName must not be empty').optional(),
+  executionName: z.optional(z.string().check(z.minLength(1, 'executionName must not be empty'))),
 });
 export type PreflightInput = z.infer<typeof PreflightInput>;
 

@@ -16,20 +16,21 @@
  *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html
  */
-import * as z from 'zod';
+
 import { ExecutionPlan } from '#incident/execution-input.js';
 import { type REDRIVE_OUTCOMES, type RunRecorder, recordRunOnIncident } from '#incident/notifier.js';
 import type { EnvelopeStore, StoredEnvelope } from '#inventory/envelope-store.js';
 import { type InventoryDeps, inventoryDlq, inventoryRefusal } from '#inventory/inventory.js';
 import type { EnvelopeState, QueueRegistration } from '#inventory/model.js';
 import type { SqsQueues } from '#platform/sqs-queues.js';
+import * as z from '#platform/zod.js';
 import type { MoveTasks } from '#transfer/move-tasks.js';
 import type { LedgerEntry, RedriveLedger } from '#transfer/redrive-ledger.js';
 
 /** Input of the Reconcile function. */
 export const ReconcileInput = z.object({
   plan: ExecutionPlan,
-  outcome: z.string().default('completed') as z.ZodType<(typeof REDRIVE_OUTCOMES)[number] | string>,
+  outcome: z._default(z.string(), 'completed') as z.ZodMiniType<(typeof REDRIVE_OUTCOMES)[number] | string>,
 });
 export type ReconcileInput = z.infer<typeof ReconcileInput>;
 

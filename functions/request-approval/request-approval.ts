@@ -12,13 +12,14 @@
  * @see https://docs.aws.amazon.com/step-functions/latest/dg/connect-to-resource.html#connect-wait-token
  * @see https://api.slack.com/methods/chat.postMessage
  */
-import * as z from 'zod';
+
 import { type ApprovalRecord, type ApprovalStore, approvalIdForToken } from '#approval/approval-store.js';
 import type { SlackApi } from '#approval/slack-client.js';
 import { approvalRequestMessage, storedRequestMessage } from '#approval/slack-messages.js';
 import type { IncidentSummary, QueueRegistration } from '#inventory/model.js';
 import { InvalidInputError } from '#platform/errors.js';
 import { logger } from '#platform/middleware.js';
+import * as z from '#platform/zod.js';
 
 /** Default approval window when neither the payload nor `APPROVAL_TIMEOUT_SECONDS` says (C17). */
 export const DEFAULT_APPROVAL_TIMEOUT_SECONDS = 3600;
@@ -28,27 +29,27 @@ export const APPROVAL_RECORD_MARGIN_SECONDS = 900;
 /** The Task's `Payload`: `{ plan, preflight, taskToken }` (only the fields used are checked). */
 export const RequestApprovalInput = z.object({
   plan: z.looseObject({
-    incidentId: z.string().min(1),
-    dlqArn: z.string().min(1),
+    incidentId: z.string().check(z.minLength(1)),
+    dlqArn: z.string().check(z.minLength(1)),
     mode: z.enum(['redrive', 'sample-only', 'dry-run']),
-    destinationArn: z.string().nullable(),
-    sampleSize: z.number().int().min(1),
-    rampRates: z.array(z.number().int().min(1).max(500)),
-    dwellSeconds: z.number().int().min(1),
+    destinationArn: z.nullable(z.string()),
+    sampleSize: z.number().check(z.int(), z.gte(1)),
+    rampRates: z.array(z.number().check(z.int(), z.gte(1), z.lte(500))),
+    dwellSeconds: z.number().check(z.int(), z.gte(1)),
     discardPoison: z.boolean(),
     requestedBy: z.string(),
   }),
   preflight: z.looseObject({
-    dlqDepth: z.number().int().min(0),
+    dlqDepth: z.number().check(z.int(), z.gte(0)),
     sourceArns: z.array(z.string()),
     fifo: z.boolean(),
-    earliestRetentionDeadline: z.number().nullable(),
+    earliestRetentionDeadline: z.nullable(z.number()),
     warnings: z.array(z.string()),
   }),
   /** Up to 2048 characters, as SendTaskSuccess accepts. @see https://docs.aws.amazon.com/step-functions/latest/apireference/API_SendTaskSuccess.html */
-  taskToken: z.string().min(1).max(2048),
+  taskToken: z.string().check(z.minLength(1), z.maxLength(2048)),
   /** The approval state's TimeoutSeconds, when the ASL passes it. */
-  timeoutSeconds: z.number().int().min(1).optional(),
+  timeoutSeconds: z.optional(z.number().check(z.int(), z.gte(1))),
 });
 export type RequestApprovalInput = z.infer<typeof RequestApprovalInput>;
 

@@ -24,18 +24,19 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessage.html
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_DeleteMessage.html
  */
-import * as z from 'zod';
+
 import { ExecutionPlan, parseSqsArn } from '#incident/execution-input.js';
 import { scanUntilFound, type VisitResult } from '#inventory/dlq-scan.js';
 import type { EnvelopeStore } from '#inventory/envelope-store.js';
 import { TransientError } from '#platform/errors.js';
 import type { SqsQueues } from '#platform/sqs-queues.js';
+import * as z from '#platform/zod.js';
 import { type TransferPorts, transferMessage } from '#transfer/message-transfer.js';
 
 /** Input of the SampleRedrive function. Only the preflight fields it uses are required. */
 export const SampleRedriveInput = z.object({
   plan: ExecutionPlan,
-  preflight: z.looseObject({ verifyWindowSeconds: z.number().int().min(0), fifo: z.boolean() }),
+  preflight: z.looseObject({ verifyWindowSeconds: z.number().check(z.int(), z.gte(0)), fifo: z.boolean() }),
 });
 export type SampleRedriveInput = z.infer<typeof SampleRedriveInput>;
 

@@ -11,8 +11,8 @@
  * @see https://docs.aws.amazon.com/lambda/latest/dg/urls-invocation.html
  */
 import middy from '@middy/core';
-import * as z from 'zod';
 import { parseOrThrow, standardMiddleware } from '#platform/middleware.js';
+import * as z from '#platform/zod.js';
 import { createAcknowledgeDeps, createFollowUpDeps } from './deps.js';
 import { acknowledgeInteraction, FollowUp, FunctionUrlRequest, runFollowUp } from './interaction.js';
 

@@ -16,7 +16,7 @@
  * @see https://api.slack.com/interactivity/handling#acknowledgment_response
  * @see https://api.slack.com/authentication/verifying-requests-from-slack
  */
-import * as z from 'zod';
+
 import type { ApprovalDecision, ApprovalRecord, ApprovalStore, SlackUser } from '#approval/approval-store.js';
 import { isAllowedResponseUrl, type ResponseUrlMessage, type SlackApi } from '#approval/slack-client.js';
 import {
@@ -29,14 +29,15 @@ import {
 } from '#approval/slack-messages.js';
 import { InvalidInputError } from '#platform/errors.js';
 import { formatIssues, logger } from '#platform/middleware.js';
+import * as z from '#platform/zod.js';
 import { headerOf, rawBodyOf, verifySlackSignature } from './slack-signature.js';
 import { type ApprovalOutput, type TaskCallbacks, TaskClosedError } from './task-callbacks.js';
 
 /** The Function URL request fields used (payload format 2.0, as API Gateway HTTP APIs send it too). */
 export const FunctionUrlRequest = z.object({
-  headers: z.record(z.string(), z.string().optional()).default({}),
-  body: z.string().optional(),
-  isBase64Encoded: z.boolean().optional(),
+  headers: z._default(z.record(z.string(), z.optional(z.string())), {}),
+  body: z.optional(z.string()),
+  isBase64Encoded: z.optional(z.boolean()),
 });
 export type FunctionUrlRequest = z.infer<typeof FunctionUrlRequest>;
 
@@ -52,19 +53,19 @@ export const BlockActionsPayload = z.looseObject({
   type: z.literal('block_actions'),
   // Bounded: these are written to the approval record and a DynamoDB item holds at most 400 KB.
   user: z.object({
-    id: z.string().min(1).max(64),
-    username: z.string().min(1).max(256).optional(),
-    name: z.string().min(1).max(256).optional(),
+    id: z.string().check(z.minLength(1), z.maxLength(64)),
+    username: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
+    name: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
   }),
-  response_url: z.url({ protocol: /^https?$/ }).max(2048),
+  response_url: z.url({ protocol: /^https?$/ }).check(z.maxLength(2048)),
   actions: z
     .array(
       z.object({
         action_id: z.enum([APPROVE_ACTION_ID, REJECT_ACTION_ID]),
-        value: z.string().min(1).max(256),
+        value: z.string().check(z.minLength(1), z.maxLength(256)),
       }),
     )
-    .min(1),
+    .check(z.minLength(1)),
 });
 export type BlockActionsPayload = z.infer<typeof BlockActionsPayload>;
 
@@ -72,17 +73,17 @@ export type BlockActionsPayload = z.infer<typeof BlockActionsPayload>;
 export const FollowUp = z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('callback'),
-    approvalId: z.string().min(1),
-    responseUrl: z.string().min(1),
+    approvalId: z.string().check(z.minLength(1)),
+    responseUrl: z.string().check(z.minLength(1)),
   }),
   z.object({
     kind: z.literal('reply'),
-    responseUrl: z.string().min(1),
+    responseUrl: z.string().check(z.minLength(1)),
     message: z.object({
       text: z.string(),
-      blocks: z.array(z.any()).optional(),
-      replace_original: z.boolean().optional(),
-      response_type: z.enum(['ephemeral', 'in_channel']).optional(),
+      blocks: z.optional(z.array(z.any())),
+      replace_original: z.optional(z.boolean()),
+      response_type: z.optional(z.enum(['ephemeral', 'in_channel'])),
     }),
   }),
 ]);

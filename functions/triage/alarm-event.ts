@@ -16,10 +16,10 @@
  * @see https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/cloudwatch-and-eventbridge.html
  * @see https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/AlarmThatSendsEmail.html
  */
-import * as z from 'zod';
 import type { AlarmRecord, CompositeAlarmInfo, TriggeringChild } from '#inventory/model.js';
 import { InvalidInputError } from '#platform/errors.js';
 import { formatIssues, parseOrThrow } from '#platform/middleware.js';
+import * as z from '#platform/zod.js';
 
 /** The detail-type of the only EventBridge alarm event triage acts on. */
 export const STATE_CHANGE = 'CloudWatch Alarm State Change';
@@ -34,139 +34,133 @@ const queueNameProblem = (value: string) =>
   `must be an SQS queue name (1-80 characters of A-Z a-z 0-9 - _, optionally ending in .fifo), got ${JSON.stringify(value.slice(0, 100))}${value.length > 100 ? '...' : ''}`;
 
 /** Alarm names are at most 255 characters; an ARN of one fits well under DynamoDB's 2048-byte key. */
-const AlarmName = z.string().min(1).max(255);
+const AlarmName = z.string().check(z.minLength(1), z.maxLength(255));
 /** `2026-01-02T10:35:00.000+0000` in both shapes; bounded so it fits in a DynamoDB key. */
 const StateTimestamp = z
   .string()
-  .max(64)
-  .regex(/^\d{4}-\d{2}-\d{2}T[0-9:.]+(Z|[+-]\d{2}:?\d{2})?$/, 'must be an ISO-8601 timestamp');
+  .check(
+    z.maxLength(64),
+    z.regex(/^\d{4}-\d{2}-\d{2}T[0-9:.]+(Z|[+-]\d{2}:?\d{2})?$/, 'must be an ISO-8601 timestamp'),
+  );
 
 const AlarmArn = z
   .string()
-  .max(400)
-  .regex(/^arn:aws[a-z-]*:cloudwatch:[a-z0-9-]+:\d{12}:alarm:.+$/, 'must be a CloudWatch alarm ARN');
+  .check(
+    z.maxLength(400),
+    z.regex(/^arn:aws[a-z-]*:cloudwatch:[a-z0-9-]+:\d{12}:alarm:.+$/, 'must be a CloudWatch alarm ARN'),
+  );
 const AlarmState = z.enum(['ALARM', 'OK', 'INSUFFICIENT_DATA']);
+const AccountId = z.string().check(z.regex(/^\d{12}$/, 'must be a 12-digit account id'));
 /** A composite alarm's rule: at most 10,240 characters (PutCompositeAlarm). */
-const AlarmRule = z.string().min(1).max(10_240);
+const AlarmRule = z.string().check(z.minLength(1), z.maxLength(10_240));
 /** More children than this cannot come from CloudWatch (a rule has at most 100 alarms). */
 const MAX_CHILDREN = 1000;
+/** A bounded optional string (at most `max` characters). */
+const optionalText = (max: number) => z.optional(z.string().check(z.maxLength(max)));
 
 /** One entry of EventBridge `reasonData.triggeringAlarms`. */
-const ReasonDataChild = z
-  .object({
-    arn: AlarmArn,
-    state: z
-      .object({ value: AlarmState, timestamp: z.string().max(64).optional() })
-      .loose()
-      .optional(),
-  })
-  .loose();
+const ReasonDataChild = z.looseObject({
+  arn: AlarmArn,
+  state: z.optional(z.looseObject({ value: AlarmState, timestamp: optionalText(64) })),
+});
 
 /** One entry of SNS `TriggeringChildren`: an object with Arn and State, or (older documentation) an ARN. */
 const SnsChild = z.union([
   AlarmArn,
-  z
-    .object({
-      Arn: AlarmArn,
-      State: z
-        .object({ Value: AlarmState, Timestamp: z.string().max(64).optional() })
-        .loose()
-        .optional(),
-    })
-    .loose(),
+  z.looseObject({
+    Arn: AlarmArn,
+    State: z.optional(z.looseObject({ Value: AlarmState, Timestamp: optionalText(64) })),
+  }),
 ]);
 
 /** Any EventBridge event from CloudWatch (first pass: is it a state change at all?). */
 const EventBridgeEnvelope = z.object({
-  'detail-type': z.string().min(1),
+  'detail-type': z.string().check(z.minLength(1)),
   source: z.literal('aws.cloudwatch'),
   detail: z.record(z.string(), z.unknown()),
 });
 
 const EbMetric = z.object({
-  id: z.string().optional(),
-  expression: z.string().optional(),
-  metricStat: z
-    .object({
-      metric: z
-        .object({
-          dimensions: z
-            .record(z.string(), z.string())
-            .superRefine((dims, ctx) => {
+  id: z.optional(z.string()),
+  expression: z.optional(z.string()),
+  metricStat: z.optional(
+    z.looseObject({
+      metric: z.looseObject({
+        dimensions: z.optional(
+          z.record(z.string(), z.string()).check(
+            z.superRefine((dims: Record<string, string>, ctx) => {
               const name = dims.QueueName;
               if (name !== undefined && !QUEUE_NAME.test(name))
                 ctx.addIssue({ code: 'custom', path: ['QueueName'], message: queueNameProblem(name) });
-            })
-            .optional(),
-        })
-        .loose(),
-    })
-    .loose()
-    .optional(),
+            }),
+          ),
+        ),
+      }),
+    }),
+  ),
 });
 
 /** The EventBridge "CloudWatch Alarm State Change" event (fields triage reads). */
 export const EventBridgeAlarmEvent = z.object({
   'detail-type': z.literal(STATE_CHANGE),
   source: z.literal('aws.cloudwatch'),
-  account: z.string().regex(/^\d{12}$/, 'must be a 12-digit account id'),
-  resources: z.array(AlarmArn).min(1, 'must hold the alarm ARN'),
+  account: AccountId,
+  resources: z.array(AlarmArn).check(z.minLength(1, 'must hold the alarm ARN')),
   detail: z.object({
     alarmName: AlarmName,
     state: z.object({
       value: AlarmState,
-      reason: z.string().default(''),
+      reason: z._default(z.string(), ''),
       timestamp: StateTimestamp,
       /** A JSON string; for a composite alarm `{"triggeringAlarms":[...]}`. */
-      reasonData: z.string().max(100_000).optional(),
-      actionsSuppressedBy: z.string().max(64).optional(),
-      actionsSuppressedReason: z.string().max(1024).optional(),
+      reasonData: optionalText(100_000),
+      actionsSuppressedBy: optionalText(64),
+      actionsSuppressedReason: optionalText(1024),
     }),
-    previousState: z.object({ value: AlarmState }).loose().optional(),
-    configuration: z
-      .object({ metrics: z.array(EbMetric).default([]), alarmRule: AlarmRule.optional() })
-      .loose()
-      .default({ metrics: [] }),
+    previousState: z.optional(z.looseObject({ value: AlarmState })),
+    configuration: z._default(
+      z.looseObject({ metrics: z._default(z.array(EbMetric), []), alarmRule: z.optional(AlarmRule) }),
+      { metrics: [] },
+    ),
   }),
 });
 export type EventBridgeAlarmEvent = z.infer<typeof EventBridgeAlarmEvent>;
 
-const Dimension = z.object({ name: z.string(), value: z.string() }).superRefine((d, ctx) => {
-  if (d.name === 'QueueName' && !QUEUE_NAME.test(d.value))
-    ctx.addIssue({ code: 'custom', path: ['value'], message: queueNameProblem(d.value) });
-});
+const Dimension = z.object({ name: z.string(), value: z.string() }).check(
+  z.superRefine((d: { name: string; value: string }, ctx) => {
+    if (d.name === 'QueueName' && !QUEUE_NAME.test(d.value))
+      ctx.addIssue({ code: 'custom', path: ['value'], message: queueNameProblem(d.value) });
+  }),
+);
 
 /** The alarm notification inside `Records[0].Sns.Message` (after JSON.parse). */
 export const SnsAlarmMessage = z.object({
   AlarmName: AlarmName,
   AlarmArn,
-  AWSAccountId: z.string().regex(/^\d{12}$/, 'must be a 12-digit account id'),
+  AWSAccountId: AccountId,
   NewStateValue: AlarmState,
-  OldStateValue: AlarmState.optional(),
-  NewStateReason: z.string().default(''),
+  OldStateValue: z.optional(AlarmState),
+  NewStateReason: z._default(z.string(), ''),
   StateChangeTime: StateTimestamp,
-  Trigger: z
-    .object({
-      Dimensions: z.array(Dimension).nullish(),
-      Metrics: z
-        .array(
-          z
-            .object({
-              Expression: z.string().nullish(),
-              MetricStat: z
-                .object({ Metric: z.object({ Dimensions: z.array(Dimension).nullish() }).loose() })
-                .loose()
-                .nullish(),
-            })
-            .loose(),
-        )
-        .nullish(),
-    })
-    .loose()
-    // Composite alarms carry an AlarmRule and TriggeringChildren instead of a Trigger.
-    .default({}),
-  AlarmRule: AlarmRule.nullish(),
-  TriggeringChildren: z.array(SnsChild).max(MAX_CHILDREN).nullish(),
+  // Composite alarms carry an AlarmRule and TriggeringChildren instead of a Trigger.
+  Trigger: z._default(
+    z.looseObject({
+      Dimensions: z.nullish(z.array(Dimension)),
+      Metrics: z.nullish(
+        z.array(
+          z.looseObject({
+            Expression: z.nullish(z.string()),
+            MetricStat: z.nullish(
+              z.looseObject({ Metric: z.looseObject({ Dimensions: z.nullish(z.array(Dimension)) }) }),
+            ),
+          }),
+        ),
+      ),
+    }),
+    {},
+  ),
+  AlarmRule: z.nullish(AlarmRule),
+  TriggeringChildren: z.nullish(z.array(SnsChild).check(z.maxLength(MAX_CHILDREN))),
 });
 export type SnsAlarmMessage = z.infer<typeof SnsAlarmMessage>;
 
@@ -176,10 +170,10 @@ export const SnsAlarmEvent = z.object({
     .array(
       z.object({
         EventSource: z.literal('aws:sns'),
-        Sns: z.object({ Message: z.string().min(1) }).loose(),
+        Sns: z.looseObject({ Message: z.string().check(z.minLength(1)) }),
       }),
     )
-    .length(1, 'SNS delivers exactly one record per invocation'),
+    .check(z.length(1, 'SNS delivers exactly one record per invocation')),
 });
 
 /** Result of {@link normaliseAlarmEvent}. */
@@ -253,7 +247,7 @@ function compositeFromEventBridge(
   const list = (data as { triggeringAlarms?: unknown } | null)?.triggeringAlarms;
   if (!Array.isArray(list)) return { ...info, unreadableReason: `${field} has no triggeringAlarms list` };
   if (list.length === 0) return { ...info, unreadableReason: `${field}.triggeringAlarms is empty` };
-  const parsed = z.array(ReasonDataChild).max(MAX_CHILDREN).safeParse(list);
+  const parsed = z.array(ReasonDataChild).check(z.maxLength(MAX_CHILDREN)).safeParse(list);
   if (!parsed.success)
     throw new InvalidInputError(
       'invalid composite alarm event',

@@ -12,23 +12,23 @@
  *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html
  */
-import * as z from 'zod';
 import type { ProcessedKeysReader } from '#consumer/processed-keys.js';
 import { ExecutionPlan } from '#incident/execution-input.js';
 import { scanDlq, type VisitResult } from '#inventory/dlq-scan.js';
 import type { EnvelopeStore } from '#inventory/envelope-store.js';
 import { idempotencyKeyOfMessage } from '#inventory/idempotency-key.js';
 import type { SqsQueues } from '#platform/sqs-queues.js';
+import * as z from '#platform/zod.js';
 
 /** Input of the VerifySample function. */
 export const VerifySampleInput = z.object({
   plan: ExecutionPlan,
   sample: z.looseObject({
     redriveId: z.string(),
-    sent: z.number().int().min(0),
-    alreadySent: z.number().int().min(0),
+    sent: z.number().check(z.int(), z.gte(0)),
+    alreadySent: z.number().check(z.int(), z.gte(0)),
     keys: z.array(z.string()),
-    verifyAfterSeconds: z.number().min(0),
+    verifyAfterSeconds: z.number().check(z.gte(0)),
   }),
 });
 export type VerifySampleInput = z.infer<typeof VerifySampleInput>;

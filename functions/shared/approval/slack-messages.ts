@@ -9,8 +9,8 @@
  * @see https://api.slack.com/reference/surfaces/formatting#escaping
  */
 import type { KnownBlock } from '@slack/types';
-import * as z from 'zod';
 import type { Classification, IncidentSummary } from '#inventory/model.js';
+import * as z from '#platform/zod.js';
 import type { SlackMessage } from './slack-client.js';
 
 /** `action_id` of the Approve button. */
@@ -337,10 +337,7 @@ export function storedRequestMessage(message: SlackMessage): string | null {
 
 const StoredRequestMessage = z.object({
   text: z.string(),
-  blocks: z
-    .array(z.looseObject({ type: z.string() }))
-    .min(1)
-    .max(MAX_BLOCKS),
+  blocks: z.array(z.looseObject({ type: z.string() })).check(z.minLength(1), z.maxLength(MAX_BLOCKS)),
 });
 
 /**

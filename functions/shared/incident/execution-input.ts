@@ -17,7 +17,7 @@
  * @see https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_StartMessageMoveTask.html
  */
-import * as z from 'zod';
+import * as z from '#platform/zod.js';
 
 /** What an execution may do. `redrive`: sample, verify, then ramped move task. */
 export const REDRIVE_MODES = ['redrive', 'sample-only', 'dry-run'] as const;
@@ -115,14 +115,16 @@ function sqsArnField() {
       error: (issue) =>
         issue.input === undefined ? 'is required' : `must be an SQS ARN (${ARN_SHAPE})${given(issue)}`,
     })
-    .regex(SQS_QUEUE_ARN_PATTERN, {
-      error: (issue) => {
-        const hint = typeof issue.input === 'string' ? queueUrlToArnHint(issue.input) : undefined;
-        return hint
-          ? `must be an SQS ARN, got a queue URL (use ${hint})`
-          : `must be an SQS ARN (${ARN_SHAPE})${given(issue)}`;
-      },
-    });
+    .check(
+      z.regex(SQS_QUEUE_ARN_PATTERN, {
+        error: (issue) => {
+          const hint = typeof issue.input === 'string' ? queueUrlToArnHint(issue.input) : undefined;
+          return hint
+            ? `must be an SQS ARN, got a queue URL (use ${hint})`
+            : `must be an SQS ARN (${ARN_SHAPE})${given(issue)}`;
+        },
+      }),
+    );
 }
 
 /** An integer in `min..max`; every violation says the range and the value given. */
@@ -130,9 +132,11 @@ function intField(min: number, max: number) {
   const range = `an integer ${min}..${max}`;
   return z
     .number({ error: (issue) => `must be ${range}${given(issue)}` })
-    .int({ error: (issue) => `must be ${range}${given(issue)}` })
-    .min(min, { error: (issue) => `must be >= ${min} (${range})${given(issue)}` })
-    .max(max, { error: (issue) => `must be <= ${max} (${range})${given(issue)}` });
+    .check(
+      z.int({ error: (issue) => `must be ${range}${given(issue)}` }),
+      z.gte(min, { error: (issue) => `must be >= ${min} (${range})${given(issue)}` }),
+      z.lte(max, { error: (issue) => `must be <= ${max} (${range})${given(issue)}` }),
+    );
 }
 
 /**
@@ -146,19 +150,24 @@ const INVISIBLE_OR_UNENCODABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/u;
 /** A non-blank string without control characters, at most `max` characters. */
 function textField(max: number) {
   const rule = `must be a non-blank string of at most ${max} characters, without control characters`;
-  return z
-    .string({ error: (issue) => `${rule}${given(issue)}` })
-    .regex(new RegExp(`^(?=.*\\S)[^\\x00-\\x1F\\x7F]{1,${max}}$`), {
+  return z.string({ error: (issue) => `${rule}${given(issue)}` }).check(
+    z.regex(new RegExp(`^(?=.*\\S)[^\\x00-\\x1F\\x7F]{1,${max}}$`), {
       error: (issue) => `${rule}${given(issue)}`,
-    })
-    .refine((text) => !INVISIBLE_OR_UNENCODABLE.test(text), {
+    }),
+    z.refine((text) => !INVISIBLE_OR_UNENCODABLE.test(text), {
       error: (issue) =>
         `${rule} (no bidirectional overrides, zero-width or other format characters, or unpaired surrogates)${given(issue)}`,
-    });
+    }),
+  );
 }
 
 function boolField() {
   return z.boolean({ error: (issue) => `must be true or false${given(issue)}` });
+}
+
+/** An optional field with its description (the generated JSON Schema carries it). */
+function optionalField<T extends z.ZodMiniType>(schema: T, description: string) {
+  return z.optional(schema).check(z.describe(description));
 }
 
 const shape = {
@@ -167,133 +176,138 @@ const shape = {
    * Required. A queue URL is refused (the message names the ARN to use instead): URLs and ARNs
    * are both accepted by different AWS APIs, and guessing the region of a legacy URL is unsafe.
    */
-  dlqArn: sqsArnField().describe(
-    'Required. The DLQ to redrive, as an SQS queue ARN (arn:aws:sqs:<region>:<account-id>:<queue-name>); a queue URL is refused.',
+  dlqArn: sqsArnField().check(
+    z.describe(
+      'Required. The DLQ to redrive, as an SQS queue ARN (arn:aws:sqs:<region>:<account-id>:<queue-name>); a queue URL is refused.',
+    ),
   ),
   /**
    * The incident this execution belongs to. Triage always sets it. A console start may omit it:
    * ValidateInput then derives one deterministically (see docs/console.md). 1-128 printable
    * characters, no whitespace.
    */
-  incidentId: z
-    .string({ error: (issue) => `must be a string of 1-128 printable characters${given(issue)}` })
-    .regex(/^[\x21-\x7E]{1,128}$/, {
-      error: (issue) => `must be 1-128 printable characters without spaces${given(issue)}`,
-    })
-    .optional()
-    .describe('Set by triage. Console starts may omit it: ValidateInput derives one deterministically.'),
+  incidentId: optionalField(
+    z.string({ error: (issue) => `must be a string of 1-128 printable characters${given(issue)}` }).check(
+      z.regex(/^[\x21-\x7E]{1,128}$/, {
+        error: (issue) => `must be 1-128 printable characters without spaces${given(issue)}`,
+      }),
+    ),
+    'Set by triage. Console starts may omit it: ValidateInput derives one deterministically.',
+  ),
   /**
    * What to do. `redrive` (default): sample, verify, then ramped move task. `sample-only`: stop
    * after the verified sample. `dry-run`: plan and preflight only, nothing moves.
    * @default 'redrive'
    */
-  mode: z
-    .enum(REDRIVE_MODES, {
+  mode: optionalField(
+    z.enum(REDRIVE_MODES, {
       error: (issue) => `must be one of ${REDRIVE_MODES.join(', ')}${given(issue)}`,
-    })
-    .optional()
-    .describe('redrive (default) | sample-only | dry-run (nothing moves).'),
+    }),
+    'redrive (default) | sample-only | dry-run (nothing moves).',
+  ),
   /**
    * A custom destination queue ARN for every message. Default: omitted, so each message goes back
    * to the source queue it was dead-lettered from (DeadLetterQueueSourceArn; case C07). Must be the
    * same queue type (FIFO or standard) as the DLQ (case C08) and not the DLQ itself.
    * @default undefined (each message returns to its own source queue)
    */
-  destinationArn: sqsArnField()
-    .optional()
-    .describe(
-      'Optional custom destination queue ARN. Default: each message returns to its own source queue. Same queue type as the DLQ.',
-    ),
+  destinationArn: optionalField(
+    sqsArnField(),
+    'Optional custom destination queue ARN. Default: each message returns to its own source queue. Same queue type as the DLQ.',
+  ),
   /**
    * Allows a custom `destinationArn` even when the DLQ is shared by several source queues (their
    * messages would all go to the one destination; case C07). Only meaningful with `destinationArn`.
    * @default false
    */
-  allowCustomDestinationForSharedDlq: boolField()
-    .optional()
-    .describe(
-      'Override: allow destinationArn for a DLQ fed by several source queues. Needs destinationArn. Default false.',
-    ),
+  allowCustomDestinationForSharedDlq: optionalField(
+    boolField(),
+    'Override: allow destinationArn for a DLQ fed by several source queues. Needs destinationArn. Default false.',
+  ),
   /**
    * Messages in the sample redrive, integer 1..100.
    * @default the queue registration's sampleSize (5)
    */
-  sampleSize: intField(1, MAX_SAMPLE_SIZE)
-    .optional()
-    .describe(
-      'Messages redriven one by one and verified before the bulk move, 1..100. Default: registration (5).',
-    ),
+  sampleSize: optionalField(
+    intField(1, MAX_SAMPLE_SIZE),
+    'Messages redriven one by one and verified before the bulk move, 1..100. Default: registration (5).',
+  ),
   /**
    * Rates of the ramped move task, messages per second: 1-10 integers, each 1..500, strictly
    * ascending, none above `maxRate`.
    * @default the queue registration's rampRates ([5, 50, 200])
    */
-  rampRates: z
-    .array(intField(1, MAX_MOVE_RATE), {
-      error: (issue) => `must be a list of integers 1..${MAX_MOVE_RATE}${given(issue)}`,
-    })
-    .min(1, { error: () => 'must list at least one rate' })
-    .max(MAX_RAMP_STEPS, { error: () => `must list at most ${MAX_RAMP_STEPS} rates` })
-    .superRefine((rates, ctx) => {
-      if (rates.some((r, i) => i > 0 && r <= (rates[i - 1] ?? 0))) {
-        ctx.addIssue({
-          code: 'custom',
-          input: rates,
-          message: `must be strictly ascending, got ${show(rates)}`,
-        });
-      }
-    })
-    .optional()
-    .describe(
-      'Move-task rates in messages/second, ascending, each 1..500. Default: registration ([5, 50, 200]).',
-    ),
+  rampRates: optionalField(
+    z
+      .array(intField(1, MAX_MOVE_RATE), {
+        error: (issue) => `must be a list of integers 1..${MAX_MOVE_RATE}${given(issue)}`,
+      })
+      .check(
+        z.minLength(1, { error: () => 'must list at least one rate' }),
+        z.maxLength(MAX_RAMP_STEPS, { error: () => `must list at most ${MAX_RAMP_STEPS} rates` }),
+        z.superRefine((rates: number[], ctx) => {
+          if (rates.some((r, i) => i > 0 && r <= (rates[i - 1] ?? 0))) {
+            ctx.addIssue({
+              code: 'custom',
+              input: rates,
+              message: `must be strictly ascending, got ${show(rates)}`,
+            });
+          }
+        }),
+      ),
+    'Move-task rates in messages/second, ascending, each 1..500. Default: registration ([5, 50, 200]).',
+  ),
   /**
    * Highest move-task rate, messages per second, integer 1..500 (the StartMessageMoveTask cap).
    * Caps the registration's rampRates; given together with `rampRates`, no rate may exceed it.
    * @default the highest of rampRates
    */
-  maxRate: intField(1, MAX_MOVE_RATE)
-    .optional()
-    .describe('Highest move-task rate in messages/second, 1..500. Caps rampRates.'),
+  maxRate: optionalField(
+    intField(1, MAX_MOVE_RATE),
+    'Highest move-task rate in messages/second, 1..500. Caps rampRates.',
+  ),
   /**
    * Seconds to dwell at each ramp step before the health gate, integer 1..3600.
    * @default the queue registration's dwellSeconds (60)
    */
-  dwellSeconds: intField(1, MAX_DWELL_SECONDS)
-    .optional()
-    .describe('Seconds at each ramp step before the health gate, 1..3600. Default: registration (60).'),
+  dwellSeconds: optionalField(
+    intField(1, MAX_DWELL_SECONDS),
+    'Seconds at each ramp step before the health gate, 1..3600. Default: registration (60).',
+  ),
   /**
    * Seconds added to (source visibility timeout x maxReceiveCount) before the sample is verified,
    * integer 0..3600.
    * @default 30
    */
-  verifyMarginSeconds: intField(0, MAX_VERIFY_MARGIN_SECONDS)
-    .optional()
-    .describe(
-      'Seconds added to visibility timeout x maxReceiveCount before verifying the sample, 0..3600. Default 30.',
-    ),
+  verifyMarginSeconds: optionalField(
+    intField(0, MAX_VERIFY_MARGIN_SECONDS),
+    'Seconds added to visibility timeout x maxReceiveCount before verifying the sample, 0..3600. Default 30.',
+  ),
   /**
    * Discard (delete, with a recorded decision) messages classified poison or permanent instead of
    * parking them.
    * @default false
    */
-  discardPoison: boolField()
-    .optional()
-    .describe('Delete poison/permanent messages (recorded) instead of parking them. Default false.'),
+  discardPoison: optionalField(
+    boolField(),
+    'Delete poison/permanent messages (recorded) instead of parking them. Default false.',
+  ),
   /**
    * Who approved this redrive before starting it. Makes the start pre-approved (no Slack approval);
    * accepted only when the queue registration has `allowPreApproved: true`.
    */
-  approvedBy: textField(128)
-    .optional()
-    .describe('Pre-approved start: who approved it. Only when the queue registration has allowPreApproved.'),
+  approvedBy: optionalField(
+    textField(128),
+    'Pre-approved start: who approved it. Only when the queue registration has allowPreApproved.',
+  ),
   /**
    * Who started the execution (console user name, or `triage`).
    * @default 'console'
    */
-  requestedBy: textField(128)
-    .optional()
-    .describe("Who started it (console user, or 'triage'). Default 'console'."),
+  requestedBy: optionalField(
+    textField(128),
+    "Who started it (console user, or 'triage'). Default 'console'.",
+  ),
 };
 
 const FIELDS = Object.keys(shape);
@@ -340,7 +354,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * Checks that span fields. They run even when other fields are invalid, so every problem is
  * listed at once; each check looks only at fields that are themselves valid.
  */
-function crossFieldChecks(value: Record<string, unknown>, ctx: z.RefinementCtx): void {
+function crossFieldChecks(value: Record<string, unknown>, ctx: z.core.$RefinementCtx): void {
   const dlq = typeof value.dlqArn === 'string' ? parseSqsArn(value.dlqArn) : undefined;
   const destinationArn = typeof value.destinationArn === 'string' ? value.destinationArn : undefined;
   const destination = destinationArn === undefined ? undefined : parseSqsArn(destinationArn);
@@ -396,49 +410,53 @@ function crossFieldChecks(value: Record<string, unknown>, ctx: z.RefinementCtx):
  * ```
  */
 export const ExecutionInput = z
-  .object(shape, {
-    error: (issue) =>
-      issue.code === 'invalid_type' ? `must be a JSON object with at least dlqArn${given(issue)}` : undefined,
-  })
-  .catchall(z.custom<never>(() => false, { error: (issue) => unknownField(String(issue.path?.at(-1))) }))
-  .superRefine(crossFieldChecks, { when: (payload) => isRecord(payload.value) })
-  .describe('Input of a DLQ redrive execution (console or triage). Unknown fields are rejected.');
+  .catchall(
+    z.object(shape, {
+      error: (issue) =>
+        issue.code === 'invalid_type'
+          ? `must be a JSON object with at least dlqArn${given(issue)}`
+          : undefined,
+    }),
+    z.custom<never>(() => false, { error: (issue) => unknownField(String(issue.path?.at(-1))) }),
+  )
+  .check(
+    z.superRefine(crossFieldChecks, { when: (payload) => isRecord(payload.value) }),
+    z.describe('Input of a DLQ redrive execution (console or triage). Unknown fields are rejected.'),
+  );
 
 /** The parsed execution input. See {@link ExecutionInput} for units, ranges and defaults. */
-export type ExecutionInput = z.output<z.ZodObject<typeof shape>>;
+export type ExecutionInput = z.output<z.ZodMiniObject<typeof shape>>;
 
 /**
  * The normalised, validated plan ValidateInput writes to `$.plan` (docs/contracts.md). Every field
  * is present; defaults from the queue registration are applied. Later tasks parse it with this
  * schema.
  */
-export const ExecutionPlan = z
-  .object({
-    incidentId: z.string().min(1),
-    dlqArn: z.string(),
-    /** Queue URL of the DLQ, resolved with GetQueueUrl. */
-    dlqUrl: z.string(),
-    mode: z.enum(REDRIVE_MODES),
-    /** Custom destination; null: each message returns to its own source queue. */
-    destinationArn: z.string().nullable(),
-    /** The C07 override, copied from the input; absent means false (docs/contracts.md). */
-    allowCustomDestinationForSharedDlq: z.boolean().default(false),
-    sampleSize: z.number().int().min(1).max(MAX_SAMPLE_SIZE),
-    /** Messages per second, ascending, each 1..500, capped by maxRate. */
-    rampRates: z.array(z.number().int().min(1).max(MAX_MOVE_RATE)).min(1),
-    /** Seconds. */
-    dwellSeconds: z.number().int().min(1),
-    /** Seconds. */
-    verifyMarginSeconds: z.number().int().min(0),
-    discardPoison: z.boolean(),
-    /** True when `approvedBy` was given and the registration allows pre-approved starts. */
-    preApproved: z.boolean(),
-    approvedBy: z.string().nullable(),
-    requestedBy: z.string(),
-    /** Where parked messages go; null when neither the registration nor PARKING_QUEUE_URL names one. */
-    parkingQueueUrl: z.string().nullable(),
-    /** Redrive count at which a message is parked instead of redriven (registration). */
-    maxRedrives: z.number().int().min(1),
-  })
-  .strict();
+export const ExecutionPlan = z.strictObject({
+  incidentId: z.string().check(z.minLength(1)),
+  dlqArn: z.string(),
+  /** Queue URL of the DLQ, resolved with GetQueueUrl. */
+  dlqUrl: z.string(),
+  mode: z.enum(REDRIVE_MODES),
+  /** Custom destination; null: each message returns to its own source queue. */
+  destinationArn: z.nullable(z.string()),
+  /** The C07 override, copied from the input; absent means false (docs/contracts.md). */
+  allowCustomDestinationForSharedDlq: z._default(z.boolean(), false),
+  sampleSize: z.number().check(z.int(), z.gte(1), z.lte(MAX_SAMPLE_SIZE)),
+  /** Messages per second, ascending, each 1..500, capped by maxRate. */
+  rampRates: z.array(z.number().check(z.int(), z.gte(1), z.lte(MAX_MOVE_RATE))).check(z.minLength(1)),
+  /** Seconds. */
+  dwellSeconds: z.number().check(z.int(), z.gte(1)),
+  /** Seconds. */
+  verifyMarginSeconds: z.number().check(z.int(), z.gte(0)),
+  discardPoison: z.boolean(),
+  /** True when `approvedBy` was given and the registration allows pre-approved starts. */
+  preApproved: z.boolean(),
+  approvedBy: z.nullable(z.string()),
+  requestedBy: z.string(),
+  /** Where parked messages go; null when neither the registration nor PARKING_QUEUE_URL names one. */
+  parkingQueueUrl: z.nullable(z.string()),
+  /** Redrive count at which a message is parked instead of redriven (registration). */
+  maxRedrives: z.number().check(z.int(), z.gte(1)),
+});
 export type ExecutionPlan = z.infer<typeof ExecutionPlan>;

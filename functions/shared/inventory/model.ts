@@ -2,7 +2,7 @@
  * The domain model shared by triage, the redrive workflow, the Slack approval and the CLI.
  * Shapes here are the contract between those parts; change them in one place.
  */
-import * as z from 'zod';
+import * as z from '#platform/zod.js';
 
 /** How a failure is classified. Rules that decide it are data (see `classification-rules`). */
 export const Classification = z.enum(['transient', 'permanent', 'poison', 'systemic', 'unknown']);
@@ -22,9 +22,9 @@ export type EnvelopeState = z.infer<typeof EnvelopeState>;
 /** An SQS message attribute as received, binary values as base64 text. */
 export const StoredMessageAttribute = z.object({
   dataType: z.string(),
-  stringValue: z.string().optional(),
+  stringValue: z.optional(z.string()),
   /** Base64 of the attribute's bytes, for `Binary` (and `Binary.*`) data types. */
-  binaryValueBase64: z.string().optional(),
+  binaryValueBase64: z.optional(z.string()),
 });
 export type StoredMessageAttribute = z.infer<typeof StoredMessageAttribute>;
 
@@ -154,34 +154,39 @@ export interface IncidentSummary {
 }
 
 /** Registration of a monitored DLQ: read by every function; written by the CDK construct. */
-export const QueueRegistration = z
-  .object({
-    dlqArn: z
-      .string()
-      .regex(/^arn:aws[a-z-]*:sqs:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,75}(\.fifo)?$/, 'must be an SQS ARN'),
-    owner: z.string().min(1).optional(),
-    slackChannel: z.string().min(1).optional(),
-    /** Slack user ids allowed to approve. Empty: nobody can approve from Slack. */
-    approvers: z.array(z.string().min(1)).default([]),
-    /** Where the producer's own id lives: a message attribute name, or a JSON path in the body. */
-    producerKey: z
-      .union([
-        z.object({ attribute: z.string().min(1) }).strict(),
-        z.object({ jsonPath: z.string().regex(/^\$(\.[A-Za-z0-9_-]+)+$/, 'must look like $.a.b') }).strict(),
-      ])
-      .optional(),
-    sampleSize: z.number().int().min(1).max(100).default(5),
-    /** Rates of the ramp, messages per second, each 1..500. */
-    rampRates: z.array(z.number().int().min(1).max(500)).min(1).default([5, 50, 200]),
-    /** Seconds to dwell at each ramp step before the health gate. */
-    dwellSeconds: z.number().int().min(1).max(3600).default(60),
-    /** Redrive count at which a message is parked instead of redriven. */
-    maxRedrives: z.number().int().min(1).max(100).default(3),
-    parkingQueueArn: z.string().optional(),
-    /** Allow inventorying a DLQ that has its own redrive policy (every receive counts toward it). */
-    allowInventoryOfQueueWithRedrivePolicy: z.boolean().default(false),
-    /** Allow console starts that arrive pre-approved (`approvedBy`). */
-    allowPreApproved: z.boolean().default(false),
-  })
-  .strict();
+/** An integer in `min..max`. */
+const intIn = (min: number, max: number) => z.number().check(z.int(), z.gte(min), z.lte(max));
+
+export const QueueRegistration = z.strictObject({
+  dlqArn: z
+    .string()
+    .check(
+      z.regex(/^arn:aws[a-z-]*:sqs:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,75}(\.fifo)?$/, 'must be an SQS ARN'),
+    ),
+  owner: z.optional(z.string().check(z.minLength(1))),
+  slackChannel: z.optional(z.string().check(z.minLength(1))),
+  /** Slack user ids allowed to approve. Empty: nobody can approve from Slack. */
+  approvers: z._default(z.array(z.string().check(z.minLength(1))), []),
+  /** Where the producer's own id lives: a message attribute name, or a JSON path in the body. */
+  producerKey: z.optional(
+    z.union([
+      z.strictObject({ attribute: z.string().check(z.minLength(1)) }),
+      z.strictObject({
+        jsonPath: z.string().check(z.regex(/^\$(\.[A-Za-z0-9_-]+)+$/, 'must look like $.a.b')),
+      }),
+    ]),
+  ),
+  sampleSize: z._default(intIn(1, 100), 5),
+  /** Rates of the ramp, messages per second, each 1..500. */
+  rampRates: z._default(z.array(intIn(1, 500)).check(z.minLength(1)), [5, 50, 200]),
+  /** Seconds to dwell at each ramp step before the health gate. */
+  dwellSeconds: z._default(intIn(1, 3600), 60),
+  /** Redrive count at which a message is parked instead of redriven. */
+  maxRedrives: z._default(intIn(1, 100), 3),
+  parkingQueueArn: z.optional(z.string()),
+  /** Allow inventorying a DLQ that has its own redrive policy (every receive counts toward it). */
+  allowInventoryOfQueueWithRedrivePolicy: z._default(z.boolean(), false),
+  /** Allow console starts that arrive pre-approved (`approvedBy`). */
+  allowPreApproved: z._default(z.boolean(), false),
+});
 export type QueueRegistration = z.infer<typeof QueueRegistration>;

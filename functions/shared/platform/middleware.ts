@@ -16,8 +16,8 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { ParseError } from '@aws-lambda-powertools/parser';
 import type { MiddlewareObj } from '@middy/core';
-import * as z from 'zod';
 import { InvalidInputError, RedriveError, toRedriveError } from './errors.js';
+import * as z from './zod.js';
 
 /** The pipeline's logger (JSON lines; `POWERTOOLS_LOG_LEVEL` sets the level). */
 export const logger = new Logger({ serviceName: 'dlq-redrive' });
@@ -26,8 +26,8 @@ export const logger = new Logger({ serviceName: 'dlq-redrive' });
  * Turns zod issues into one line per problem, each naming its field, e.g.
  * `dlqArn: is required`, `maxRate: must be an integer 1..500, got "fifty"`.
  */
-export function formatIssues(error: z.ZodError | readonly SchemaIssue[]): string[] {
-  const issues = error instanceof z.ZodError ? error.issues : error;
+export function formatIssues(error: z.$ZodError | readonly SchemaIssue[]): string[] {
+  const issues = error instanceof z.$ZodError ? error.issues : error;
   return issues.map((issue) => {
     const path = (issue.path ?? []).map((p) =>
       typeof p === 'object' && p !== null ? String(p.key) : String(p),
@@ -49,7 +49,7 @@ export interface SchemaIssue {
  * @param what - what is being parsed, for the message ("execution input", "alarm event").
  * @throws InvalidInputError when the input does not match.
  */
-export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, what: string): z.output<S> {
+export function parseOrThrow<S extends z.ZodMiniType>(schema: S, input: unknown, what: string): z.output<S> {
   const result = schema.safeParse(input);
   if (!result.success)
     throw new InvalidInputError(`invalid ${what}`, formatIssues(result.error), result.error);
@@ -58,10 +58,10 @@ export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, wha
 
 function mapError(error: unknown): RedriveError {
   if (error instanceof RedriveError) return error;
-  if (error instanceof z.ZodError) return new InvalidInputError('invalid input', formatIssues(error), error);
+  if (error instanceof z.$ZodError) return new InvalidInputError('invalid input', formatIssues(error), error);
   if (error instanceof ParseError) {
     const cause = (error as { cause?: unknown }).cause;
-    if (cause instanceof z.ZodError || Array.isArray(cause)) {
+    if (cause instanceof z.$ZodError || Array.isArray(cause)) {
       return new InvalidInputError('invalid input', formatIssues(cause as SchemaIssue[]), error);
     }
     return new InvalidInputError(error.message, [], error);
