@@ -23,10 +23,11 @@ export const MAX_SQS_RETENTION_SECONDS = 14 * 24 * 3600;
 /** SQS's shortest retention period, seconds (60 s). */
 export const MIN_SQS_RETENTION_SECONDS = 60;
 /**
- * Default redrive window, seconds (2 days): the pipeline's longest run is its approval timeout
- * (1 h) + the verification window + a move task's 36-hour limit, with margin.
+ * Default redrive window, seconds (3 days): the pipeline's longest run is its approval timeout
+ * (1 h) + the verification window + a move task's 36-hour limit + 12 h margin (its workflow lease),
+ * about 50 h with a 1-hour verification window; 72 h leaves room for verification windows up to 23 h.
  */
-export const DEFAULT_REDRIVE_WINDOW_SECONDS = 2 * 24 * 3600;
+export const DEFAULT_REDRIVE_WINDOW_SECONDS = 3 * 24 * 3600;
 
 /** The lifetime options of a processed-key record. */
 export interface RecordLifetimeOptions {
@@ -37,7 +38,7 @@ export interface RecordLifetimeOptions {
   readonly dlqRetentionSeconds?: number;
   /**
    * The longest a redrive can take, seconds (>= 0).
-   * @default 172800 (2 days)
+   * @default 259200 (3 days)
    */
   readonly redriveWindowSeconds?: number;
   /**

@@ -398,4 +398,64 @@ describe('consumer idempotency on the local stack (SQS stand-in and DynamoDB Loc
     expect(onlyB.get('q-1')?.map((r) => r.consumer)).toEqual(['reader-b']);
     expect((await reader.processedSince(['q-1'], new Date(Date.now() + 60_000))).size).toBe(0);
   });
+
+  it('passes two records of one producer id in a batch to the handler once; the second follows the first', async () => {
+    const queue = await createQueue(sqs, 'std-same-key');
+    await send(queue, ['{"orderId":"d-1"}', '{"orderId":"d-1","resent":true}']);
+    const given: string[][] = [];
+    let failing = true;
+    const handler = middy<SQSEvent, SQSBatchResponse>()
+      .use(consumerIdempotency(options('same-key')))
+      .handler(async (event) => {
+        given.push(event.Records.map((r) => r.messageId));
+        return {
+          batchItemFailures: failing ? event.Records.map((r) => ({ itemIdentifier: r.messageId })) : [],
+        };
+      });
+    const batch = await receiveAll(sqs, queue, 2);
+    const first = await deliver(sqs, queue, handler, batch);
+    expect(given).toEqual([[batch[0]?.MessageId]]);
+    expect(first.retried.sort()).toEqual(batch.map((m) => m.MessageId).sort()); // the follower fails with it
+    failing = false;
+    const again = await receiveAll(sqs, queue, 2);
+    const second = await deliver(sqs, queue, handler, again);
+    expect(given).toHaveLength(2);
+    expect(given[1]).toHaveLength(1);
+    expect([second.deleted.length, consumerIdempotencyState(second.context)?.skipped]).toEqual([
+      2,
+      again.map((m) => m.MessageId).filter((id) => id !== given[1]?.[0]),
+    ]);
+  });
+
+  it('keeps the rest of a FIFO group from the handler when a record of it fails before the handler runs', async () => {
+    const queue = await createQueue(sqs, 'orders-busy.fifo');
+    await send(queue, ['{"orderId":"g-1"}', '{"orderId":"g-2"}', '{"orderId":"h-1"}'], (body) =>
+      body.includes('"g-') ? 'g' : 'h',
+    );
+    // Another invocation holds g-1 (a concurrent duplicate delivery still being processed).
+    const now = Math.floor(Date.now() / 1000);
+    const store = createProcessedKeyStore({ tableName: stack.tableName });
+    const held = {
+      consumer: 'fifo-busy',
+      key: 'g-1',
+      keySource: 'jsonPath',
+      lineage: null,
+      messageId: 'other',
+      token: 't',
+      until: now + 300,
+    } as const;
+    expect(await store.claim(held, now)).toEqual({ status: 'claimed' });
+    const given: string[] = [];
+    const handler = fifoProcessorHandler(async (record) => {
+      given.push(orderOf(record));
+    }, options('fifo-busy'));
+    const batch = await receiveAll(sqs, queue, 3);
+    const delivery = await deliver(sqs, queue, handler, batch);
+    expect(given).toEqual(['h-1']);
+    expect(delivery.response?.batchItemFailures.map((f) => f.itemIdentifier)).toEqual([
+      idOf(batch, 'g-1'),
+      idOf(batch, 'g-2'),
+    ]);
+    expect(await statusOf('fifo-busy', 'g-2')).toEqual([]); // its claim was given back
+  });
 });

@@ -133,12 +133,12 @@ describe('failedIdsOf: the only response accepted is the partial batch response'
 });
 
 describe('options checked at construction', () => {
-  it('defaults the record lifetime to 14 days of DLQ retention plus a 2-day redrive window', () => {
+  it('defaults the record lifetime to 14 days of DLQ retention plus a 3-day redrive window', () => {
     expect(resolveRecordLifetime({})).toEqual({
       lifetime: {
         dlqRetentionSeconds: 1_209_600,
-        redriveWindowSeconds: 172_800,
-        recordTtlSeconds: 1_382_400,
+        redriveWindowSeconds: 259_200,
+        recordTtlSeconds: 1_468_800,
       },
       problems: [],
     });
