@@ -17,7 +17,7 @@
  * `resume` re-sends: the crash may have happened after SQS accepted the send but before SENT was
  * written. On FIFO queues the MessageDeduplicationId derived from the key makes that resend a no-op
  * within the 5-minute deduplication window; on standard queues it can deliver a duplicate, which
- * the consumer-side middleware (`consumer-idempotency.ts`) absorbs by key. Never re-sending would
+ * the consumer package (`@dlq-redrive/consumer-idempotency`) absorbs by key. Never re-sending would
  * instead risk losing the message when the crash came before the send, and loss is the one outcome
  * the pipeline must not produce.
  *
