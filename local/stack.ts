@@ -25,6 +25,7 @@ import { createSqsServer } from 'local-aws-sqs';
 import { resetClients } from '#platform/clients.js';
 import { DEFAULT_TABLE_NAME, tableDefinition } from '#platform/table.js';
 import { type Standins, startStandins } from './aws-standins/index.js';
+import { startKmsEnforcingSqs } from './aws-standins/sqs-kms.js';
 
 /**
  * The variable that names an already-running DynamoDB Local for {@link startLocalStack} to share
@@ -76,6 +77,12 @@ export interface LocalStackOptions {
    * @default process.env.LOCAL_DYNAMODB_ENDPOINT
    */
   dynamoEndpoint?: string | null;
+  /**
+   * Put the KMS-enforcing proxy (`local/aws-standins/sqs-kms.ts`) in front of the SQS stand-in, so
+   * a queue with `KmsMasterKeyId` answers SQS's `Kms*` errors when the KMS stand-in says the key
+   * cannot be used. `sqsEndpoint` and `AWS_ENDPOINT_URL_SQS` are then the proxy. @default false
+   */
+  sqsEnforcesKms?: boolean;
 }
 
 /** A DynamoDB Local JVM of its own, from {@link startDynamoLocal}. */
@@ -238,19 +245,29 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   installExitHook();
 
   const sqsPort = await freePort();
-  const sqsServer = await createSqsServer({
-    port: sqsPort,
-    hostname: '127.0.0.1',
-    region,
-    accountId,
-    emulateQueueCreationLifecycle: false,
-  });
+  const sqsServer = options.sqsEnforcesKms
+    ? undefined
+    : await createSqsServer({
+        port: sqsPort,
+        hostname: '127.0.0.1',
+        region,
+        accountId,
+        emulateQueueCreationLifecycle: false,
+      });
   let dynamo: DynamoLocal | undefined;
   let standins: Standins;
   try {
     standins = await startStandins({ region, accountId });
+    if (options.sqsEnforcesKms) {
+      const proxy = await startKmsEnforcingSqs({ port: sqsPort, kms: standins.kms, region, accountId });
+      const closeStandins = standins.close;
+      standins = {
+        ...standins,
+        close: () => Promise.all([proxy.close(), closeStandins()]).then(() => undefined),
+      };
+    }
   } catch (error) {
-    await closeServer(sqsServer);
+    if (sqsServer) await closeServer(sqsServer);
     throw error;
   }
   try {
@@ -261,7 +278,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           ...(options.startTimeoutMs ? { startTimeoutMs: options.startTimeoutMs } : {}),
         });
   } catch (error) {
-    await closeServer(sqsServer);
+    if (sqsServer) await closeServer(sqsServer);
     await standins.close();
     throw error;
   }
@@ -276,7 +293,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const stop = async () => {
     if (stopped) return;
     stopped = true;
-    await closeServer(sqsServer);
+    if (sqsServer) await closeServer(sqsServer);
     await standins.close();
     if (dynamo) await dynamo.stop();
     else await client.send(new DeleteTableCommand({ TableName: tableName })).catch(() => undefined);

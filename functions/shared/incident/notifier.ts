@@ -38,7 +38,8 @@ export type RedriveOutcome = (typeof REDRIVE_OUTCOMES)[number];
  * saw a run end ABORTED, TIMED_OUT or FAILED (without Notify/RecordFailure releasing its workflow
  * lease) and says whether it released the lease. `composite-children-skipped`: triage followed a
  * composite alarm's triggering children and names the ones it did not triage, with why (not in
- * ALARM, not a DLQ alarm, not a DLQ, gone).
+ * ALARM, not a DLQ alarm, not a DLQ, gone). `kms-key-unusable`: SQS could not use a queue's KMS
+ * key for the pipeline (queue, key, KMS action and SQS's error in the text and fields).
  */
 export const NOTICE_KINDS = [
   'unresolvable-alarm',
@@ -47,6 +48,7 @@ export const NOTICE_KINDS = [
   'alarm-cleared',
   'execution-ended',
   'composite-children-skipped',
+  'kms-key-unusable',
 ] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
 

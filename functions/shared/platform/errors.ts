@@ -18,6 +18,7 @@ export type RedriveErrorCode =
   | 'INVALID_EVENT'
   | 'QUEUE_NOT_FOUND'
   | 'ACCESS_DENIED'
+  | 'KMS_KEY_UNUSABLE'
   | 'INVALID_QUEUE_CONFIG'
   | 'INVALID_CONFIG'
   | 'UNRESOLVABLE_ALARM'
@@ -87,6 +88,32 @@ export class AccessDeniedError extends RedriveError {
   public override readonly name = 'Redrive.AccessDenied';
   public constructor(action: string, resource: string, cause?: unknown) {
     super('ACCESS_DENIED', `access denied: ${action} on ${resource}`, { cause });
+  }
+}
+
+/**
+ * SQS could not use a queue's KMS key for the pipeline: the key is disabled, pending deletion,
+ * gone, not usable for encryption, or the caller may not use it (SQS's `KmsAccessDenied`,
+ * `KmsDisabled`, `KmsInvalidState`, `KmsNotFound`, `KmsInvalidKeyUsage`, `KmsOptInRequired`; the
+ * legacy codes `KMS.AccessDeniedException`...). Only `KmsThrottled` is retryable.
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ReceiveMessage.html#API_ReceiveMessage_Errors
+ */
+export class KmsKeyError extends RedriveError {
+  public override readonly name = 'Redrive.KmsKeyUnusable';
+  public constructor(
+    /** The queue URL or name the call was on. */
+    public readonly queue: string,
+    /** The KMS action SQS needed for the caller (`kms:Decrypt` to receive, `kms:GenerateDataKey` to send). */
+    public readonly kmsAction: string,
+    /** The SQS error name, e.g. `KmsDisabled`. */
+    public readonly sqsError: string,
+    detail: string,
+    cause?: unknown,
+  ) {
+    super('KMS_KEY_UNUSABLE', `KMS key of ${queue} is unusable for ${kmsAction}: ${sqsError} (${detail})`, {
+      retryable: sqsError === 'KmsThrottled',
+      cause,
+    });
   }
 }
 

@@ -20,6 +20,7 @@ import {
   AccessDeniedError,
   awsErrorName,
   isRetryable,
+  KmsKeyError,
   QueueNotFoundError,
   TransientError,
 } from './errors.js';
@@ -78,9 +79,35 @@ export function adaptSqsError(error: unknown, action: string, resource: string):
     return new QueueNotFoundError(resource, error);
   if (name === 'AccessDenied' || name === 'AccessDeniedException' || code === 'AccessDenied')
     return new AccessDeniedError(action, resource, error);
+  const kms = kmsErrorName(name, code);
+  if (kms) return new KmsKeyError(resource, kmsActionOf(action), kms, (error as Error).message, error);
   if (isRetryable(error) || name === 'RequestThrottled' || name === 'ThrottlingException')
     return new TransientError(`${action} on ${resource}: ${(error as Error).message}`, error);
   return error;
+}
+
+/** SQS's KMS error names, by their legacy (query) codes too. */
+const KMS_ERRORS: Readonly<Record<string, string>> = {
+  'KMS.AccessDeniedException': 'KmsAccessDenied',
+  'KMS.DisabledException': 'KmsDisabled',
+  'KMS.InvalidKeyUsageException': 'KmsInvalidKeyUsage',
+  'KMS.InvalidStateException': 'KmsInvalidState',
+  'KMS.NotFoundException': 'KmsNotFound',
+  'KMS.OptInRequired': 'KmsOptInRequired',
+  'KMS.ThrottlingException': 'KmsThrottled',
+};
+
+function kmsErrorName(name: string | undefined, code: string | undefined): string | undefined {
+  if (name && Object.values(KMS_ERRORS).includes(name)) return name;
+  return (name && KMS_ERRORS[name]) ?? (code && KMS_ERRORS[code]) ?? undefined;
+}
+
+/**
+ * The KMS action SQS needed for the caller: receiving decrypts, sending generates a data key.
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-key-management.html
+ */
+function kmsActionOf(sqsAction: string): string {
+  return /SendMessage/.test(sqsAction) ? 'kms:GenerateDataKey' : 'kms:Decrypt';
 }
 
 function parseRedrivePolicy(raw: string | undefined): QueueInfo['redrivePolicy'] {
