@@ -27,11 +27,11 @@ import {
   notApproverMessage,
   REJECT_ACTION_ID,
 } from '#approval/slack-messages.js';
-import { InvalidInputError } from '#platform/errors.js';
+import { InvalidInputError, TaskClosedError } from '#platform/errors.js';
 import { formatIssues, logger } from '#platform/middleware.js';
 import * as z from '#platform/zod.js';
 import { headerOf, rawBodyOf, verifySlackSignature } from './slack-signature.js';
-import { type ApprovalOutput, type TaskCallbacks, TaskClosedError } from './task-callbacks.js';
+import type { ApprovalOutput, TaskCallbacks } from './task-callbacks.js';
 
 /** The Function URL request fields used (payload format 2.0, as API Gateway HTTP APIs send it too). */
 export const FunctionUrlRequest = z.object({

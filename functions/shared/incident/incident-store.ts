@@ -19,7 +19,7 @@ import { sha256Hex } from '#inventory/idempotency-key.js';
 import type { IncidentSummary } from '#inventory/model.js';
 import { documentClient } from '#platform/clients.js';
 import { pipelineConfig } from '#platform/config.js';
-import { awsErrorName, RedriveError } from '#platform/errors.js';
+import { isConditionalCheckFailed, RecordNotFoundError } from '#platform/errors.js';
 import { keys } from '#platform/table.js';
 
 /** Where an incident stands. */
@@ -91,7 +91,7 @@ export interface IncidentStore {
   getIncident(incidentId: string): Promise<Incident | undefined>;
   /** Creates the incident unless it exists. @returns created: false when it already existed. */
   putIncident(incident: Incident): Promise<{ created: boolean }>;
-  /** Sets the given fields (and `updatedAt`). @throws RedriveError CONFLICT when the incident does not exist. */
+  /** Sets the given fields (and `updatedAt`). @throws RecordNotFoundError when the incident does not exist. */
   updateIncident(incidentId: string, patch: Partial<Omit<Incident, 'incidentId'>>): Promise<void>;
   getTransition(dedupeKey: string): Promise<TransitionRecord | undefined>;
   /**
@@ -181,7 +181,7 @@ export function createIncidentStore(
         );
         return { created: true };
       } catch (error) {
-        if (awsErrorName(error) === 'ConditionalCheckFailedException') return { created: false };
+        if (isConditionalCheckFailed(error)) return { created: false };
         throw error;
       }
     },
@@ -209,8 +209,7 @@ export function createIncidentStore(
           }),
         );
       } catch (error) {
-        if (awsErrorName(error) === 'ConditionalCheckFailedException')
-          throw new RedriveError('CONFLICT', `no incident ${incidentId}`, { cause: error });
+        if (isConditionalCheckFailed(error)) throw new RecordNotFoundError(`incident ${incidentId}`, error);
         throw error;
       }
     },
@@ -250,7 +249,7 @@ export function createIncidentStore(
         );
         return { claimed: true };
       } catch (error) {
-        if (awsErrorName(error) !== 'ConditionalCheckFailedException') throw error;
+        if (!isConditionalCheckFailed(error)) throw error;
         // ReturnValuesOnConditionCheckFailure comes back in the low-level (AttributeValue) form.
         const item = (error as { Item?: Record<string, AttributeValue> }).Item;
         return {
@@ -281,7 +280,7 @@ export function createIncidentStore(
         );
         return { claimed: true };
       } catch (error) {
-        if (awsErrorName(error) !== 'ConditionalCheckFailedException') throw error;
+        if (!isConditionalCheckFailed(error)) throw error;
         const item = (error as { Item?: Record<string, AttributeValue> }).Item;
         const holder = item ? (unmarshall(item) as { owner?: string }).owner : undefined;
         return { claimed: false, holder };
@@ -300,7 +299,7 @@ export function createIncidentStore(
           }),
         );
       } catch (error) {
-        if (awsErrorName(error) !== 'ConditionalCheckFailedException') throw error;
+        if (!isConditionalCheckFailed(error)) throw error;
       }
     },
     async putLatestAlarmIncidents(latest) {
@@ -318,7 +317,7 @@ export function createIncidentStore(
         );
         return { written: true };
       } catch (error) {
-        if (awsErrorName(error) === 'ConditionalCheckFailedException') return { written: false };
+        if (isConditionalCheckFailed(error)) return { written: false };
         throw error;
       }
     },
@@ -341,7 +340,7 @@ export function createIncidentStore(
         );
         return true;
       } catch (error) {
-        if (awsErrorName(error) === 'ConditionalCheckFailedException') return false;
+        if (isConditionalCheckFailed(error)) return false;
         throw error;
       }
     },
@@ -357,7 +356,7 @@ export function createIncidentStore(
           }),
         );
       } catch (error) {
-        if (awsErrorName(error) !== 'ConditionalCheckFailedException') throw error;
+        if (!isConditionalCheckFailed(error)) throw error;
       }
     },
     async finishTransition(dedupeKey, status, details) {

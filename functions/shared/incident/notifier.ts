@@ -11,7 +11,7 @@
  * @see https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html
  */
 
-import { RedriveError } from '#platform/errors.js';
+import { RecordNotFoundError } from '#platform/errors.js';
 import { logger } from '#platform/middleware.js';
 import type { IncidentStore } from './incident-store.js';
 
@@ -113,7 +113,7 @@ export async function recordRunOnIncident(
     await incidents.updateIncident(incidentId, fields as Parameters<RunRecorder['updateIncident']>[1]);
     return true;
   } catch (error) {
-    if (error instanceof RedriveError && error.code === 'CONFLICT') {
+    if (error instanceof RecordNotFoundError) {
       logger.info('no incident record to update (console start without triage?)', { incidentId });
       return false;
     }

@@ -43,9 +43,16 @@ import {
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { documentClient } from '#platform/clients.js';
 import { pipelineConfig } from '#platform/config.js';
-import { awsErrorName, isRetryable, RedriveError } from '#platform/errors.js';
+import {
+  BodyIntegrityError,
+  isConditionalCheckFailed,
+  isRetryable,
+  RecordNotFoundError,
+  StateConflictError,
+} from '#platform/errors.js';
 import { keys, TABLE } from '#platform/table.js';
 import { BODY_CHUNK_BYTES, cutText, type EnvelopeWrite } from './envelope.js';
 import { sha256Hex } from './idempotency-key.js';
@@ -108,7 +115,8 @@ export interface EnvelopeStore {
   /**
    * Moves an envelope to a state, with the reason for PARKED / DISCARDED.
    * @param opts.expectedState - only when the envelope is currently in this state.
-   * @throws RedriveError code CONFLICT when the envelope does not exist or is not in `expectedState`.
+   * @throws RecordNotFoundError when the envelope does not exist.
+   * @throws StateConflictError when it is not in `expectedState` (naming the state it is in).
    */
   setState(
     dlqArn: string,
@@ -119,7 +127,7 @@ export interface EnvelopeStore {
   ): Promise<void>;
   /**
    * The body's exact bytes (inline or reassembled from chunks), checked against `bodySha256`.
-   * @throws RedriveError code INTERNAL when chunks are missing or the hash does not match.
+   * @throws BodyIntegrityError when chunks are missing or the hash / byte length does not match.
    */
   readBody(envelope: Envelope): Promise<Uint8Array>;
   getCursor(dlqArn: string): Promise<InventoryCursor | undefined>;
@@ -493,6 +501,7 @@ export function createEnvelopeStore(options: EnvelopeStoreOptions = {}): Envelop
                 ? 'SET #state = :state, stateReason = :reason, stateChangedAt = :now'
                 : 'SET #state = :state, stateChangedAt = :now REMOVE stateReason',
             ExpressionAttributeNames: { '#state': 'state' },
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
             ExpressionAttributeValues: {
               ':state': state,
               ':now': new Date().toISOString(),
@@ -502,14 +511,11 @@ export function createEnvelopeStore(options: EnvelopeStoreOptions = {}): Envelop
           }),
         );
       } catch (error) {
-        if (awsErrorName(error) === 'ConditionalCheckFailedException') {
-          throw new RedriveError(
-            'CONFLICT',
-            opts.expectedState !== undefined
-              ? `envelope ${messageId} in ${dlqArn} is missing or not in state ${opts.expectedState}`
-              : `no envelope ${messageId} in ${dlqArn}`,
-            { cause: error },
-          );
+        if (isConditionalCheckFailed(error)) {
+          const record = `envelope ${messageId} in ${dlqArn}`;
+          if (!error.Item || opts.expectedState === undefined) throw new RecordNotFoundError(record, error);
+          const actual = unmarshall(error.Item).state as string | undefined;
+          throw new StateConflictError(record, opts.expectedState, actual, error);
         }
         throw error;
       }
@@ -549,16 +555,16 @@ export function createEnvelopeStore(options: EnvelopeStoreOptions = {}): Envelop
           start = out.LastEvaluatedKey;
         } while (start);
         if (parts.length !== envelope.bodyChunks)
-          throw new RedriveError(
-            'INTERNAL',
-            `body of ${envelope.messageId}: found ${parts.length} of ${envelope.bodyChunks} chunks`,
+          throw new BodyIntegrityError(
+            envelope.messageId,
+            `found ${parts.length} of ${envelope.bodyChunks} chunks`,
           );
         bytes = new Uint8Array(Buffer.concat(parts));
       }
       if (bytes.byteLength !== envelope.bodyBytes || sha256Hex(bytes) !== envelope.bodySha256)
-        throw new RedriveError(
-          'INTERNAL',
-          `body of ${envelope.messageId} does not match its SHA-256 / byte length (${bytes.byteLength} of ${envelope.bodyBytes} bytes)`,
+        throw new BodyIntegrityError(
+          envelope.messageId,
+          `does not match its SHA-256 / byte length (${bytes.byteLength} of ${envelope.bodyBytes} bytes)`,
         );
       return bytes;
     },

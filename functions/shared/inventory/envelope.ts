@@ -9,6 +9,7 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_Message.html
  */
 import type { Message } from '@aws-sdk/client-sqs';
+import { InvalidInputError } from '#platform/errors.js';
 import { classifyMessage, fingerprint } from './classification.js';
 import {
   type ClassificationRule,
@@ -113,10 +114,10 @@ function cut(value: string | undefined, max: number): string | undefined {
  * @param message - ReceiveMessage output, received with `MessageAttributeNames: ['All']` and
  *   system attributes (`AttributeNames` + `MessageSystemAttributeNames` = `['All']`).
  * @param ctx - the DLQ's facts and the scan time.
- * @throws Error when the message has no MessageId (SQS always sends one).
+ * @throws InvalidInputError naming `MessageId` when the message has none (SQS always sends one).
  */
 export function buildEnvelope(message: Message, ctx: EnvelopeContext): EnvelopeWrite {
-  if (!message.MessageId) throw new Error('SQS message without MessageId');
+  if (!message.MessageId) throw new InvalidInputError('invalid SQS message', ['MessageId: is required']);
   const bodyText = message.Body ?? '';
   const body = new Uint8Array(Buffer.from(bodyText, 'utf8'));
   const systemAttributes: Record<string, string> = { ...(message.Attributes ?? {}) };

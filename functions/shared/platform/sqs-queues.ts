@@ -80,6 +80,8 @@ export function adaptSqsError(error: unknown, action: string, resource: string):
   if (name === 'AccessDenied' || name === 'AccessDeniedException' || code === 'AccessDenied')
     return new AccessDeniedError(action, resource, error);
   const kms = kmsErrorName(name, code);
+  // A throttled KMS call is transient (the ASL retries Redrive.Transient); the rest are the key's state.
+  if (kms === 'KmsThrottled') return new TransientError(`${action} on ${resource}: ${kms}`, error);
   if (kms) return new KmsKeyError(resource, kmsActionOf(action), kms, (error as Error).message, error);
   if (isRetryable(error) || name === 'RequestThrottled' || name === 'ThrottlingException')
     return new TransientError(`${action} on ${resource}: ${(error as Error).message}`, error);
