@@ -3,8 +3,7 @@
  * in the pipeline, names that survive minification, the ASL retrying exactly the retryable names,
  * and conditional-check failures recognised one way.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
@@ -26,6 +25,7 @@ import {
   TaskClosedError,
   TransientError,
 } from '#platform/errors.js';
+import { functionSources, withoutComments } from '../support/source-files.js';
 
 /** One instance of every class, keyed by its code (the type makes a new code need an entry here). */
 const ONE_OF_EACH: Record<RedriveErrorCode, RedriveError> = {
@@ -76,14 +76,9 @@ describe('error classes', () => {
   });
 
   it('are each thrown somewhere in functions/ (no code that nothing throws)', () => {
-    const root = new URL('../../functions/', import.meta.url).pathname;
-    const files = (dir: string): string[] =>
-      readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
-        d.isDirectory() ? files(join(dir, d.name)) : d.name.endsWith('.ts') ? [join(dir, d.name)] : [],
-      );
-    const source = files(root)
-      .filter((f) => !f.endsWith('platform/errors.ts'))
-      .map((f) => readFileSync(f, 'utf8'))
+    const source = functionSources()
+      .filter((f) => f.path !== 'shared/platform/errors.ts')
+      .map((f) => withoutComments(f.text))
       .join('\n');
     // InternalError is made by toRedriveError, in errors.ts itself, for every unknown throw.
     const unused = ERROR_CLASSES.map(([name]) => name).filter(
