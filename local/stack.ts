@@ -33,6 +33,12 @@ import { startKmsEnforcingSqs } from './aws-standins/sqs-kms.js';
  */
 export const SHARED_DYNAMODB_ENV = 'LOCAL_DYNAMODB_ENDPOINT';
 
+/**
+ * Set (to `1`) in the environment `npm run local` prints: `npm start` then runs on that stack
+ * (its endpoints and table) instead of starting one of its own, and leaves it up.
+ */
+export const LOCAL_STACK_ENV = 'DLQ_LOCAL_STACK';
+
 /** A running local stack. */
 export interface LocalStack {
   /** e.g. http://127.0.0.1:41234 */

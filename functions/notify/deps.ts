@@ -4,6 +4,7 @@
  * container, so the Slack secret is read once).
  */
 import { sharedNotifier } from '#approval/slack-notifier.js';
+import { createAuditTrail } from '#incident/audit-trail.js';
 import { createIncidentStore } from '#incident/incident-store.js';
 import { createWorkflowLeaseStore } from '#incident/workflow-lease.js';
 import { tableAccess } from '#platform/clients.js';
@@ -17,6 +18,7 @@ export async function createNotifyDeps(options: DepsOptions<NotifyDeps> = {}): P
   return {
     incidents: createIncidentStore(table),
     leases: createWorkflowLeaseStore(table),
+    audit: createAuditTrail(table),
     ...options.overrides,
     notifier: options.overrides?.notifier ?? (await sharedNotifier(config)),
   };

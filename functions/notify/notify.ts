@@ -11,7 +11,7 @@
  *
  * @see https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html
  */
-
+import { type AuditTrail, auditPlanOf } from '#incident/audit-trail.js';
 import {
   type Notifier,
   type RedriveOutcome,
@@ -61,6 +61,10 @@ export interface NotifyDeps {
   incidents: RunRecorder;
   /** The per-DLQ workflow lease; without it nothing is released (unit tests of the text). */
   leases?: Pick<WorkflowLeaseStore, 'release'>;
+  /** The incident's audit trail: the run's end, its plan and who approved it. Absent: not recorded. */
+  audit?: Pick<AuditTrail, 'record'>;
+  /** Now, epoch milliseconds. @default Date.now */
+  now?: () => number;
 }
 
 type Run = NotifyInput['run'];
@@ -157,6 +161,10 @@ export async function notify(input: NotifyInput, deps: NotifyDeps): Promise<Noti
   const text = outcomeText(outcome, run);
   const fields = counts(run);
   await deps.notifier.notify({ incidentId, kind: outcome, text, fields });
+  const checks = run.recheck ?? run.preflight;
+  const warnings = Array.isArray(checks?.warnings)
+    ? checks.warnings.filter((w) => typeof w === 'string')
+    : [];
   const recorded =
     incidentId === 'unknown'
       ? false
@@ -165,6 +173,41 @@ export async function notify(input: NotifyInput, deps: NotifyDeps): Promise<Noti
           outcomeText: text,
           ...(run.ramp ? { ramp: run.ramp } : {}),
           ...(run.reconcile ? { reconcile: run.reconcile } : {}),
+          ...(warnings.length > 0 ? { warnings } : {}),
         });
+  if (recorded && deps.audit) await deps.audit.record(runEndedEntry(input, incidentId, text, fields, deps));
   return { notified: true, outcome, text, recorded, leaseReleased };
+}
+
+/** The `run-ended` audit entry: outcome, counts, the plan the run followed and who approved it. */
+function runEndedEntry(
+  input: NotifyInput,
+  incidentId: string,
+  text: string,
+  fields: Fields,
+  deps: NotifyDeps,
+) {
+  const { run, outcome } = input;
+  const executionName = input.executionName ?? null;
+  const approval = run.approval;
+  const numeric = Object.fromEntries(
+    Object.entries(fields).filter(([, v]) => typeof v === 'number'),
+  ) as Record<string, number>;
+  return {
+    incidentId,
+    entryId: `run#${executionName ?? incidentId}#ended`,
+    kind: 'run-ended' as const,
+    at: (deps.now ?? Date.now)(),
+    by: null,
+    via: 'workflow' as const,
+    executionName,
+    plan: run.plan ? auditPlanOf(run.plan) : null,
+    outcome,
+    text,
+    counts: numeric,
+    approval:
+      approval && typeof approval.decision === 'string'
+        ? { decision: approval.decision, by: str(approval.approvedBy), reason: str(approval.reason) }
+        : null,
+  };
 }

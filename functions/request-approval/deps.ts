@@ -6,6 +6,7 @@
  */
 import { createApprovalStore } from '#approval/approval-store.js';
 import { createSlackApi, loadSlackSecrets, slackApiOptions } from '#approval/slack-client.js';
+import { createAuditTrail } from '#incident/audit-trail.js';
 import { createIncidentStore } from '#incident/incident-store.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import { tableAccess } from '#platform/clients.js';
@@ -36,6 +37,7 @@ export async function createRequestApprovalDeps(
     defaultChannel: config.slack.defaultChannel,
     timeoutSeconds: config.approvalTimeoutSeconds,
     now: () => Date.now(),
+    audit: createAuditTrail(table),
     ...options.overrides,
   };
 }

@@ -6,6 +6,7 @@
  */
 import { createApprovalStore } from '#approval/approval-store.js';
 import { createSlackApi, loadSlackSecrets, slackApiOptions } from '#approval/slack-client.js';
+import { createAuditTrail } from '#incident/audit-trail.js';
 import { lambdaClient, sfnClient, tableAccess } from '#platform/clients.js';
 import { type DepsOptions, pipelineConfig } from '#platform/config.js';
 import { lambdaDefer } from './defer.js';
@@ -49,6 +50,7 @@ export async function createFollowUpDeps(options: DepsOptions<FollowUpDeps> = {}
     slack,
     callbacks: createTaskCallbacks(sfnClient()),
     now: () => Date.now(),
+    audit: createAuditTrail(tableAccess(config)),
     ...options.overrides,
   };
 }

@@ -27,6 +27,7 @@ import {
   notApproverMessage,
   REJECT_ACTION_ID,
 } from '#approval/slack-messages.js';
+import type { AuditTrail } from '#incident/audit-trail.js';
 import { InvalidInputError, TaskClosedError } from '#platform/errors.js';
 import { formatIssues, logger } from '#platform/middleware.js';
 import * as z from '#platform/zod.js';
@@ -111,6 +112,11 @@ export interface FollowUpDeps {
   callbacks: TaskCallbacks;
   /** Now, epoch milliseconds. */
   now: () => number;
+  /**
+   * The incident's audit trail: the decision is recorded there once the task has it, so the
+   * approver outlives the approval record's TTL. Absent: not recorded (unit tests).
+   */
+  audit?: Pick<AuditTrail, 'record'>;
 }
 
 /** How long a follow-up holds the callback before a retry may take over, milliseconds. */
@@ -294,6 +300,16 @@ export async function runFollowUp(
     return 'closed';
   }
   await deps.approvals.close(record.approvalId, 'callback-sent', deps.now());
+  await deps.audit?.record({
+    incidentId: record.incidentId,
+    entryId: `approval#${record.approvalId}#decision`,
+    kind: record.decision,
+    at: record.decidedAt ?? deps.now(),
+    by: record.decidedBy.username,
+    via: 'slack',
+    approvalId: record.approvalId,
+    text: `Slack user ${record.decidedBy.id}${record.reason ? `: ${record.reason}` : ''}`,
+  });
   await deps.slack.respond(followUp.responseUrl, {
     ...decidedMessage(record.decision, record.decidedBy.username, record.decidedAt ?? deps.now()),
     replace_original: true,

@@ -176,7 +176,7 @@ describe('approval message', () => {
     const text = JSON.stringify(approvalRequestMessage(view(summary())).blocks);
     expect(text).toContain('*42 messages* in `orders-dlq` from `orders-queue`');
     expect(text).toContain('*30* × `TimeoutError` (transient): e.g. `m-1`: timed out');
-    expect(text).toContain('Oldest message: 2 h 0 min old');
+    expect(text).toMatch(/Oldest message: sent \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(2 h 0 min ago\)/);
     expect(text).toContain('Classification: transient 42');
     expect(text).toContain('Sample first: 5 messages');
     expect(text).toContain('Ramp: 5 → 50 → 200 msg/s, 60 s per step');

@@ -20,7 +20,8 @@ import type { IncidentSummary } from '#inventory/model.js';
 import { documentClient } from '#platform/clients.js';
 import { pipelineConfig } from '#platform/config.js';
 import { isConditionalCheckFailed, RecordNotFoundError } from '#platform/errors.js';
-import { keys } from '#platform/table.js';
+import { queryIndexPartition } from '#platform/index-query.js';
+import { keys, TABLE } from '#platform/table.js';
 
 /** Where an incident stands. */
 export type IncidentStatus = 'OPEN' | 'PARTIAL' | 'WORKFLOW_STARTED' | 'CLOSED';
@@ -89,6 +90,12 @@ export interface LatestAlarmIncidents {
 /** The incident store's operations. */
 export interface IncidentStore {
   getIncident(incidentId: string): Promise<Incident | undefined>;
+  /**
+   * Incidents newest first (by `createdAt`), from the `byIdempotencyKey` index's `INCIDENTS`
+   * partition: one Query per page, whatever the number of envelopes in the table.
+   * @param options.limit - most incidents returned. @default 50
+   */
+  listIncidents(options?: { limit?: number }): Promise<Incident[]>;
   /** Creates the incident unless it exists. @returns created: false when it already existed. */
   putIncident(incident: Incident): Promise<{ created: boolean }>;
   /** Sets the given fields (and `updatedAt`). @throws RecordNotFoundError when the incident does not exist. */
@@ -161,7 +168,7 @@ export function createIncidentStore(
   const inventoryKey = (dlqArn: string) => ({ pk: keys.dlq(dlqArn), sk: INVENTORY_SK });
   const latestKey = (alarmArn: string) => ({ pk: keys.alarm(alarmArn), sk: keys.alarmLatestSk });
   const strip = <T>(item: Record<string, unknown>): T => {
-    const { pk: _pk, sk: _sk, entity: _e, ...rest } = item;
+    const { pk: _pk, sk: _sk, entity: _e, gsi1pk: _g1, gsi1sk: _g2, ...rest } = item;
     return rest as T;
   };
 
@@ -170,12 +177,25 @@ export function createIncidentStore(
       const out = await client().send(new GetCommand({ TableName: table, Key: incidentKey(incidentId) }));
       return out.Item ? strip<Incident>(out.Item) : undefined;
     },
+    async listIncidents(opts = {}) {
+      const items = await queryIndexPartition(client(), table, keys.incidentListing, {
+        descending: true,
+        limit: opts.limit ?? 50,
+      });
+      return items.map((item) => strip<Incident>(item));
+    },
     async putIncident(incident) {
       try {
         await client().send(
           new PutCommand({
             TableName: table,
-            Item: { ...incidentKey(incident.incidentId), entity: 'incident', ...incident },
+            Item: {
+              ...incidentKey(incident.incidentId),
+              entity: 'incident',
+              [TABLE.keyIndex.partitionKey]: keys.incidentListing,
+              [TABLE.keyIndex.sortKey]: `${incident.createdAt}#${incident.incidentId}`,
+              ...incident,
+            },
             ConditionExpression: 'attribute_not_exists(pk)',
           }),
         );

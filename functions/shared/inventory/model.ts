@@ -145,6 +145,11 @@ export interface IncidentSummary {
   countByClassification: Record<Classification, number>;
   /** Age of the oldest message, milliseconds, at inventory time. */
   oldestMessageAgeMs: number | null;
+  /**
+   * SentTimestamp of the oldest message, epoch milliseconds: since when the consumer has been
+   * failing (absent on summaries written before it was added: derive it from the age).
+   */
+  oldestSentAt?: number | null;
   /** Earliest retention deadline, epoch milliseconds. */
   earliestRetentionDeadline: number | null;
   /** Messages whose retention deadline is less than 24 h away. */
