@@ -241,5 +241,8 @@ export async function validateInput(event: unknown, deps: ValidateInputDeps): Pr
     requestedBy: input.requestedBy ?? DEFAULT_REQUESTED_BY,
     parkingQueueUrl,
     maxRedrives: registration.maxRedrives,
+    selection: input.selection ?? null,
+    unpark: input.unpark ?? false,
+    transform: input.transform ?? null,
   };
 }
