@@ -154,7 +154,10 @@ describe('selection, un-park and transform (the recording mover)', () => {
       null,
     ]);
     const unpark = await validateInput(loadJson(EVENTS, 'unpark.json'), deps);
-    expect([unpark.unpark, unpark.selection?.attributes]).toEqual([true, [{ name: 'tenant', equals: 'acme' }]]);
+    expect([unpark.unpark, unpark.selection?.attributes]).toEqual([
+      true,
+      [{ name: 'tenant', equals: 'acme' }],
+    ]);
     const edit = await validateInput(loadJson(EVENTS, 'edit-resubmit.json'), deps);
     expect(edit.transform).toEqual({
       mergePatch: { currency: 'EUR' },
@@ -170,7 +173,10 @@ describe('selection, un-park and transform (the recording mover)', () => {
         selection: {
           causes: [],
           attributes: [{ name: 'AWS.trace', equals: 3 }],
-          body: [{ jsonPath: 'a.b', equals: { x: 1 } }, { jsonPath: '$.a', equals: 1, extra: true }],
+          body: [
+            { jsonPath: 'a.b', equals: { x: 1 } },
+            { jsonPath: '$.a', equals: 1, extra: true },
+          ],
           messageIds: ['has space'],
         },
       }),

@@ -154,17 +154,19 @@ const INVISIBLE_OR_UNENCODABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/u;
  */
 function textField(max: number, whenMissing?: string) {
   const rule = `must be a non-blank string of at most ${max} characters, without control characters`;
-  return z.string({
-    error: (issue) => (issue.input === undefined && whenMissing ? whenMissing : `${rule}${given(issue)}`),
-  }).check(
-    z.regex(new RegExp(`^(?=.*\\S)[^\\x00-\\x1F\\x7F]{1,${max}}$`), {
-      error: (issue) => `${rule}${given(issue)}`,
-    }),
-    z.refine((text) => !INVISIBLE_OR_UNENCODABLE.test(text), {
-      error: (issue) =>
-        `${rule} (no bidirectional overrides, zero-width or other format characters, or unpaired surrogates)${given(issue)}`,
-    }),
-  );
+  return z
+    .string({
+      error: (issue) => (issue.input === undefined && whenMissing ? whenMissing : `${rule}${given(issue)}`),
+    })
+    .check(
+      z.regex(new RegExp(`^(?=.*\\S)[^\\x00-\\x1F\\x7F]{1,${max}}$`), {
+        error: (issue) => `${rule}${given(issue)}`,
+      }),
+      z.refine((text) => !INVISIBLE_OR_UNENCODABLE.test(text), {
+        error: (issue) =>
+          `${rule} (no bidirectional overrides, zero-width or other format characters, or unpaired surrogates)${given(issue)}`,
+      }),
+    );
 }
 
 function boolField() {
@@ -234,14 +236,12 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 /** A message attribute name as SQS allows it: 1-256 of `A-Za-z0-9_-.`, not starting with `AWS.`/`Amazon.`. */
 const ATTRIBUTE_NAME = /^(?!\.)(?!.*\.\.)(?!.*\.$)(?!(?:AWS|Amazon)\.)[A-Za-z0-9_.-]{1,256}$/i;
 function attributeNameField() {
-  return z
-    .string({ error: (issue) => `must be a message attribute name${given(issue)}` })
-    .check(
-      z.regex(ATTRIBUTE_NAME, {
-        error: (issue) =>
-          `must be a message attribute name (1-256 of A-Za-z0-9_-., not starting with AWS. or Amazon.)${given(issue)}`,
-      }),
-    );
+  return z.string({ error: (issue) => `must be a message attribute name${given(issue)}` }).check(
+    z.regex(ATTRIBUTE_NAME, {
+      error: (issue) =>
+        `must be a message attribute name (1-256 of A-Za-z0-9_-., not starting with AWS. or Amazon.)${given(issue)}`,
+    }),
+  );
 }
 
 /** A dotted JSON path into the payload: `$.a.b`, `$.items.0.sku`. */
@@ -309,7 +309,9 @@ export const Selection = strictShape(
       listField(
         z
           .string({ error: (issue) => `must be a DLQ MessageId${given(issue)}` })
-          .check(z.regex(/^[\x21-\x7E]{1,128}$/, { error: (issue) => `must be a DLQ MessageId${given(issue)}` })),
+          .check(
+            z.regex(/^[\x21-\x7E]{1,128}$/, { error: (issue) => `must be a DLQ MessageId${given(issue)}` }),
+          ),
         MAX_SELECTED_MESSAGE_IDS,
         'message ids',
       ),
@@ -360,7 +362,9 @@ export const Transform = strictShape(
       ),
     ),
     /** Message attributes to remove. */
-    removeAttributes: z.optional(listField(attributeNameField(), MAX_TRANSFORM_ATTRIBUTES, 'attribute names')),
+    removeAttributes: z.optional(
+      listField(attributeNameField(), MAX_TRANSFORM_ATTRIBUTES, 'attribute names'),
+    ),
     /** Why the messages are edited (kept in the incident's audit record). Required. */
     reason: textField(500, 'is required: say why the messages are edited (audited)'),
   },
