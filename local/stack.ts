@@ -23,6 +23,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { createSqsServer } from 'local-aws-sqs';
 import { resetClients } from '#platform/clients.js';
+import { sleep } from '#platform/sleep.js';
 import { DEFAULT_TABLE_NAME, tableDefinition } from '#platform/table.js';
 import { type Standins, startStandins } from './aws-standins/index.js';
 import { startKmsEnforcingSqs } from './aws-standins/sqs-kms.js';
@@ -176,7 +177,7 @@ async function waitForDynamo(client: DynamoDBClient, child: ChildProcess, timeou
     } catch {
       if (Date.now() > deadline)
         throw new Error(`DynamoDB Local did not answer within ${timeoutMs} ms: ${stderr.trim()}`);
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
     }
   }
 }

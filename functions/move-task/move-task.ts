@@ -23,6 +23,7 @@ import { ExecutionPlan, parseSqsArn } from '#incident/execution-input.js';
 import { scanDlq, type VisitResult } from '#inventory/dlq-scan.js';
 import type { EnvelopeStore } from '#inventory/envelope-store.js';
 import { idempotencyKeyOfMessage } from '#inventory/idempotency-key.js';
+import { sleep as realSleep } from '#platform/sleep.js';
 import type { SqsQueues } from '#platform/sqs-queues.js';
 import * as z from '#platform/zod.js';
 import { activeTask, type MoveTask, type MoveTasks } from '#transfer/move-tasks.js';
@@ -231,7 +232,7 @@ async function sourceBacklog(deps: MoveTaskDeps, arns: readonly string[]): Promi
  */
 export async function moveTask(input: MoveTaskInput, deps: MoveTaskDeps): Promise<RampResult> {
   const { plan } = input;
-  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const sleep = deps.sleep ?? realSleep;
   const out = base(plan, input.ramp);
 
   if (input.action === 'start') return startAt(plan, 0, deps, out);

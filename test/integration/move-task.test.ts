@@ -2,6 +2,7 @@ import { DeleteQueueCommand, StartMessageMoveTaskCommand } from '@aws-sdk/client
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { sqsClient } from '#platform/clients.js';
+import { sleep } from '#platform/sleep.js';
 import { createSqsQueues } from '#platform/sqs-queues.js';
 import { createMoveTasks, type MoveTasks } from '#transfer/move-tasks.js';
 import { handler } from '../../functions/move-task/handler.js';
@@ -10,7 +11,6 @@ import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { createQueue, drain, lambdaContext, planFor, seedAndInventory } from '../support/redrive-fixtures.js';
 
 const run = (event: unknown) => handler(event as never, lambdaContext) as Promise<RampResult>;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('MoveTask against the local stack', () => {
   let stack: LocalStack;

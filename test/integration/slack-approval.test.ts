@@ -20,6 +20,7 @@ import { createIncidentStore } from '#incident/incident-store.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import type { IncidentSummary } from '#inventory/model.js';
 import { resetClients } from '#platform/clients.js';
+import { sleep } from '#platform/sleep.js';
 import { signSlackRequest } from '../../functions/slack-interaction/slack-signature.js';
 import { startSlackEndpoint } from '../../local/slack-endpoint.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
@@ -397,7 +398,7 @@ describe('local interactivity endpoint (HTTP, real core, DynamoDB Local)', () =>
       callbacks: {
         sendTaskSuccess: async (token, output) => {
           events.push(`send-start ${token}`);
-          await new Promise((r) => setTimeout(r, 2500));
+          await sleep(2500);
           events.push(`send-done ${output.decision}`);
         },
       },

@@ -13,7 +13,6 @@ import {
 } from '@aws-sdk/client-kms';
 import { SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createMemoryNotifier } from '#incident/notifier.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { sqsClient } from '#platform/clients.js';
 import { createTriageHandler } from '../../functions/triage/handler.js';
@@ -21,6 +20,7 @@ import type { TriageResult } from '../../functions/triage/triage.js';
 import type { WorkflowStarter } from '../../functions/triage/workflow-starter.js';
 import { lambdaContext } from '../../local/lambda-context.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
+import { createMemoryNotifier } from '../support/memory-notifier.js';
 import { queueDepth, seedDlq } from '../support/seed-dlq.js';
 
 const ACCOUNT = '111122223333';

@@ -1,10 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { approvalIdForToken, createInMemoryApprovalStore } from '#approval/approval-store.js';
+import { approvalIdForToken } from '#approval/approval-store.js';
 import type { SlackMessage } from '#approval/slack-client.js';
 import { approvalRequestMessage, approvalWarnings } from '#approval/slack-messages.js';
 import { createSlackNotifier } from '#approval/slack-notifier.js';
-import { createMemoryNotifier } from '#incident/notifier.js';
 import type { IncidentSummary } from '#inventory/model.js';
 import {
   APPROVAL_RECORD_MARGIN_SECONDS,
@@ -12,6 +11,8 @@ import {
   RequestApprovalInput,
   requestApproval,
 } from '../../functions/request-approval/request-approval.js';
+import { createInMemoryApprovalStore } from '../support/in-memory-approval-store.js';
+import { createMemoryNotifier } from '../support/memory-notifier.js';
 
 const NOW = 1767350400000; // C10's now_epoch_ms
 const HOUR = 3_600_000;

@@ -82,17 +82,6 @@ export function createLogNotifier(log: Pick<typeof logger, 'info' | 'warn'> = lo
   };
 }
 
-/** A notifier that keeps every notification in memory (tests, the local demo). */
-export function createMemoryNotifier(): Notifier & { sent: Notification[] } {
-  const sent: Notification[] = [];
-  return {
-    sent,
-    async notify(n) {
-      sent.push(n);
-    },
-  };
-}
-
 /** The part of the incident store the workflow writes its results with. */
 export type RunRecorder = Pick<IncidentStore, 'updateIncident'>;
 

@@ -53,6 +53,7 @@ import {
   RecordNotFoundError,
   StateConflictError,
 } from '#platform/errors.js';
+import { sleep } from '#platform/sleep.js';
 import { keys, TABLE } from '#platform/table.js';
 import { BODY_CHUNK_BYTES, cutText, type EnvelopeWrite } from './envelope.js';
 import { sha256Hex } from './idempotency-key.js';
@@ -159,8 +160,6 @@ type Item = Record<string, unknown>;
 /** What the existence check reads of a stored envelope. */
 type Existing = { incidentId: string | undefined; inventoryId: string | undefined };
 type WriteRequest = { PutRequest: { Item: Item } };
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
