@@ -92,14 +92,17 @@ describe('execution input examples (events/console)', () => {
     ]);
   });
 
-  it.each(examples)('%s passes the schema and becomes a plan every later state can parse', async (name) => {
-    const input = loadJson(EVENTS, name);
-    expect(ExecutionInput.safeParse(input).success).toBe(true);
-    const { deps } = fakeDeps({ registration: { allowPreApproved: true } });
-    const plan = await validateInput(input, deps);
-    expect(ExecutionPlan.parse(plan)).toEqual(plan);
-    expect(plan.dlqArn).toBe((input as { dlqArn: string }).dlqArn);
-  });
+  it.each(examples.filter((e) => !['edit-resubmit.json', 'selective-cause.json', 'unpark.json'].includes(e)))(
+    '%s passes the schema and becomes a plan every later state can parse',
+    async (name) => {
+      const input = loadJson(EVENTS, name);
+      expect(ExecutionInput.safeParse(input).success).toBe(true);
+      const { deps } = fakeDeps({ registration: { allowPreApproved: true } });
+      const plan = await validateInput(input, deps);
+      expect(ExecutionPlan.parse(plan)).toEqual(plan);
+      expect(plan.dlqArn).toBe((input as { dlqArn: string }).dlqArn);
+    },
+  );
 
   it('fills every default of the minimal example from the registration', async () => {
     const { deps } = fakeDeps({
@@ -145,7 +148,17 @@ describe('execution input examples (events/console)', () => {
 });
 
 describe('selection, un-park and transform (the recording mover)', () => {
-  it('copies the selection, un-park flag and transform of the examples into the plan', async () => {
+  it('refuses selection, unpark and transform while the workflow has no recording mover to honour them', async () => {
+    const { deps, calls } = fakeDeps();
+    const error = await validateInput(loadJson(EVENTS, 'edit-resubmit.json'), deps).catch((e: unknown) => e);
+    expect((error as InvalidInputError).details).toEqual([
+      'selection: needs the recording mover, which this pipeline does not run yet (a move task would move the whole DLQ)',
+      'transform: needs the recording mover, which this pipeline does not run yet (a move task would move the whole DLQ)',
+    ]);
+    expect(calls).toEqual([]);
+  });
+
+  it.skip('copies the selection, un-park flag and transform of the examples into the plan', async () => {
     const { deps } = fakeDeps();
     const selective = await validateInput(loadJson(EVENTS, 'selective-cause.json'), deps);
     expect([selective.selection, selective.unpark, selective.transform]).toEqual([
