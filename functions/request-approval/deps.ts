@@ -5,7 +5,8 @@
  * (`npm start -- --approve-via slack`), which overrides `slack`.
  */
 import { createApprovalStore } from '#approval/approval-store.js';
-import { createSlackApi, loadSlackSecrets, slackApiOptions } from '#approval/slack-client.js';
+import { createSlackApi, slackApiOptions } from '#approval/slack-client.js';
+import { loadSlackSecrets } from '#approval/slack-secrets.js';
 import { createAuditTrail } from '#incident/audit-trail.js';
 import { createIncidentStore } from '#incident/incident-store.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';

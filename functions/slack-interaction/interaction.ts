@@ -18,7 +18,6 @@
  */
 
 import type { ApprovalDecision, ApprovalRecord, ApprovalStore, SlackUser } from '#approval/approval-store.js';
-import { isAllowedResponseUrl, type ResponseUrlMessage, type SlackApi } from '#approval/slack-client.js';
 import {
   APPROVE_ACTION_ID,
   alreadyDecidedMessage,
@@ -27,6 +26,11 @@ import {
   notApproverMessage,
   REJECT_ACTION_ID,
 } from '#approval/slack-messages.js';
+import {
+  isAllowedResponseUrl,
+  type ResponseUrlMessage,
+  type ResponseUrlPoster,
+} from '#approval/slack-response-url.js';
 import type { AuditTrail } from '#incident/audit-trail.js';
 import { InvalidInputError, TaskClosedError } from '#platform/errors.js';
 import { formatIssues, logger } from '#platform/middleware.js';
@@ -108,7 +112,7 @@ export interface AcknowledgeDeps {
 /** Ports of {@link runFollowUp}. */
 export interface FollowUpDeps {
   approvals: ApprovalStore;
-  slack: Pick<SlackApi, 'respond'>;
+  slack: ResponseUrlPoster;
   callbacks: TaskCallbacks;
   /** Now, epoch milliseconds. */
   now: () => number;

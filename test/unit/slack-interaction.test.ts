@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import type { SFNClient } from '@aws-sdk/client-sfn';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { ApprovalRecord } from '#approval/approval-store.js';
-import type { ResponseUrlMessage } from '#approval/slack-client.js';
 import { EXPIRED_TEXT, NOT_APPROVER_TEXT } from '#approval/slack-messages.js';
+import type { ResponseUrlMessage } from '#approval/slack-response-url.js';
 import {
   acknowledgeInteraction,
   CALLBACK_LEASE_MS,
