@@ -10,6 +10,7 @@ import { errorMessage } from '#platform/errors.js';
 import { envelopesCommand } from './commands/envelopes.js';
 import { incidentsCommand } from './commands/incidents.js';
 import { registrationCommands } from './commands/registrations.js';
+import { runCommands } from './commands/runs.js';
 import { showCommand } from './commands/show.js';
 import { type CliContext, contextFromEnv } from './context.js';
 import { CliError, type CliIO } from './output.js';
@@ -32,6 +33,7 @@ export function buildProgram(ctx: CliContext): Command {
   showCommand(program, ctx);
   envelopesCommand(program, ctx);
   registrationCommands(program, ctx);
+  runCommands(program, ctx);
   for (const command of program.commands) command.exitOverride().configureOutput(program.configureOutput());
   return program;
 }

@@ -1,4 +1,5 @@
 /** MoveTask's ports, from the pipeline configuration and the shared clients. */
+import { createCancelRequests } from '#incident/cancel-requests.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { sqsClient, tableAccess } from '#platform/clients.js';
 import { type DepsOptions, pipelineConfig } from '#platform/config.js';
@@ -13,6 +14,7 @@ export function createMoveTaskDeps(options: DepsOptions<MoveTaskDeps> = {}): Mov
     moveTasks: createMoveTasks({ client: sqsClient() }),
     queues: createSqsQueues({ client: sqsClient() }),
     envelopes: createEnvelopeStore(tableAccess(config)),
+    cancelRequests: createCancelRequests(tableAccess(config)),
     ...options.overrides,
   };
 }

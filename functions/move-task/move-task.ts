@@ -18,7 +18,7 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-configure-dead-letter-queue-redrive.html
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ListMessageMoveTasks.html
  */
-
+import type { CancelRequest, CancelRequests } from '#incident/cancel-requests.js';
 import { ExecutionPlan, parseSqsArn } from '#incident/execution-input.js';
 import { scanDlq, type VisitResult } from '#inventory/dlq-scan.js';
 import type { EnvelopeStore } from '#inventory/envelope-store.js';
@@ -31,7 +31,7 @@ import { checkRampRates } from '#transfer/redrive-plan.js';
 
 /** `$.ramp` (docs/contracts.md) plus the gate's measurements. */
 export const RampState = z.looseObject({
-  decision: z.enum(['step-up', 'hold', 'done', 'halt']),
+  decision: z.enum(['step-up', 'hold', 'done', 'halt', 'cancelled']),
   rateIndex: z.number().check(z.int(), z.gte(0)),
   rate: z.number().check(z.int()),
   taskHandle: z.nullable(z.string()),
@@ -52,6 +52,8 @@ export type RampState = z.infer<typeof RampState>;
 export const MoveTaskInput = z.object({
   action: z.enum(['start', 'check', 'step-up']),
   plan: ExecutionPlan,
+  /** `$$.Execution.Name`: whose cancel request to read. Absent: the incident id stands in. */
+  executionName: z.optional(z.string().check(z.minLength(1))),
   preflight: z.looseObject({ sourceArns: z.array(z.string()) }),
   ramp: z.optional(RampState),
 });
@@ -70,6 +72,8 @@ export interface MoveTaskDeps {
   moveTasks: MoveTasks;
   queues: Pick<SqsQueues, 'describe' | 'resolveByName' | 'receive' | 'changeVisibility'>;
   envelopes: Pick<EnvelopeStore, 'findByIdempotencyKey'>;
+  /** A person's request to stop the run (Slack Cancel, `dlq cancel`); every action reads it first. */
+  cancelRequests?: Pick<CancelRequests, 'get'>;
   sleep?: (ms: number) => Promise<void>;
   /** How long a step-up waits for the cancelled task to stop, milliseconds. @default 20000 */
   cancelWaitMs?: number;
@@ -234,6 +238,8 @@ export async function moveTask(input: MoveTaskInput, deps: MoveTaskDeps): Promis
   const { plan } = input;
   const sleep = deps.sleep ?? realSleep;
   const out = base(plan, input.ramp);
+  const cancel = await deps.cancelRequests?.get(plan.incidentId, input.executionName ?? plan.incidentId);
+  if (cancel) return cancelled(plan, deps, out, cancel);
 
   if (input.action === 'start') return startAt(plan, 0, deps, out);
 
@@ -268,6 +274,30 @@ export async function moveTask(input: MoveTaskInput, deps: MoveTaskDeps): Promis
     }
   }
   return check(input, deps, out);
+}
+
+/**
+ * A person asked the run to stop: cancel the move task this run owns (if it still runs) and end
+ * the ramp. Nothing else moves; Reconcile then accounts for what the task moved.
+ */
+async function cancelled(
+  plan: ExecutionPlan,
+  deps: MoveTaskDeps,
+  out: RampResult,
+  request: CancelRequest,
+): Promise<RampResult> {
+  const tasks = out.taskHandle ? await deps.moveTasks.list(plan.dlqArn) : [];
+  const task = tasks.find((t) => t.taskHandle === out.taskHandle);
+  if (task?.status === 'RUNNING' && out.taskHandle) await deps.moveTasks.cancel(out.taskHandle);
+  const moved = task?.moved ?? out.moved;
+  return {
+    ...out,
+    decision: 'cancelled',
+    status: task ? (task.status === 'RUNNING' ? 'CANCELLING' : task.status) : out.status,
+    moved,
+    pendingRateIndex: null,
+    reason: `cancelled by ${request.by} (${request.via}) at ${new Date(request.at).toISOString()}${request.reason ? `: ${request.reason}` : ''}; ${out.movedBefore + moved} message(s) moved before the cancel`,
+  };
 }
 
 async function check(input: MoveTaskInput, deps: MoveTaskDeps, out: RampResult): Promise<RampResult> {

@@ -136,6 +136,8 @@ export function outcomeText(outcome: RedriveOutcome | string, run: Run): string 
       return `Sample redrive of ${dlq} failed: ${str(run.verify?.reason) ?? 'verification failed'}. ${tally}.`;
     case 'halted':
       return `Redrive of ${dlq} halted: ${str(run.ramp?.reason) ?? 'health gate'}. ${tally}.`;
+    case 'cancelled':
+      return `Redrive of ${dlq} cancelled: ${str(run.ramp?.reason) ?? 'on request'}. ${tally}.`;
     case 'failed':
       return `Redrive of ${dlq} failed at a step: ${run.error?.Error ?? 'error'}: ${causeMessage(run.error?.Cause)}.`;
     default:

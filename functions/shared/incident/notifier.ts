@@ -26,6 +26,7 @@ export const REDRIVE_OUTCOMES = [
   'approval-expired',
   'sample-failed',
   'halted',
+  'cancelled',
   'failed',
 ] as const;
 export type RedriveOutcome = (typeof REDRIVE_OUTCOMES)[number];
