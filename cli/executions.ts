@@ -141,6 +141,7 @@ export async function readRun(ctx: CliContext, executionArn: string): Promise<Ru
         VerifySample: 'verify',
         Reconcile: 'reconcile',
         Notify: 'notification',
+        RecordFailure: 'notification',
       }[exited.name];
       const value = own ? slot(own) : RAMP_STATES.has(exited.name) ? slot('ramp') : null;
       if (value) view.taskOutputs[exited.name] = value;

@@ -30,6 +30,7 @@ import { startProgress } from '../progress.js';
 import { checkCauses } from './envelopes.js';
 
 interface RedriveOptions {
+  unpark?: boolean;
   dryRun?: boolean;
   sampleOnly?: boolean;
   cause?: string[];
@@ -49,10 +50,38 @@ interface RedriveOptions {
   json?: boolean;
 }
 
-/** The execution input field the recording mover reads for a selective redrive (docs/cli.md). */
-export const SELECTION_FIELD = 'selection';
+/** The CLI flag of an execution input field (`sampleSize` -> `--sample-size`, `selection` -> `--cause`). */
+const flagOf = (field: string) =>
+  field === 'selection' ? '--cause' : `--${field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 
-const flagOf = (field: string) => `--${field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+/**
+ * Waits for the run to leave ValidateInput. A refusal there (checks only the pipeline can make:
+ * the registration, the Region, whether the queues exist, whether it runs the recording mover)
+ * becomes one line naming the flag and exit 2: the execution failed at its first state, before
+ * any queue or table was read or written (C20).
+ */
+async function validated(ctx: CliContext, executionArn: string): Promise<RunView> {
+  for (;;) {
+    const run = await readRun(ctx, executionArn);
+    if (run.status !== 'RUNNING' || run.path.some((p) => p.name !== 'ValidateInput')) {
+      if (
+        run.status === 'FAILED' &&
+        run.path.every((p) => p.name === 'ValidateInput' || p.name === 'RecordFailure' || p.name === 'Failed')
+      ) {
+        const cause = run.taskOutputs.RecordFailure?.text ?? run.cause ?? run.error ?? 'refused';
+        const message = String(cause).replace(/^.*?invalid execution input: /, '');
+        const first = message.split('; ')[0] ?? message;
+        const field = first.split(':')[0] ?? '';
+        throw new CliError(
+          `${/^[a-zA-Z]+$/.test(field) ? flagOf(field) : field}:${first.slice(field.length + 1)} (execution ${run.name} failed at ValidateInput; nothing was read or moved)`,
+          2,
+        );
+      }
+      return run;
+    }
+    await sleep(250);
+  }
+}
 
 /**
  * The execution input for `dlq redrive`, checked with the workflow's own schema (the same one
@@ -89,15 +118,10 @@ export function redriveInput(
       requestedBy,
     }).filter(([, v]) => v !== undefined),
   );
-  if (opts.cause && opts.cause.length > 0) {
-    // A move task cannot filter: selecting causes needs the recording mover, which reads this field.
-    if (!(SELECTION_FIELD in ExecutionInput.shape))
-      throw new CliError(
-        '--cause: selective redrive needs the recording mover, not deployed in this pipeline (StartMessageMoveTask moves the whole DLQ and cannot filter); redrive the whole incident, or export the cause with dlq envelopes INCIDENT --cause C --export FILE.jsonl',
-        2,
-      );
-    input[SELECTION_FIELD] = { causes: opts.cause };
-  }
+  // Selection and un-park go through the recording mover (a move task cannot filter); the
+  // workflow's ValidateInput refuses them while the pipeline runs without it.
+  if (opts.cause && opts.cause.length > 0) input.selection = { causes: opts.cause };
+  if (opts.unpark) input.unpark = true;
   const parsed = ExecutionInput.safeParse(input);
   if (!parsed.success) {
     const first = formatIssues(parsed.error)[0] ?? 'invalid input';
@@ -181,77 +205,95 @@ function runSummary(run: RunView, now: number): string {
 
 /** Registers the three commands. */
 export function runCommands(program: Command, ctx: CliContext): void {
-  program
-    .command('redrive')
-    .description('start a redrive of an incident (validated input; prints the execution)')
-    .argument('<incident>', 'incident id')
-    .option('--dry-run', 'plan and preflight only: what would be parked, sampled and moved; nothing moves')
-    .option('--sample-only', 'stop after the verified sample')
-    .option('--cause <cause>', 'only these causes (needs the recording mover; repeatable)', collect)
-    .option('--sample-size <n>', 'messages redriven one by one first (1..100)', intArg(1, 100))
-    .option('--ramp-rates <r1,r2,...>', 'move task rates, msg/s, ascending, each 1..500')
-    .option('--max-rate <n>', 'highest rate, msg/s (1..500)', intArg(1, 500))
-    .option('--dwell-seconds <s>', 'seconds per ramp step (1..3600)', intArg(1, 3600))
-    .option('--verify-margin-seconds <s>', 'added to the verification window (0..3600)', intArg(0, 3600))
-    .option('--destination-arn <arn>', 'send every message to this queue instead of its source', sqsArnArg)
-    .option(
-      '--allow-custom-destination-for-shared-dlq',
-      'confirm a destination for a DLQ shared by several sources',
-    )
-    .option('--discard-poison', 'delete poison/permanent messages (recorded) instead of parking them')
-    .option('--approved-by <name>', 'pre-approved start (the registration must allow it)', nameArg)
-    .option('--by <name>', 'who asks (requestedBy; default DLQ_OPERATOR or USER)', nameArg)
-    .option('--name <execution-name>', 'execution name (default: derived, idempotent)')
-    .option('--state-machine-arn <arn>', 'default STATE_MACHINE_ARN')
-    .option('--watch', 'follow the run until it ends (exit 0 only when it succeeds)')
-    .option('--json', 'print JSON')
-    .action(async (incidentId: string, opts: RedriveOptions) => {
-      if (opts.name !== undefined && !/^[A-Za-z0-9_-]{1,80}$/.test(opts.name))
-        throw new CliError(`--name: must be 1-80 of A-Za-z0-9-_, got "${opts.name}"`, 2);
-      const stateMachineArn = ctx.stateMachineArn(opts.stateMachineArn);
-      const by = ctx.operator(opts.by);
-      const incident = await requireIncident(ctx, incidentId);
-      checkCauses(incident, opts.cause);
-      const input = redriveInput(incident, opts, by);
-      const previous = (await ctx.audit.list(incidentId)).filter(
-        (e) => e.kind === 'run-started' && e.via === 'cli',
-      );
-      const name = opts.name ?? redriveExecutionName(incidentId, previous.length + 1, input);
-      let executionArn: string;
-      try {
-        const started = await ctx
-          .sfn()
-          .send(new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify(input) }));
-        executionArn = started.executionArn as string;
-      } catch (error) {
-        if ((error as { name?: string }).name === 'ExecutionAlreadyExists')
-          throw new CliError(
-            `--name: an execution named ${name} already exists with another input or has ended; give another --name`,
-          );
-        throw error;
-      }
-      await ctx.audit.record({
-        incidentId,
-        entryId: `run#${name}#started`,
-        kind: 'run-started',
-        at: ctx.now(),
-        by,
-        via: 'cli',
-        executionName: name,
-        plan: auditPlanOf({ mode: 'redrive', requestedBy: by, ...input }),
-        text: JSON.stringify(input),
-      });
-      if (!opts.watch) {
-        if (opts.json) return printJson(ctx.io, { executionArn, name, input });
-        ctx.io.stdout.write(`started ${executionArn}\nfollow it: dlq watch ${name}\n`);
-        return;
-      }
-      const run = await follow(ctx, executionArn, opts.json === true);
-      if (opts.json) printJson(ctx.io, { executionArn, name, input, run });
-      else ctx.io.stdout.write(`${runSummary(run, ctx.now())}\n`);
-      if (run.status !== 'SUCCEEDED')
-        throw new CliError(`execution ${name} ended ${run.status} in ${run.currentState}`);
+  const start = (command: Command) =>
+    command
+      .option(
+        '--cause <cause>',
+        'only these causes: fingerprint or error class (needs the recording mover; repeatable)',
+        collect,
+      )
+      .option('--sample-size <n>', 'messages redriven one by one first (1..100)', intArg(1, 100))
+      .option('--ramp-rates <r1,r2,...>', 'move task rates, msg/s, ascending, each 1..500')
+      .option('--max-rate <n>', 'highest rate, msg/s (1..500)', intArg(1, 500))
+      .option('--dwell-seconds <s>', 'seconds per ramp step (1..3600)', intArg(1, 3600))
+      .option('--verify-margin-seconds <s>', 'added to the verification window (0..3600)', intArg(0, 3600))
+      .option('--destination-arn <arn>', 'send every message to this queue instead of its source', sqsArnArg)
+      .option(
+        '--allow-custom-destination-for-shared-dlq',
+        'confirm a destination for a DLQ shared by several sources',
+      )
+      .option('--discard-poison', 'delete poison/permanent messages (recorded) instead of parking them')
+      .option('--approved-by <name>', 'pre-approved start (the registration must allow it)', nameArg)
+      .option('--by <name>', 'who asks (requestedBy; default DLQ_OPERATOR or USER)', nameArg)
+      .option('--name <execution-name>', 'execution name (default: derived, idempotent)')
+      .option('--state-machine-arn <arn>', 'default STATE_MACHINE_ARN')
+      .option('--watch', 'follow the run until it ends (exit 0 only when it succeeds)')
+      .option('--json', 'print JSON');
+
+  const startRun = async (incidentId: string, opts: RedriveOptions) => {
+    if (opts.name !== undefined && !/^[A-Za-z0-9_-]{1,80}$/.test(opts.name))
+      throw new CliError(`--name: must be 1-80 of A-Za-z0-9-_, got "${opts.name}"`, 2);
+    const stateMachineArn = ctx.stateMachineArn(opts.stateMachineArn);
+    const by = ctx.operator(opts.by);
+    const incident = await requireIncident(ctx, incidentId);
+    checkCauses(incident, opts.cause);
+    const input = redriveInput(incident, opts, by);
+    const previous = (await ctx.audit.list(incidentId)).filter(
+      (e) => e.kind === 'run-started' && e.via === 'cli',
+    );
+    const name = opts.name ?? redriveExecutionName(incidentId, previous.length + 1, input);
+    let executionArn: string;
+    try {
+      const started = await ctx
+        .sfn()
+        .send(new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify(input) }));
+      executionArn = started.executionArn as string;
+    } catch (error) {
+      if ((error as { name?: string }).name === 'ExecutionAlreadyExists')
+        throw new CliError(
+          `--name: an execution named ${name} already exists with another input or has ended; give another --name`,
+        );
+      throw error;
+    }
+    await validated(ctx, executionArn);
+    await ctx.audit.record({
+      incidentId,
+      entryId: `run#${name}#started`,
+      kind: 'run-started',
+      at: ctx.now(),
+      by,
+      via: 'cli',
+      executionName: name,
+      plan: auditPlanOf({ mode: 'redrive', requestedBy: by, ...input }),
+      text: JSON.stringify(input),
     });
+    if (!opts.watch) {
+      if (opts.json) return printJson(ctx.io, { executionArn, name, input });
+      ctx.io.stdout.write(`started ${executionArn}\nfollow it: dlq watch ${name}\n`);
+      return;
+    }
+    const run = await follow(ctx, executionArn, opts.json === true);
+    if (opts.json) printJson(ctx.io, { executionArn, name, input, run });
+    else ctx.io.stdout.write(`${runSummary(run, ctx.now())}\n`);
+    if (run.status !== 'SUCCEEDED')
+      throw new CliError(`execution ${name} ended ${run.status} in ${run.currentState}`);
+  };
+
+  start(
+    program
+      .command('redrive')
+      .description('start a redrive of an incident (validated input; prints the execution)')
+      .argument('<incident>', 'incident id')
+      .option('--dry-run', 'plan and preflight only: what would be parked, sampled and moved; nothing moves')
+      .option('--sample-only', 'stop after the verified sample'),
+  ).action(startRun);
+
+  start(
+    program
+      .command('unpark')
+      .description("bring an incident's parked messages back to their source (through the recording mover)")
+      .argument('<incident>', 'incident id'),
+  ).action((incidentId: string, opts: RedriveOptions) => startRun(incidentId, { ...opts, unpark: true }));
 
   program
     .command('watch')

@@ -44,13 +44,22 @@ describe('dlq redrive, watch and cancel on the local stack', { timeout: 300_000 
     await served?.stop();
   });
 
-  it('bad arguments and --cause (no recording mover yet) exit 2 with one line naming the argument, and start nothing', async () => {
+  it('--cause and unpark, refused by the workflow while it runs no recording mover, exit 2 naming --cause; the run failed at ValidateInput with nothing moved', async () => {
     const causes = (await dlq('show', incidentId, '--json')).json<OnCallReport>().topCauses;
+    const run = await dlq('redrive', incidentId, '--cause', causes[0]?.errorClass as string);
+    expect([run.code, run.stderr.trimEnd().split('\n').length]).toEqual([2, 1]);
+    expect(run.stderr).toMatch(
+      /^dlq: --cause: needs the recording mover, which this pipeline does not run yet .*failed at ValidateInput; nothing was read or moved\)/,
+    );
+    const unpark = await dlq('unpark', incidentId);
+    expect(unpark.code).toBe(2);
+    expect(unpark.stderr).toMatch(/^dlq: --unpark: needs the recording mover/);
+    const ended = await executions();
+    expect(ended.map((e) => e.status)).toEqual(['FAILED', 'FAILED']);
+  });
+
+  it('bad arguments exit 2 with one line naming the argument, and start nothing', async () => {
     for (const [argv, message] of [
-      [
-        ['redrive', incidentId, '--cause', causes[0]?.errorClass as string],
-        /^dlq: --cause: selective redrive needs the recording mover/,
-      ],
       [['redrive', incidentId, '--ramp-rates', '50,5'], /^dlq: --ramp-rates: must be strictly ascending/],
       [
         ['redrive', incidentId, '--dry-run', '--sample-only'],
@@ -63,7 +72,7 @@ describe('dlq redrive, watch and cancel on the local stack', { timeout: 300_000 
       expect([run.code, run.stderr.trimEnd().split('\n').length]).toEqual([2, 1]);
       expect(run.stderr).toMatch(message);
     }
-    expect(await executions()).toHaveLength(0);
+    expect(await executions()).toHaveLength(2); // only the two of the --cause / unpark case
   });
 
   it('dlq cancel during the ramp cancels the move task and ends the run Cancelled, reconciled, with who cancelled in the audit trail', async () => {
@@ -85,7 +94,7 @@ describe('dlq redrive, watch and cancel on the local stack', { timeout: 300_000 
     // The same command again (a retry after a lost response) is the same execution (C19).
     const retried = await dlq(...redrive, '--name', name, '--json');
     expect(retried.json<{ name: string }>().name).toBe(name);
-    expect(await executions()).toHaveLength(1);
+    expect((await executions()).filter((e) => e.name === name)).toHaveLength(1);
 
     // Wait until the ramp runs (the move task moves 1 msg/s), then cancel.
     const ctx = contextFromEnv({ stdout: { write: () => true }, stderr: { write: () => true } });
