@@ -45,7 +45,6 @@ import {
   Token,
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { registrationItem as storedRegistrationItem } from '#incident/queue-registry.js';
 import { QueueRegistration } from '#inventory/model.js';
 import { InvalidInputError } from '#platform/errors.js';
 import { keys } from '#platform/table.js';
@@ -153,7 +152,7 @@ export interface MonitoredDlqProps {
 }
 
 /** The registration item as written (`pk`, `sk`, then the registration's fields, defaults applied). */
-export type RegistrationItem = ReturnType<typeof storedRegistrationItem>;
+export type RegistrationItem = { pk: string; sk: string } & QueueRegistration;
 
 /** See the file header. */
 export class MonitoredDlq extends Construct {
@@ -383,7 +382,7 @@ function validateProps(props: MonitoredDlqProps, scope: Construct | undefined): 
   }
   const registration: QueueRegistration = { ...parsed.data, dlqArn };
   return {
-    item: storedRegistrationItem(registration),
+    item: { pk: keys.dlq(dlqArn), sk: keys.config, ...registration },
     retentionSeconds,
     ratio,
     alarmNamePrefix,

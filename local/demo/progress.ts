@@ -5,7 +5,6 @@
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import cliProgress from 'cli-progress';
-import { sleep } from '#platform/sleep.js';
 import { queueDepth } from './queues.js';
 
 /** A running progress display; `stop()` ends it. */
@@ -72,7 +71,7 @@ export function startRampProgress(
   const loop = (async () => {
     while (!stopped) {
       await tick().catch(() => undefined);
-      await sleep(options.pollMs ?? 250);
+      await new Promise((r) => setTimeout(r, options.pollMs ?? 250));
     }
     await tick().catch(() => undefined);
   })();

@@ -1,7 +1,6 @@
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createSlackApi } from '#approval/slack-client.js';
-import { loadSlackSecrets, resetSlackSecrets } from '#approval/slack-secrets.js';
+import { createSlackApi, loadSlackSecrets, resetSlackSecrets } from '#approval/slack-client.js';
 import { readConfig } from '#platform/config.js';
 import { InvalidInputError, TransientError } from '#platform/errors.js';
 import { type SlackCapture, startSlackCapture } from '../support/slack-capture.js';

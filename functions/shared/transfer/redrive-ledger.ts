@@ -17,7 +17,7 @@
  * `resume` re-sends: the crash may have happened after SQS accepted the send but before SENT was
  * written. On FIFO queues the MessageDeduplicationId derived from the key makes that resend a no-op
  * within the 5-minute deduplication window; on standard queues it can deliver a duplicate, which
- * the consumer package (`@dlq-redrive/consumer-idempotency`) absorbs by key. Never re-sending would
+ * the consumer-side middleware (`consumer-idempotency.ts`) absorbs by key. Never re-sending would
  * instead risk losing the message when the crash came before the send, and loss is the one outcome
  * the pipeline must not produce.
  *
@@ -27,6 +27,7 @@
  *
  * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html
  */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
   type DynamoDBDocumentClient,
   GetCommand,
@@ -37,7 +38,7 @@ import {
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { documentClient } from '#platform/clients.js';
 import { pipelineConfig } from '#platform/config.js';
-import { errorMessage, isConditionalCheckFailed, isRetryable, TransientError } from '#platform/errors.js';
+import { errorMessage, isRetryable, TransientError } from '#platform/errors.js';
 import { keys, TABLE } from '#platform/table.js';
 
 /** What the pipeline does with the message. */
@@ -162,7 +163,7 @@ export function createRedriveLedger(
         }),
       );
     } catch (error) {
-      if (isConditionalCheckFailed(error)) return;
+      if (error instanceof ConditionalCheckFailedException) return;
       throw wrap('dynamodb:UpdateItem (ledger resent)', error);
     }
   };
@@ -194,7 +195,7 @@ export function createRedriveLedger(
         );
         return { outcome: 'new' };
       } catch (error) {
-        if (isConditionalCheckFailed(error)) {
+        if (error instanceof ConditionalCheckFailedException) {
           const old = error.Item ? toEntry(unmarshall(error.Item)) : await this.get(entry.key);
           if (!old) throw new TransientError(`ledger entry for ${entry.key} vanished during begin`, error);
           const found = classify(old, entry.dlqMessageId);
@@ -246,7 +247,7 @@ export function createRedriveLedger(
         );
       } catch (error) {
         // Another run took the key over since: nothing of ours left to mark.
-        if (isConditionalCheckFailed(error)) return;
+        if (error instanceof ConditionalCheckFailedException) return;
         throw wrap('dynamodb:UpdateItem (ledger deleted)', error);
       }
     },
