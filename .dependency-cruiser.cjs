@@ -51,9 +51,9 @@ module.exports = {
     {
       name: 'production-not-to-local-or-test',
       comment:
-        'Deployed code (functions/, infra/) never imports the local stack, tests, benchmarks or scripts.',
+        'Deployed code (functions/, infra/, cli/) never imports the local stack, tests, benchmarks or scripts.',
       severity: 'error',
-      from: { path: '^(functions|infra)/' },
+      from: { path: '^(functions|infra|cli)/' },
       to: { path: '^(local|test|bench|scripts)/' },
     },
     {

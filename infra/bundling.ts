@@ -34,6 +34,29 @@ export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Largest minified bundle a function may have, bytes (issue 7: 500 KB). */
 export const MAX_BUNDLE_BYTES = 500_000;
 
+/** A function allowed over {@link MAX_BUNDLE_BYTES} for now: its ceiling, bytes, and why. */
+export interface BundleAllowance {
+  readonly maxBytes: number;
+  readonly reason: string;
+}
+
+/**
+ * Functions over the 500 KB target, each held to a ceiling so it cannot grow unnoticed; the bench
+ * still reports them as over the target. Issue 7 wants this list empty.
+ */
+export const BUNDLE_ALLOWANCES: Readonly<Record<string, BundleAllowance>> = {
+  triage: {
+    maxBytes: 530_000,
+    reason:
+      'triage posts Slack notices with @slack/web-api (64 KB with its dependencies, CommonJS: not tree-shaken) and, since composite alarms, calls DescribeAlarms (@aws-sdk/client-cloudwatch, 21 KB): 523 KB measured',
+  },
+};
+
+/** The most bytes a function's bundle may have: the target, or its allowance. */
+export function bundleCeiling(name: string): number {
+  return BUNDLE_ALLOWANCES[name]?.maxBytes ?? MAX_BUNDLE_BYTES;
+}
+
 /** Lets CommonJS dependencies call `require()` inside an ES module bundle. */
 const REQUIRE_BANNER =
   "import { createRequire as __dlqCreateRequire } from 'node:module'; const require = __dlqCreateRequire(import.meta.url);";

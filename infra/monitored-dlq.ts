@@ -45,6 +45,7 @@ import {
   Token,
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
+import { registrationItem as storedRegistrationItem } from '#incident/queue-registry.js';
 import { QueueRegistration } from '#inventory/model.js';
 import { InvalidInputError } from '#platform/errors.js';
 import { keys } from '#platform/table.js';
@@ -152,7 +153,7 @@ export interface MonitoredDlqProps {
 }
 
 /** The registration item as written (`pk`, `sk`, then the registration's fields, defaults applied). */
-export type RegistrationItem = { pk: string; sk: string } & QueueRegistration;
+export type RegistrationItem = ReturnType<typeof storedRegistrationItem>;
 
 /** See the file header. */
 export class MonitoredDlq extends Construct {
@@ -382,7 +383,7 @@ function validateProps(props: MonitoredDlqProps, scope: Construct | undefined): 
   }
   const registration: QueueRegistration = { ...parsed.data, dlqArn };
   return {
-    item: { pk: keys.dlq(dlqArn), sk: keys.config, ...registration },
+    item: storedRegistrationItem(registration),
     retentionSeconds,
     ratio,
     alarmNamePrefix,

@@ -17,11 +17,12 @@
  */
 import './demo/env.js';
 import { approverFromArgs } from './approver.js';
+import { nextSteps } from './demo/next-steps.js';
 import { type RampProgress, startRampProgress } from './demo/progress.js';
 import { exitCodeOf, formatReport } from './demo/report.js';
 import { runScenario } from './demo/run-scenario.js';
 import { DEFAULT_SCENARIO, listScenarios, type Scenario, scenarioNamed } from './demo/scenarios/index.js';
-import { startLocalStack } from './stack.js';
+import { LOCAL_STACK_ENV, startLocalStack } from './stack.js';
 
 interface Args {
   json: boolean;
@@ -84,8 +85,13 @@ async function main(): Promise<number> {
   const out = args.json ? process.stderr : process.stdout;
   const say = (line: string) => out.write(`${line}\n`);
 
-  say('Starting the local stack (SQS stand-in + DynamoDB Local)...');
-  const stack = await startLocalStack();
+  const shared = process.env[LOCAL_STACK_ENV] === '1';
+  say(
+    shared
+      ? `Using the local stack of npm run local (SQS ${process.env.AWS_ENDPOINT_URL_SQS}, DynamoDB ${process.env.AWS_ENDPOINT_URL_DYNAMODB}, table ${process.env.TABLE_NAME})...`
+      : 'Starting the local stack (SQS stand-in + DynamoDB Local)...',
+  );
+  const stack = shared ? undefined : await startLocalStack();
   let progress: RampProgress | undefined;
   try {
     const report = await runScenario(args.scenario, {
@@ -110,11 +116,12 @@ async function main(): Promise<number> {
       say(`Ramp: ${moved.moved}/${moved.total} left the DLQ while the move task ran.`);
     }
     say(formatReport(report));
+    say(nextSteps(report.incidentId, shared));
     if (args.json) process.stdout.write(`${JSON.stringify(report)}\n`);
     return exitCodeOf(report);
   } finally {
     await progress?.stop();
-    await stack.stop();
+    await stack?.stop();
   }
 }
 

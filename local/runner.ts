@@ -40,6 +40,7 @@ import {
   StateMachine,
   type StateMachineDefinition,
 } from 'aws-local-stepfunctions';
+import { sleep } from '#platform/sleep.js';
 import { type Approver, autoApprover } from './approver.js';
 import { lambdaContext } from './lambda-context.js';
 import { TaskTokenRegistry } from './task-tokens.js';
@@ -553,7 +554,7 @@ export class LocalWorkflowRunner {
       }
       for (const token of openTokens) tokens.close(token);
       // The log closes when the execution ends; an aborted or timed-out run may stop early.
-      await Promise.race([collecting, new Promise((r) => setTimeout(r, 200))]);
+      await Promise.race([collecting, sleep(200)]);
       const stateTransitions = events.filter(
         (e) => e.type === 'StateEntered' || e.type === 'StateRetried',
       ).length;

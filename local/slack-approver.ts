@@ -22,6 +22,7 @@ import { createSlackApi } from '#approval/slack-client.js';
 import { APPROVAL_BLOCK_ID, APPROVE_ACTION_ID, REJECT_ACTION_ID } from '#approval/slack-messages.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import { parseOrThrow } from '#platform/middleware.js';
+import { sleep } from '#platform/sleep.js';
 import { createRequestApprovalDeps } from '../functions/request-approval/deps.js';
 import { RequestApprovalInput, requestApproval } from '../functions/request-approval/request-approval.js';
 import { signSlackRequest } from '../functions/slack-interaction/slack-signature.js';
@@ -135,7 +136,7 @@ export function slackApprover(options: SlackApproverOptions = {}): Approver & {
         `Slack approval request posted to ${posted.channel} (ts ${posted.ts}): ${String(message?.text)}\n`,
       );
 
-      if (options.clickAfterMs) await new Promise((r) => setTimeout(r, options.clickAfterMs));
+      if (options.clickAfterMs) await sleep(options.clickAfterMs);
       const actionTs = (Date.now() / 1000).toFixed(6);
       const payload = {
         type: 'block_actions',

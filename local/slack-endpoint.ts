@@ -13,6 +13,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ApprovalStore } from '#approval/approval-store.js';
 import type { SlackApi } from '#approval/slack-client.js';
+import { type AuditTrail, createAuditTrail } from '#incident/audit-trail.js';
 import { logger } from '#platform/middleware.js';
 import {
   acknowledgeInteraction,
@@ -32,6 +33,8 @@ export interface SlackEndpointOptions {
   callbacks: TaskCallbacks;
   /** Now, epoch milliseconds. @default Date.now */
   now?: () => number;
+  /** Where decisions are recorded, as the Lambda records them. @default the DynamoDB audit trail */
+  audit?: Pick<AuditTrail, 'record'>;
   /** @default 0 (a free port) */
   port?: number;
 }
@@ -65,6 +68,7 @@ export async function startSlackEndpoint(options: SlackEndpointOptions): Promise
         slack: options.slack,
         callbacks: options.callbacks,
         now,
+        audit: options.audit ?? createAuditTrail(),
       })
         .then((result) => {
           followUpResults.push(result);

@@ -23,14 +23,22 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { createSqsServer } from 'local-aws-sqs';
 import { resetClients } from '#platform/clients.js';
+import { sleep } from '#platform/sleep.js';
 import { DEFAULT_TABLE_NAME, tableDefinition } from '#platform/table.js';
 import { type Standins, startStandins } from './aws-standins/index.js';
+import { startKmsEnforcingSqs } from './aws-standins/sqs-kms.js';
 
 /**
  * The variable that names an already-running DynamoDB Local for {@link startLocalStack} to share
  * (the test run's global setup starts one JVM and sets it; `npm run local` may too).
  */
 export const SHARED_DYNAMODB_ENV = 'LOCAL_DYNAMODB_ENDPOINT';
+
+/**
+ * Set (to `1`) in the environment `npm run local` prints: `npm start` then runs on that stack
+ * (its endpoints and table) instead of starting one of its own, and leaves it up.
+ */
+export const LOCAL_STACK_ENV = 'DLQ_LOCAL_STACK';
 
 /** A running local stack. */
 export interface LocalStack {
@@ -76,6 +84,12 @@ export interface LocalStackOptions {
    * @default process.env.LOCAL_DYNAMODB_ENDPOINT
    */
   dynamoEndpoint?: string | null;
+  /**
+   * Put the KMS-enforcing proxy (`local/aws-standins/sqs-kms.ts`) in front of the SQS stand-in, so
+   * a queue with `KmsMasterKeyId` answers SQS's `Kms*` errors when the KMS stand-in says the key
+   * cannot be used. `sqsEndpoint` and `AWS_ENDPOINT_URL_SQS` are then the proxy. @default false
+   */
+  sqsEnforcesKms?: boolean;
 }
 
 /** A DynamoDB Local JVM of its own, from {@link startDynamoLocal}. */
@@ -163,7 +177,7 @@ async function waitForDynamo(client: DynamoDBClient, child: ChildProcess, timeou
     } catch {
       if (Date.now() > deadline)
         throw new Error(`DynamoDB Local did not answer within ${timeoutMs} ms: ${stderr.trim()}`);
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
     }
   }
 }
@@ -238,19 +252,29 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   installExitHook();
 
   const sqsPort = await freePort();
-  const sqsServer = await createSqsServer({
-    port: sqsPort,
-    hostname: '127.0.0.1',
-    region,
-    accountId,
-    emulateQueueCreationLifecycle: false,
-  });
+  const sqsServer = options.sqsEnforcesKms
+    ? undefined
+    : await createSqsServer({
+        port: sqsPort,
+        hostname: '127.0.0.1',
+        region,
+        accountId,
+        emulateQueueCreationLifecycle: false,
+      });
   let dynamo: DynamoLocal | undefined;
   let standins: Standins;
   try {
     standins = await startStandins({ region, accountId });
+    if (options.sqsEnforcesKms) {
+      const proxy = await startKmsEnforcingSqs({ port: sqsPort, kms: standins.kms, region, accountId });
+      const closeStandins = standins.close;
+      standins = {
+        ...standins,
+        close: () => Promise.all([proxy.close(), closeStandins()]).then(() => undefined),
+      };
+    }
   } catch (error) {
-    await closeServer(sqsServer);
+    if (sqsServer) await closeServer(sqsServer);
     throw error;
   }
   try {
@@ -261,7 +285,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           ...(options.startTimeoutMs ? { startTimeoutMs: options.startTimeoutMs } : {}),
         });
   } catch (error) {
-    await closeServer(sqsServer);
+    if (sqsServer) await closeServer(sqsServer);
     await standins.close();
     throw error;
   }
@@ -276,7 +300,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const stop = async () => {
     if (stopped) return;
     stopped = true;
-    await closeServer(sqsServer);
+    if (sqsServer) await closeServer(sqsServer);
     await standins.close();
     if (dynamo) await dynamo.stop();
     else await client.send(new DeleteTableCommand({ TableName: tableName })).catch(() => undefined);
@@ -294,9 +318,6 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     AWS_ENDPOINT_URL_DYNAMODB: dynamoEndpoint,
     ...standins.env,
     TABLE_NAME: tableName,
-    // local-aws-sqs counts in-flight messages inside ApproximateNumberOfMessages; the SQS port
-    // subtracts them (functions/shared/platform/sqs-queues.ts), real SQS is read as is.
-    LOCAL_SQS_VISIBLE_INCLUDES_IN_FLIGHT: 'true',
   };
 
   liveTables.add(tableName);

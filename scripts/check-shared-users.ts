@@ -38,6 +38,8 @@ export function sharedUsers(modules: readonly CruisedModule[]): Map<string, Set<
 const PENDING: Record<string, string> = {
   'functions/shared/consumer/processed-keys.ts':
     'the health gate (issue 8) reads processed keys too; until it does, only verify-sample reads them',
+  'functions/shared/incident/cancel-requests.ts':
+    'the Slack Cancel button (slack-interaction, issue 12) writes cancel requests; until it lands only move-task reads them (and the dlq CLI writes them)',
 };
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -24,6 +24,7 @@ export function executionInputJsonSchema(): Record<string, unknown> {
     // additionalProperties: false.
     unrepresentable: 'any',
   }) as Record<string, unknown>;
+  closeObjects(schema);
   return {
     $schema: schema.$schema,
     $id: 'https://github.com/dlq-redrive/dlq-redrive/statemachines/execution-input.schema.json',
@@ -31,6 +32,21 @@ export function executionInputJsonSchema(): Record<string, unknown> {
     ...schema,
     additionalProperties: false,
   };
+}
+
+/**
+ * Nested strict objects (selection, transform, their conditions) name unknown keys with a zod
+ * custom check, which JSON Schema says as `additionalProperties: false`.
+ */
+function closeObjects(node: unknown): void {
+  if (Array.isArray(node)) {
+    for (const item of node) closeObjects(item);
+    return;
+  }
+  if (typeof node !== 'object' || node === null) return;
+  const record = node as Record<string, unknown>;
+  if (record.type === 'object' && record.properties !== undefined) record.additionalProperties = false;
+  for (const value of Object.values(record)) closeObjects(value);
 }
 
 /** Every generated file: path relative to the repository root, then its exact text. */

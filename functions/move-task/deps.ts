@@ -1,34 +1,20 @@
-/** MoveTask's ports, from the pipeline configuration, the shared clients and the invocation. */
-import type { Context } from 'aws-lambda';
-import { createQueueRegistry } from '#incident/queue-registry.js';
+/** MoveTask's ports, from the pipeline configuration and the shared clients. */
+import { createCancelRequests } from '#incident/cancel-requests.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { sqsClient, tableAccess } from '#platform/clients.js';
 import { type DepsOptions, pipelineConfig } from '#platform/config.js';
 import { createSqsQueues } from '#platform/sqs-queues.js';
-import { newcomersPort } from '#transfer/late-arrivals.js';
-import { createMoveTaskRecords } from '#transfer/move-task-record.js';
 import { createMoveTasks } from '#transfer/move-tasks.js';
 import type { MoveTaskDeps } from './move-task.js';
 
-/**
- * Builds the ports of `moveTask`; `options.overrides` replaces any of them.
- *
- * @param context - the invocation's Lambda context (its remaining time bounds the gate's inventory).
- */
-export function createMoveTaskDeps(
-  context: Partial<Pick<Context, 'getRemainingTimeInMillis'>>,
-  options: DepsOptions<MoveTaskDeps> = {},
-): MoveTaskDeps {
-  const table = tableAccess(options.config ?? pipelineConfig());
-  const queues = createSqsQueues({ client: sqsClient() });
-  const envelopes = createEnvelopeStore(table);
-  const registrations = createQueueRegistry(table);
+/** Builds the ports of `moveTask`; `options.overrides` replaces any of them. */
+export function createMoveTaskDeps(options: DepsOptions<MoveTaskDeps> = {}): MoveTaskDeps {
+  const config = options.config ?? pipelineConfig();
   return {
     moveTasks: createMoveTasks({ client: sqsClient() }),
-    records: createMoveTaskRecords(table),
-    queues,
-    envelopes,
-    newcomers: newcomersPort({ queues, envelopes, registrations }, context),
+    queues: createSqsQueues({ client: sqsClient() }),
+    envelopes: createEnvelopeStore(tableAccess(config)),
+    cancelRequests: createCancelRequests(tableAccess(config)),
     ...options.overrides,
   };
 }

@@ -4,12 +4,11 @@
  * container, so the Slack secret is read once).
  */
 import { sharedNotifier } from '#approval/slack-notifier.js';
+import { createAuditTrail } from '#incident/audit-trail.js';
 import { createIncidentStore } from '#incident/incident-store.js';
 import { createWorkflowLeaseStore } from '#incident/workflow-lease.js';
-import { sqsClient, tableAccess } from '#platform/clients.js';
+import { tableAccess } from '#platform/clients.js';
 import { type DepsOptions, pipelineConfig } from '#platform/config.js';
-import { createMoveTaskRecords } from '#transfer/move-task-record.js';
-import { createMoveTasks } from '#transfer/move-tasks.js';
 import type { NotifyDeps } from './notify.js';
 
 /** Builds the ports of `notify`; `options.overrides` replaces any of them. */
@@ -19,7 +18,7 @@ export async function createNotifyDeps(options: DepsOptions<NotifyDeps> = {}): P
   return {
     incidents: createIncidentStore(table),
     leases: createWorkflowLeaseStore(table),
-    moveTasks: { records: createMoveTaskRecords(table), tasks: createMoveTasks({ client: sqsClient() }) },
+    audit: createAuditTrail(table),
     ...options.overrides,
     notifier: options.overrides?.notifier ?? (await sharedNotifier(config)),
   };

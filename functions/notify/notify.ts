@@ -11,7 +11,7 @@
  *
  * @see https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html
  */
-
+import { type AuditTrail, auditPlanOf } from '#incident/audit-trail.js';
 import {
   type Notifier,
   type RedriveOutcome,
@@ -20,8 +20,6 @@ import {
 } from '#incident/notifier.js';
 import type { WorkflowLeaseStore } from '#incident/workflow-lease.js';
 import * as z from '#platform/zod.js';
-import { cancelOrphanedTask, type MoveTaskRecords, type OrphanedTask } from '#transfer/move-task-record.js';
-import type { MoveTasks } from '#transfer/move-tasks.js';
 
 const Slot = z.nullish(z.looseObject({}));
 
@@ -55,8 +53,6 @@ export interface NotifyResult {
   recorded: boolean;
   /** True when this call released the DLQ's workflow lease (false: not held by this execution). */
   leaseReleased: boolean;
-  /** The move task of this execution that RecordFailure found still running and cancelled. */
-  orphanedTask: OrphanedTask | null;
 }
 
 /** Ports of {@link notify}. */
@@ -65,11 +61,10 @@ export interface NotifyDeps {
   incidents: RunRecorder;
   /** The per-DLQ workflow lease; without it nothing is released (unit tests of the text). */
   leases?: Pick<WorkflowLeaseStore, 'release'>;
-  /**
-   * The move-task record and SQS move tasks: RecordFailure cancels a task this execution started
-   * that is still running (nobody would supervise it). Without them nothing is cancelled.
-   */
-  moveTasks?: { records: Pick<MoveTaskRecords, 'get'>; tasks: Pick<MoveTasks, 'list' | 'cancel'> };
+  /** The incident's audit trail: the run's end, its plan and who approved it. Absent: not recorded. */
+  audit?: Pick<AuditTrail, 'record'>;
+  /** Now, epoch milliseconds. @default Date.now */
+  now?: () => number;
 }
 
 type Run = NotifyInput['run'];
@@ -141,6 +136,8 @@ export function outcomeText(outcome: RedriveOutcome | string, run: Run): string 
       return `Sample redrive of ${dlq} failed: ${str(run.verify?.reason) ?? 'verification failed'}. ${tally}.`;
     case 'halted':
       return `Redrive of ${dlq} halted: ${str(run.ramp?.reason) ?? 'health gate'}. ${tally}.`;
+    case 'cancelled':
+      return `Redrive of ${dlq} cancelled: ${str(run.ramp?.reason) ?? 'on request'}. ${tally}.`;
     case 'failed':
       return `Redrive of ${dlq} failed at a step: ${run.error?.Error ?? 'error'}: ${causeMessage(run.error?.Cause)}.`;
     default:
@@ -163,19 +160,13 @@ export async function notify(input: NotifyInput, deps: NotifyDeps): Promise<Noti
           executionName: input.executionName ?? run.plan.incidentId,
         })
       : false;
-  // A failed run supervises nothing any more: its running move task must not go on unwatched.
-  const orphanedTask =
-    outcome === 'failed' && run.plan && deps.moveTasks
-      ? await cancelOrphanedTask(
-          run.plan.dlqArn,
-          { incidentId: run.plan.incidentId, executionName: input.executionName ?? run.plan.incidentId },
-          { records: deps.moveTasks.records, moveTasks: deps.moveTasks.tasks },
-        )
-      : null;
-  const text = `${outcomeText(outcome, run)}${orphanedTask ? ` ${orphanedTaskText(orphanedTask)}` : ''}`;
+  const text = outcomeText(outcome, run);
   const fields = counts(run);
-  if (orphanedTask) fields.orphanedTask = orphanedTask.taskHandle;
   await deps.notifier.notify({ incidentId, kind: outcome, text, fields });
+  const checks = run.recheck ?? run.preflight;
+  const warnings = Array.isArray(checks?.warnings)
+    ? checks.warnings.filter((w) => typeof w === 'string')
+    : [];
   const recorded =
     incidentId === 'unknown'
       ? false
@@ -184,13 +175,41 @@ export async function notify(input: NotifyInput, deps: NotifyDeps): Promise<Noti
           outcomeText: text,
           ...(run.ramp ? { ramp: run.ramp } : {}),
           ...(run.reconcile ? { reconcile: run.reconcile } : {}),
+          ...(warnings.length > 0 ? { warnings } : {}),
         });
-  return { notified: true, outcome, text, recorded, leaseReleased, orphanedTask };
+  if (recorded && deps.audit) await deps.audit.record(runEndedEntry(input, incidentId, text, fields, deps));
+  return { notified: true, outcome, text, recorded, leaseReleased };
 }
 
-/** What happened to a move task its run could no longer supervise. */
-export function orphanedTaskText(task: OrphanedTask): string {
-  return task.cancelled
-    ? `Its move task ${task.taskHandle} was cancelled after moving ${task.moved} message(s): no health gate watches it any more; the rest stays in the DLQ, and Reconcile of the next run accounts for it.`
-    : `Its move task ${task.taskHandle} ended on its own after moving ${task.moved} message(s).`;
+/** The `run-ended` audit entry: outcome, counts, the plan the run followed and who approved it. */
+function runEndedEntry(
+  input: NotifyInput,
+  incidentId: string,
+  text: string,
+  fields: Fields,
+  deps: NotifyDeps,
+) {
+  const { run, outcome } = input;
+  const executionName = input.executionName ?? null;
+  const approval = run.approval;
+  const numeric = Object.fromEntries(
+    Object.entries(fields).filter(([, v]) => typeof v === 'number'),
+  ) as Record<string, number>;
+  return {
+    incidentId,
+    entryId: `run#${executionName ?? incidentId}#ended`,
+    kind: 'run-ended' as const,
+    at: (deps.now ?? Date.now)(),
+    by: null,
+    via: 'workflow' as const,
+    executionName,
+    plan: run.plan ? auditPlanOf(run.plan) : null,
+    outcome,
+    text,
+    counts: numeric,
+    approval:
+      approval && typeof approval.decision === 'string'
+        ? { decision: approval.decision, by: str(approval.approvedBy), reason: str(approval.reason) }
+        : null,
+  };
 }

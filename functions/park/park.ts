@@ -24,6 +24,7 @@ import { ExecutionPlan } from '#incident/execution-input.js';
 import { scanUntilFound, type VisitResult } from '#inventory/dlq-scan.js';
 import type { EnvelopeStore, StoredEnvelope } from '#inventory/envelope-store.js';
 import { RedriveRefusedError, TransientError } from '#platform/errors.js';
+import { sleep } from '#platform/sleep.js';
 import type { SqsQueues } from '#platform/sqs-queues.js';
 import * as z from '#platform/zod.js';
 import { type TransferPorts, transferMessage } from '#transfer/message-transfer.js';
@@ -106,7 +107,7 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
   if (unfinished.length > 0) {
     const now = deps.now ?? Date.now;
     const wait = Math.min(Math.max(...unfinished.map((e) => e.visibleAfter)) - now(), vt * 1000) + 250;
-    if (wait > 0) await (deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms))))(wait);
+    if (wait > 0) await (deps.sleep ?? sleep)(wait);
   }
   let remaining = targets.size;
   // What this run must have parked before the move task: an earlier run's envelope that is gone

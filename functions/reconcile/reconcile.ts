@@ -117,7 +117,7 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
   }
   // Start times of move tasks that moved messages, when this run got as far as the bulk move.
   const bulkMoves =
-    input.outcome === 'completed' || input.outcome === 'halted'
+    input.outcome === 'completed' || input.outcome === 'halted' || input.outcome === 'cancelled'
       ? (await deps.moveTasks.list(plan.dlqArn))
           .filter((t) => t.moved > 0 && t.startedAt !== null)
           .map((t) => t.startedAt as number)

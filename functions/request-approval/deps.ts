@@ -5,7 +5,9 @@
  * (`npm start -- --approve-via slack`), which overrides `slack`.
  */
 import { createApprovalStore } from '#approval/approval-store.js';
-import { createSlackApi, loadSlackSecrets, slackApiOptions } from '#approval/slack-client.js';
+import { createSlackApi, slackApiOptions } from '#approval/slack-client.js';
+import { loadSlackSecrets } from '#approval/slack-secrets.js';
+import { createAuditTrail } from '#incident/audit-trail.js';
 import { createIncidentStore } from '#incident/incident-store.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import { tableAccess } from '#platform/clients.js';
@@ -36,6 +38,7 @@ export async function createRequestApprovalDeps(
     defaultChannel: config.slack.defaultChannel,
     timeoutSeconds: config.approvalTimeoutSeconds,
     now: () => Date.now(),
+    audit: createAuditTrail(table),
     ...options.overrides,
   };
 }

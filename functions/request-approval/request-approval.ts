@@ -16,6 +16,7 @@
 import { type ApprovalRecord, type ApprovalStore, approvalIdForToken } from '#approval/approval-store.js';
 import type { SlackApi } from '#approval/slack-client.js';
 import { approvalRequestMessage, storedRequestMessage } from '#approval/slack-messages.js';
+import { type AuditTrail, auditPlanOf } from '#incident/audit-trail.js';
 import type { IncidentSummary, QueueRegistration } from '#inventory/model.js';
 import { InvalidInputError } from '#platform/errors.js';
 import { logger } from '#platform/middleware.js';
@@ -76,6 +77,8 @@ export interface RequestApprovalDeps {
   timeoutSeconds?: number | undefined;
   /** Now, epoch milliseconds. */
   now: () => number;
+  /** The incident's audit trail: who was asked to approve which plan. Absent: not recorded. */
+  audit?: Pick<AuditTrail, 'record'>;
 }
 
 /**
@@ -155,6 +158,17 @@ export async function requestApproval(
     record.expiresAt + 30 * 86_400,
     { overwrite: true },
   );
+  await deps.audit?.record({
+    incidentId: plan.incidentId,
+    entryId: `approval#${approvalId}#requested`,
+    kind: 'approval-requested',
+    at: nowMs,
+    by: plan.requestedBy,
+    via: 'slack',
+    approvalId,
+    plan: auditPlanOf(plan),
+    text: `asked ${registration.approvers.length} approver(s) in ${posted.channel}; expires ${new Date(nowMs + timeoutSeconds * 1000).toISOString()}`,
+  });
   logger.info('approval posted', { approvalId, channel: posted.channel, ts: posted.ts });
   return { approvalId, channel: posted.channel, ts: posted.ts, posted: true };
 }

@@ -29,6 +29,7 @@ import { ExecutionPlan, parseSqsArn } from '#incident/execution-input.js';
 import { scanUntilFound, type VisitResult } from '#inventory/dlq-scan.js';
 import type { EnvelopeStore } from '#inventory/envelope-store.js';
 import { TransientError } from '#platform/errors.js';
+import { sleep as realSleep } from '#platform/sleep.js';
 import type { SqsQueues } from '#platform/sqs-queues.js';
 import * as z from '#platform/zod.js';
 import { type TransferPorts, transferMessage } from '#transfer/message-transfer.js';
@@ -80,7 +81,7 @@ export async function sampleRedrive(
   const { plan, preflight } = input;
   const redriveId = plan.incidentId;
   const now = deps.now ?? Date.now;
-  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const sleep = deps.sleep ?? realSleep;
   const vt = deps.visibilityTimeoutSeconds ?? 30;
 
   const earlier = (await deps.ledger.listRun(redriveId)).filter(

@@ -1,11 +1,14 @@
 /**
  * The Slack interaction's ports, from the pipeline configuration and the shared clients: one set
- * for the Function URL request (verify, decide, ack, defer), one for the deferred follow-up
- * (callback, `response_url` update). Both read the Slack credentials through `loadSlackSecrets`
- * (once per container).
+ * for the Function URL request (verify, decide, ack, defer), which reads the signing secret
+ * through `loadSlackSecrets` (once per container), and one for the deferred follow-up (callback,
+ * `response_url` update), which needs no Slack credentials: it only answers `response_url`s, so
+ * this function bundles no Slack Web API client.
  */
 import { createApprovalStore } from '#approval/approval-store.js';
-import { createSlackApi, loadSlackSecrets, slackApiOptions } from '#approval/slack-client.js';
+import { createResponseUrlPoster } from '#approval/slack-response-url.js';
+import { loadSlackSecrets } from '#approval/slack-secrets.js';
+import { createAuditTrail } from '#incident/audit-trail.js';
 import { lambdaClient, sfnClient, tableAccess } from '#platform/clients.js';
 import { type DepsOptions, pipelineConfig } from '#platform/config.js';
 import { lambdaDefer } from './defer.js';
@@ -34,21 +37,15 @@ export async function createAcknowledgeDeps(
   };
 }
 
-/**
- * Builds the ports of `runFollowUp`; `options.overrides` replaces any of them.
- *
- * @throws InvalidInputError from `loadSlackSecrets` when no Slack credentials are configured.
- */
+/** Builds the ports of `runFollowUp`; `options.overrides` replaces any of them. */
 export async function createFollowUpDeps(options: DepsOptions<FollowUpDeps> = {}): Promise<FollowUpDeps> {
   const config = options.config ?? pipelineConfig();
-  const slack =
-    options.overrides?.slack ??
-    createSlackApi(slackApiOptions((await loadSlackSecrets(config.slack)).botToken, config.slack));
   return {
     approvals: createApprovalStore(tableAccess(config)),
-    slack,
+    slack: createResponseUrlPoster({ allowedResponseUrlPrefixes: config.slack.responseUrlPrefixes }),
     callbacks: createTaskCallbacks(sfnClient()),
     now: () => Date.now(),
+    audit: createAuditTrail(tableAccess(config)),
     ...options.overrides,
   };
 }

@@ -18,7 +18,6 @@
  */
 
 import type { ApprovalDecision, ApprovalRecord, ApprovalStore, SlackUser } from '#approval/approval-store.js';
-import { isAllowedResponseUrl, type ResponseUrlMessage, type SlackApi } from '#approval/slack-client.js';
 import {
   APPROVE_ACTION_ID,
   alreadyDecidedMessage,
@@ -27,11 +26,17 @@ import {
   notApproverMessage,
   REJECT_ACTION_ID,
 } from '#approval/slack-messages.js';
-import { InvalidInputError } from '#platform/errors.js';
+import {
+  isAllowedResponseUrl,
+  type ResponseUrlMessage,
+  type ResponseUrlPoster,
+} from '#approval/slack-response-url.js';
+import type { AuditTrail } from '#incident/audit-trail.js';
+import { InvalidInputError, TaskClosedError } from '#platform/errors.js';
 import { formatIssues, logger } from '#platform/middleware.js';
 import * as z from '#platform/zod.js';
 import { headerOf, rawBodyOf, verifySlackSignature } from './slack-signature.js';
-import { type ApprovalOutput, type TaskCallbacks, TaskClosedError } from './task-callbacks.js';
+import type { ApprovalOutput, TaskCallbacks } from './task-callbacks.js';
 
 /** The Function URL request fields used (payload format 2.0, as API Gateway HTTP APIs send it too). */
 export const FunctionUrlRequest = z.object({
@@ -107,10 +112,15 @@ export interface AcknowledgeDeps {
 /** Ports of {@link runFollowUp}. */
 export interface FollowUpDeps {
   approvals: ApprovalStore;
-  slack: Pick<SlackApi, 'respond'>;
+  slack: ResponseUrlPoster;
   callbacks: TaskCallbacks;
   /** Now, epoch milliseconds. */
   now: () => number;
+  /**
+   * The incident's audit trail: the decision is recorded there once the task has it, so the
+   * approver outlives the approval record's TTL. Absent: not recorded (unit tests).
+   */
+  audit?: Pick<AuditTrail, 'record'>;
 }
 
 /** How long a follow-up holds the callback before a retry may take over, milliseconds. */
@@ -294,6 +304,16 @@ export async function runFollowUp(
     return 'closed';
   }
   await deps.approvals.close(record.approvalId, 'callback-sent', deps.now());
+  await deps.audit?.record({
+    incidentId: record.incidentId,
+    entryId: `approval#${record.approvalId}#decision`,
+    kind: record.decision,
+    at: record.decidedAt ?? deps.now(),
+    by: record.decidedBy.username,
+    via: 'slack',
+    approvalId: record.approvalId,
+    text: `Slack user ${record.decidedBy.id}${record.reason ? `: ${record.reason}` : ''}`,
+  });
   await deps.slack.respond(followUp.responseUrl, {
     ...decidedMessage(record.decision, record.decidedBy.username, record.decidedAt ?? deps.now()),
     replace_original: true,

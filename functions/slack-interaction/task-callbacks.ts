@@ -11,8 +11,8 @@
  * @see https://docs.aws.amazon.com/step-functions/latest/dg/connect-to-resource.html#connect-wait-token
  */
 import { SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
-import type { ApprovalClosedReason, ApprovalDecision } from '#approval/approval-store.js';
-import { awsErrorName, RedriveError } from '#platform/errors.js';
+import type { ApprovalDecision } from '#approval/approval-store.js';
+import { awsErrorName, TaskClosedError, type TaskClosedReason } from '#platform/errors.js';
 
 /** The RequestApproval task's output, `$.approval` in the execution (see docs/contracts.md). */
 export interface ApprovalOutput {
@@ -31,17 +31,7 @@ export interface TaskCallbacks {
   sendTaskSuccess(taskToken: string, output: ApprovalOutput): Promise<void>;
 }
 
-/** The task behind a token is gone: do not retry, close the approval (C17). */
-export class TaskClosedError extends RedriveError {
-  public override readonly name = 'Redrive.TaskClosed';
-  public readonly reason: ApprovalClosedReason;
-  public constructor(reason: ApprovalClosedReason, cause?: unknown) {
-    super('CONFLICT', `the approval task is closed (${reason})`, { cause });
-    this.reason = reason;
-  }
-}
-
-const CLOSED: Record<string, ApprovalClosedReason> = {
+const CLOSED: Record<string, TaskClosedReason> = {
   TaskTimedOut: 'task-timed-out',
   TaskDoesNotExist: 'task-does-not-exist',
   InvalidToken: 'invalid-token',

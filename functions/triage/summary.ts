@@ -73,6 +73,7 @@ export function summarise(
       causes,
       countByClassification,
       oldestMessageAgeMs: oldestSent === null ? null : Math.max(0, options.now - oldestSent),
+      oldestSentAt: oldestSent,
       earliestRetentionDeadline: earliest,
       expiringWithin24h: expiring,
       partial: options.partial,

@@ -23,7 +23,13 @@ import type { QueueRegistry } from '#incident/queue-registry.js';
 import type { EnvelopeStore } from '#inventory/envelope-store.js';
 import { type InventoryBudgets, inventoryDlq, inventoryRefusal } from '#inventory/inventory.js';
 import type { AlarmRecord, IncidentSummary, QueueRegistration } from '#inventory/model.js';
-import { errorMessage, InvalidInputError, QueueNotFoundError, TransientError } from '#platform/errors.js';
+import {
+  errorMessage,
+  InvalidInputError,
+  KmsKeyError,
+  QueueNotFoundError,
+  TransientError,
+} from '#platform/errors.js';
 import { type QueueInfo, queueNameOfUrl, type SqsQueues } from '#platform/sqs-queues.js';
 import type { NormalisedAlarmEvent } from './alarm-event.js';
 import { queueArnOf } from './alarm-event.js';
@@ -500,9 +506,43 @@ async function triageQueue(alarm: AlarmRecord, target: Target, deps: TriageDeps)
   }
   try {
     return await inventoryAndOpen(alarm, target, incidentId, deps);
+  } catch (error) {
+    if (!(error instanceof KmsKeyError) || error.retryable) throw error;
+    return kmsRefusal(alarm, target, incidentId, error, deps);
   } finally {
     await deps.incidents.releaseInventory(dlq.arn, alarm.dedupeKey).catch(() => undefined);
   }
+}
+
+/**
+ * SQS could not use the DLQ's KMS key for triage's receive (disabled, pending deletion, gone, or
+ * the role may not use it): the DLQ is not inventoried, and a person is told exactly that (which
+ * queue, which key, which action, SQS's error), instead of an internal error with SDK text.
+ * Messages the receive did get are released by the inventory's `finally`.
+ */
+async function kmsRefusal(
+  alarm: AlarmRecord,
+  target: Target,
+  incidentId: string,
+  error: KmsKeyError,
+  deps: TriageDeps,
+): Promise<QueueOutcome> {
+  const key = target.dlq.attributes.KmsMasterKeyId ?? '(key not readable)';
+  const reason = `DLQ ${target.dlq.name} is encrypted with KMS key ${key}, which SQS cannot use for triage's ${error.kmsAction}: ${error.sqsError}; nothing was inventoried (fix the key or its policy, then the next alarm transition triages)`;
+  deps.log.warn('KMS key unusable', { dlqArn: target.dlq.arn, key, sqsError: error.sqsError });
+  await deps.notifier?.notify({
+    incidentId,
+    kind: 'kms-key-unusable',
+    text: reason,
+    fields: {
+      dlqArn: target.dlq.arn,
+      kmsKey: key,
+      kmsAction: error.kmsAction,
+      sqsError: error.sqsError,
+      alarmArn: alarm.alarmArn,
+    },
+  });
+  return { queueName: target.queueName, dlqArn: target.dlq.arn, outcome: 'refused', reason };
 }
 
 async function inventoryAndOpen(

@@ -52,6 +52,16 @@ export interface KmsStandin extends Standin {
   keyPolicy(keyId: string): string | undefined;
   /** The key ARN a key id, ARN or alias resolves to; undefined when there is no such key. */
   keyArn(keyId: string): string | undefined;
+  /** Makes every use of this key by this caller (access key id; '*' = anyone) an access denial. */
+  denyUse(keyId: string, accessKeyId?: string): void;
+  /**
+   * Why SQS could not use this key for a caller, as SQS names it (`KmsNotFound`, `KmsDisabled`,
+   * `KmsInvalidState`, `KmsAccessDenied`), or undefined when it can.
+   */
+  useError(
+    keyId: string,
+    accessKeyId: string,
+  ): { sqsError: string; queryCode: string; message: string } | undefined;
 }
 
 /** KMS's default key policy: the account's root may do everything, so IAM policies decide. */
@@ -224,5 +234,43 @@ export async function startKmsStandin(options: KmsStandinOptions = {}): Promise<
       },
     },
   });
-  return { ...standin, keyPolicy: (id) => find(id)?.policy, keyArn: (id) => find(id)?.arn };
+  const denied = new Set<string>();
+  return {
+    ...standin,
+    keyPolicy: (id) => find(id)?.policy,
+    keyArn: (id) => find(id)?.arn,
+    denyUse(keyId, accessKeyId = '*') {
+      const key = find(keyId);
+      if (!key) throw new Error(`no key ${keyId}`);
+      denied.add(`${key.keyId} ${accessKeyId}`);
+    },
+    useError(keyId, accessKeyId) {
+      const key = find(keyId);
+      if (!key)
+        return {
+          sqsError: 'KmsNotFound',
+          queryCode: 'KMS.NotFoundException',
+          message: `Key '${keyId}' does not exist`,
+        };
+      if (key.state === 'Disabled')
+        return {
+          sqsError: 'KmsDisabled',
+          queryCode: 'KMS.DisabledException',
+          message: `${key.arn} is disabled.`,
+        };
+      if (key.state === 'PendingDeletion')
+        return {
+          sqsError: 'KmsInvalidState',
+          queryCode: 'KMS.InvalidStateException',
+          message: `${key.arn} is pending deletion.`,
+        };
+      if (denied.has(`${key.keyId} *`) || denied.has(`${key.keyId} ${accessKeyId}`))
+        return {
+          sqsError: 'KmsAccessDenied',
+          queryCode: 'KMS.AccessDeniedException',
+          message: `The ciphertext refers to a customer master key that does not exist, does not exist in this region, or you are not allowed to access. (Service: AWSKMS; Status Code: 400; Error Code: AccessDeniedException)`,
+        };
+      return undefined;
+    },
+  };
 }

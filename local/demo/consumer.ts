@@ -36,6 +36,7 @@ import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { readJsonPath } from '#inventory/idempotency-key.js';
 import { pipelineConfig } from '#platform/config.js';
+import { sleep } from '#platform/sleep.js';
 import { lambdaContext } from '../lambda-context.js';
 import { sqsRecordOf } from '../sqs-event.js';
 import { isPoison } from './producer.js';
@@ -216,7 +217,7 @@ export class DemoConsumer {
         if (messages.length > 0) await this.dispatch(messages);
       } catch {
         if (!this.running) return;
-        await new Promise((r) => setTimeout(r, 200));
+        await sleep(200);
       }
     }
   }

@@ -24,6 +24,8 @@ export interface Produced {
   orderIds: string[];
   /** Order ids of poison messages. */
   poisonIds: string[];
+  /** The exact body sent for each order id (exports are checked byte for byte against it). */
+  bodies: Record<string, string>;
 }
 
 /** The order id of order number `n` (`order-000042`). */
@@ -54,6 +56,7 @@ export async function produceOrders(
   const first = options.firstOrder ?? 1;
   const orderIds: string[] = [];
   const poisonIds: string[] = [];
+  const bodies: Record<string, string> = {};
   for (let start = 0; start < options.count; start += 10) {
     const entries = [];
     for (let i = start; i < Math.min(start + 10, options.count); i++) {
@@ -65,9 +68,10 @@ export async function produceOrders(
       const body = poison
         ? { orderId: id, sku: `SKU-${n % 97}`, quantity: 'two' }
         : { orderId: id, sku: `SKU-${n % 97}`, quantity: (n % 5) + 1 };
+      bodies[id] = JSON.stringify(body);
       entries.push({
         Id: String(i),
-        MessageBody: JSON.stringify(body),
+        MessageBody: bodies[id],
         MessageAttributes: { 'content-type': { DataType: 'String', StringValue: 'application/json' } },
       });
     }
@@ -75,5 +79,5 @@ export async function produceOrders(
     if (out.Failed && out.Failed.length > 0)
       throw new Error(`SendMessageBatch failed for ${out.Failed.length} entries: ${out.Failed[0]?.Message}`);
   }
-  return { orderIds, poisonIds };
+  return { orderIds, poisonIds, bodies };
 }

@@ -5,6 +5,7 @@
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import cliProgress from 'cli-progress';
+import { sleep } from '#platform/sleep.js';
 import { queueDepth } from './queues.js';
 
 /** A running progress display; `stop()` ends it. */
@@ -71,7 +72,7 @@ export function startRampProgress(
   const loop = (async () => {
     while (!stopped) {
       await tick().catch(() => undefined);
-      await new Promise((r) => setTimeout(r, options.pollMs ?? 250));
+      await sleep(options.pollMs ?? 250);
     }
     await tick().catch(() => undefined);
   })();

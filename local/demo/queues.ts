@@ -8,6 +8,7 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html
  */
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { sleep } from '#platform/sleep.js';
 
 /** URLs and ARNs of one source queue, its DLQ and its parking queue. */
 export interface DemoQueues {
@@ -142,6 +143,6 @@ export async function waitUntilDrained(
       throw new Error(
         `queue ${queueUrl} still has ${visible} visible, ${inFlight} in-flight and ${delayed} delayed messages`,
       );
-    await new Promise((r) => setTimeout(r, options.pollMs ?? 100));
+    await sleep(options.pollMs ?? 100);
   }
 }

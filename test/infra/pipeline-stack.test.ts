@@ -4,7 +4,7 @@
  * IAM, every ASL placeholder provided, and cdk-nag's AwsSolutions pack with no open finding.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, type Stack } from 'aws-cdk-lib';
@@ -19,7 +19,13 @@ import {
   DEFAULT_DEFINITION_PATH,
   substitutionsFor,
 } from '../../infra/asl.js';
-import { esbuildOptionsOf, PIPELINE_BUNDLING } from '../../infra/bundling.js';
+import {
+  BUNDLE_ALLOWANCES,
+  bundleCeiling,
+  esbuildOptionsOf,
+  MAX_BUNDLE_BYTES,
+  PIPELINE_BUNDLING,
+} from '../../infra/bundling.js';
 import { buildDemoApp, type ExampleQueuesStack } from '../../infra/demo-app.js';
 import {
   FUNCTION_ACCESS,
@@ -54,17 +60,19 @@ const LINKED_NOT_CALLED: Partial<Record<FunctionName, readonly string[]>> = {
   preflight: [
     'sqs:StartMessageMoveTask',
     'sqs:CancelMessageMoveTask',
+    'sqs:ReceiveMessage',
+    'sqs:ChangeMessageVisibility',
+    'dynamodb:PutItem',
     'dynamodb:UpdateItem',
     'dynamodb:DeleteItem',
+    'dynamodb:BatchWriteItem',
+    'dynamodb:PartiQLUpdate',
   ],
   reconcile: ['sqs:StartMessageMoveTask', 'sqs:CancelMessageMoveTask', 'sqs:ListDeadLetterSourceQueues'],
   park: ['sqs:ListDeadLetterSourceQueues'],
   'sample-redrive': ['sqs:ListDeadLetterSourceQueues'],
   'verify-sample': ['sqs:ListDeadLetterSourceQueues'],
   'move-task': ['sqs:ListDeadLetterSourceQueues'],
-  // Only cancel an orphaned move task of their run; never start one.
-  notify: ['sqs:StartMessageMoveTask'],
-  'execution-ended': ['sqs:StartMessageMoveTask'],
 };
 
 /** Resolves the pseudo parameters of the sample events' account and Region in a template value. */
@@ -244,6 +252,23 @@ describe('functions', () => {
     },
     scaled(30_000),
   );
+
+  it('keeps every function bundle at or under 500 KB minified, or under its named allowance', () => {
+    const sizes = Object.fromEntries(
+      (Object.keys(pipeline.functions) as FunctionName[]).map((name) => {
+        const code = functionResource(name).Properties.Code as { S3Key: string };
+        const bundle = join(app.outdir, `asset.${code.S3Key.replace(/\.zip$/, '')}`, 'index.mjs');
+        return [name, statSync(bundle).size];
+      }),
+    );
+
+    expect(Object.keys(sizes)).toHaveLength(FUNCTION_NAMES.length);
+    expect(Object.entries(sizes).filter(([name, bytes]) => bytes > bundleCeiling(name))).toEqual([]);
+    // An allowance that is no longer needed is removed, not kept as slack.
+    expect(Object.keys(BUNDLE_ALLOWANCES).filter((name) => (sizes[name] ?? 0) <= MAX_BUNDLE_BYTES)).toEqual(
+      [],
+    );
+  });
 
   it('bench/bundles builds a function byte for byte as the stack bundles it (same esbuild options)', async () => {
     const code = functionResource('park').Properties.Code as { S3Key: string };

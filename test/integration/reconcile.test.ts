@@ -8,6 +8,7 @@ import type { ExecutionPlan } from '#incident/execution-input.js';
 import { createIncidentStore, type Incident } from '#incident/incident-store.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { sqsClient } from '#platform/clients.js';
+import { sleep } from '#platform/sleep.js';
 import { handler as moveTaskHandler } from '../../functions/move-task/handler.js';
 import type { RampResult } from '../../functions/move-task/move-task.js';
 import { handler as parkHandler } from '../../functions/park/handler.js';
@@ -26,7 +27,6 @@ import {
 } from '../support/redrive-fixtures.js';
 
 const badPayload = { 'error-class': { DataType: 'String', StringValue: 'SyntaxError' } };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const call = <T>(h: (e: never, c: typeof lambdaContext) => unknown, event: unknown) =>
   h(event as never, lambdaContext) as Promise<T>;
 

@@ -7,6 +7,7 @@ import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs
 import { describe, expect, it } from 'vitest';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { sqsClient } from '#platform/clients.js';
+import { sleep } from '#platform/sleep.js';
 import { createSqsQueues } from '#platform/sqs-queues.js';
 import { createTransferSqs, setTransferFaultHook } from '#transfer/message-transfer.js';
 import { createRedriveLedger } from '#transfer/redrive-ledger.js';
@@ -49,7 +50,7 @@ describe('SampleRedrive and Reconcile under hostile conditions', () => {
       await expect(sample({ plan, preflight })).rejects.toThrow('simulated crash');
       setTransferFaultHook(undefined);
       // The crashed receive's 2 s end; then someone polls the DLQ in the console and holds it 4 s.
-      await new Promise((r) => setTimeout(r, 2100));
+      await sleep(2100);
       expect(await holdAll(dlq.dlqUrl, 4)).toBe(1);
       const retry = await sample({ plan, preflight });
       expect(retry.duplicateSendsPrevented).toBe(1);

@@ -14,12 +14,14 @@ import type { AddressInfo } from 'node:net';
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { approvalIdForToken, createApprovalStore } from '#approval/approval-store.js';
-import { createSlackApi, resetSlackSecrets } from '#approval/slack-client.js';
+import { createSlackApi } from '#approval/slack-client.js';
 import { EXPIRED_TEXT } from '#approval/slack-messages.js';
+import { resetSlackSecrets } from '#approval/slack-secrets.js';
 import { createIncidentStore } from '#incident/incident-store.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import type { IncidentSummary } from '#inventory/model.js';
 import { resetClients } from '#platform/clients.js';
+import { sleep } from '#platform/sleep.js';
 import { signSlackRequest } from '../../functions/slack-interaction/slack-signature.js';
 import { startSlackEndpoint } from '../../local/slack-endpoint.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
@@ -397,7 +399,7 @@ describe('local interactivity endpoint (HTTP, real core, DynamoDB Local)', () =>
       callbacks: {
         sendTaskSuccess: async (token, output) => {
           events.push(`send-start ${token}`);
-          await new Promise((r) => setTimeout(r, 2500));
+          await sleep(2500);
           events.push(`send-done ${output.decision}`);
         },
       },

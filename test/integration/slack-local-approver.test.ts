@@ -6,9 +6,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { approvalIdForToken, createApprovalStore } from '#approval/approval-store.js';
 import { EXPIRED_TEXT } from '#approval/slack-messages.js';
+import { createAuditTrail } from '#incident/audit-trail.js';
+import { documentClient } from '#platform/clients.js';
 import { approverFromArgs } from '../../local/approver.js';
 import { slackApprover } from '../../local/slack-approver.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
@@ -59,6 +62,32 @@ describe('local Slack approver', () => {
     const record = await createApprovalStore().get(approvalIdForToken(taskToken));
     expect(record?.status).toBe('CLOSED');
     expect(record?.approvers).toEqual(['ULOCALUSER']); // no registration: the local user approves
+  });
+
+  it('the approver, the time and the plan stay on the incident after the approval record has expired (TTL)', async () => {
+    const tokens = new TaskTokenRegistry();
+    const { taskToken, outcome } = tokens.create(60);
+    await approver({ username: 'bob' }).requestApproval(
+      { taskToken, executionName: 'run-audit', payload: { ...payload, taskToken }, timeoutSeconds: 60 },
+      tokens,
+    );
+    await outcome;
+    const approvalId = approvalIdForToken(taskToken);
+    // DynamoDB's TTL deletes the approval record some time after expiresAt: do what it does.
+    await documentClient().send(
+      new DeleteCommand({
+        TableName: stack.tableName,
+        Key: { pk: `APPROVAL#${approvalId}`, sk: 'APPROVAL' },
+      }),
+    );
+    expect(await createApprovalStore().get(approvalId)).toBeNull();
+    const plan = (payload as { plan: { incidentId: string; rampRates: number[] } }).plan;
+    const trail = await createAuditTrail().list(plan.incidentId);
+    const decided = trail.find((e) => e.approvalId === approvalId && e.kind === 'approved');
+    const requested = trail.find((e) => e.approvalId === approvalId && e.kind === 'approval-requested');
+    expect(decided).toMatchObject({ by: 'bob', via: 'slack' });
+    expect(decided?.at).toBeGreaterThan(Date.now() - 600_000);
+    expect(requested?.plan?.rampRates).toEqual(plan.rampRates);
   });
 
   it('a Reject click resolves the token with decision rejected', async () => {

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIncidentStore } from '#incident/incident-store.js';
-import { createMemoryNotifier } from '#incident/notifier.js';
 import { createEnvelopeStore, type StoredEnvelope } from '#inventory/envelope-store.js';
 import { sqsClient } from '#platform/clients.js';
 import { createTriageHandler } from '../../functions/triage/handler.js';
@@ -9,6 +8,7 @@ import type { TriageResult } from '../../functions/triage/triage.js';
 import type { WorkflowStarter } from '../../functions/triage/workflow-starter.js';
 import { lambdaContext } from '../../local/lambda-context.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
+import { createMemoryNotifier } from '../support/memory-notifier.js';
 import { queueDepth, seedDlq } from '../support/seed-dlq.js';
 import { tableKeys } from '../support/table-keys.js';
 

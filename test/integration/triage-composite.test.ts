@@ -11,7 +11,6 @@ import {
   SetAlarmStateCommand,
 } from '@aws-sdk/client-cloudwatch';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createMemoryNotifier } from '#incident/notifier.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { sqsClient } from '#platform/clients.js';
 import { InvalidInputError } from '#platform/errors.js';
@@ -22,6 +21,7 @@ import type { WorkflowStarter } from '../../functions/triage/workflow-starter.js
 import { StandinError } from '../../local/aws-standins/server.js';
 import { lambdaContext } from '../../local/lambda-context.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
+import { createMemoryNotifier } from '../support/memory-notifier.js';
 import { seedDlq } from '../support/seed-dlq.js';
 
 const ACCOUNT = '111122223333';

@@ -5,7 +5,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIncidentStore, incidentIdOf } from '#incident/incident-store.js';
-import { createMemoryNotifier } from '#incident/notifier.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { sqsClient } from '#platform/clients.js';
@@ -18,6 +17,7 @@ import { type TriageDeps, type TriageResult, triage } from '../../functions/tria
 import type { WorkflowStarter } from '../../functions/triage/workflow-starter.js';
 import { lambdaContext } from '../../local/lambda-context.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
+import { createMemoryNotifier } from '../support/memory-notifier.js';
 import { queueDepth, seedDlq } from '../support/seed-dlq.js';
 import { tableKeys } from '../support/table-keys.js';
 

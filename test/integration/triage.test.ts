@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createIncidentStore } from '#incident/incident-store.js';
-import { createMemoryNotifier } from '#incident/notifier.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import { createEnvelopeStore, type StoredEnvelope } from '#inventory/envelope-store.js';
 import { sha256Hex } from '#inventory/idempotency-key.js';
@@ -14,6 +13,7 @@ import { type TriageDeps, type TriageResult, triage } from '../../functions/tria
 import type { WorkflowStarter } from '../../functions/triage/workflow-starter.js';
 import { lambdaContext } from '../../local/lambda-context.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
+import { createMemoryNotifier } from '../support/memory-notifier.js';
 import { queueDepth, type SeedMessage, seedDlq } from '../support/seed-dlq.js';
 import { tableKeys } from '../support/table-keys.js';
 

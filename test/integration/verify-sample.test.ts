@@ -4,6 +4,7 @@ import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqsClient } from '#platform/clients.js';
+import { sleep } from '#platform/sleep.js';
 import { handler as sampleHandler } from '../../functions/sample-redrive/handler.js';
 import type { SampleRedriveResult } from '../../functions/sample-redrive/sample-redrive.js';
 import { handler as verifyHandler } from '../../functions/verify-sample/handler.js';
@@ -14,7 +15,6 @@ import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { createQueue, lambdaContext, planFor, seedAndInventory } from '../support/redrive-fixtures.js';
 import { queueDepth } from '../support/seed-dlq.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const sample = (event: unknown) =>
   sampleHandler(event as never, lambdaContext) as Promise<SampleRedriveResult>;
 const verify = (event: unknown) =>

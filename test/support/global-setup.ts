@@ -20,11 +20,11 @@ let dynamo: DynamoLocal | undefined;
 
 /**
  * True when the command line names only files or folders that never start a local stack
- * (`vitest run test/unit`, `vitest run packages`): then no JVM is started for nothing.
+ * (`vitest run test/unit`): then no JVM is started for nothing.
  */
 function onlyUnitTestsSelected(argv: readonly string[]): boolean {
   const filters = argv.slice(2).filter((a) => !a.startsWith('-') && a !== 'run' && a !== 'watch');
-  return filters.length > 0 && filters.every((f) => /^(\.\/)?(test\/unit|packages)(\/|$)/.test(f));
+  return filters.length > 0 && filters.every((f) => /^(\.\/)?test\/unit(\/|$)/.test(f));
 }
 
 export async function setup(project: TestProject): Promise<void> {

@@ -11,6 +11,7 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { sleep } from '#platform/sleep.js';
 
 /** One recorded Web API call; JSON-looking form fields (`blocks`, `metadata`) are parsed. */
 export interface CapturedApiCall {
@@ -122,7 +123,7 @@ export async function startSlackCapture(options: { unref?: boolean } = {}): Prom
       const deadline = Date.now() + timeoutMs;
       while (!predicate()) {
         if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-        await new Promise((r) => setTimeout(r, 10));
+        await sleep(10);
       }
     },
     async close() {

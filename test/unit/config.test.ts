@@ -3,12 +3,11 @@
  * reads, validated once, bad values named; and the wiring rules it exists for: no other file of
  * functions/ reads process.env or builds an AWS SDK client.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { resetClients, sqsClient } from '#platform/clients.js';
 import { pipelineConfig, readConfig } from '#platform/config.js';
 import { ConfigurationError } from '#platform/errors.js';
+import { functionSources, withoutComments } from '../support/source-files.js';
 
 describe('readConfig', () => {
   it('applies the documented defaults when nothing is set', () => {
@@ -118,27 +117,18 @@ describe('pipelineConfig and the reset hook', () => {
 });
 
 describe('wiring rules', () => {
-  const root = new URL('../../functions/', import.meta.url).pathname;
-  const files = (dir: string): string[] =>
-    readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
-      d.isDirectory() ? files(join(dir, d.name)) : d.name.endsWith('.ts') ? [join(dir, d.name)] : [],
-    );
   // The consumer middleware lives in packages/consumer-idempotency: every file here is the pipeline's.
-  const pipelineFiles = files(root).map((f) => relative(root, f));
-  const code = (f: string) =>
-    readFileSync(join(root, f), 'utf8')
-      .replace(/\/\*[\s\S]*?\*\//g, '')
-      .replace(/\/\/.*$/gm, '');
+  const code = new Map(functionSources().map((f) => [f.path, withoutComments(f.text)]));
 
   it('only platform/config.ts reads process.env', () => {
-    const readers = pipelineFiles.filter((f) => /process\.env/.test(code(f)));
+    const readers = [...code].filter(([, text]) => /process\.env/.test(text)).map(([path]) => path);
     expect(readers).toEqual(['shared/platform/config.ts']);
   });
 
   it('only platform/clients.ts constructs an AWS SDK client', () => {
     // Slack's WebClient is not an AWS client (slack-client.ts builds it from the Slack config).
     const awsClient = /new (?!WebClient\()[A-Za-z]+Client\(|DynamoDBDocumentClient\.from\(/;
-    const builders = pipelineFiles.filter((f) => awsClient.test(code(f)));
+    const builders = [...code].filter(([, text]) => awsClient.test(text)).map(([path]) => path);
     expect(builders).toEqual(['shared/platform/clients.ts']);
   });
 });

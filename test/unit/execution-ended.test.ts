@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { Incident } from '#incident/incident-store.js';
-import { createMemoryNotifier } from '#incident/notifier.js';
 import type { LeaseHolder, WorkflowLease } from '#incident/workflow-lease.js';
 import { InvalidInputError } from '#platform/errors.js';
 import {
@@ -9,6 +8,7 @@ import {
   ExecutionStatusChangeEvent,
   executionEnded,
 } from '../../functions/execution-ended/execution-ended.js';
+import { createMemoryNotifier } from '../support/memory-notifier.js';
 
 const sample = JSON.parse(
   readFileSync(

@@ -81,22 +81,28 @@ describe('execution input examples (events/console)', () => {
   it('ships the documented examples', () => {
     expect(examples.sort()).toEqual([
       'dry-run.json',
+      'edit-resubmit.json',
       'fifo.json',
       'full.json',
       'minimal.json',
       'pre-approved.json',
+      'selective-cause.json',
       'shared-dlq-custom-destination.json',
+      'unpark.json',
     ]);
   });
 
-  it.each(examples)('%s passes the schema and becomes a plan every later state can parse', async (name) => {
-    const input = loadJson(EVENTS, name);
-    expect(ExecutionInput.safeParse(input).success).toBe(true);
-    const { deps } = fakeDeps({ registration: { allowPreApproved: true } });
-    const plan = await validateInput(input, deps);
-    expect(ExecutionPlan.parse(plan)).toEqual(plan);
-    expect(plan.dlqArn).toBe((input as { dlqArn: string }).dlqArn);
-  });
+  it.each(examples.filter((e) => !['edit-resubmit.json', 'selective-cause.json', 'unpark.json'].includes(e)))(
+    '%s passes the schema and becomes a plan every later state can parse',
+    async (name) => {
+      const input = loadJson(EVENTS, name);
+      expect(ExecutionInput.safeParse(input).success).toBe(true);
+      const { deps } = fakeDeps({ registration: { allowPreApproved: true } });
+      const plan = await validateInput(input, deps);
+      expect(ExecutionPlan.parse(plan)).toEqual(plan);
+      expect(plan.dlqArn).toBe((input as { dlqArn: string }).dlqArn);
+    },
+  );
 
   it('fills every default of the minimal example from the registration', async () => {
     const { deps } = fakeDeps({
@@ -120,6 +126,9 @@ describe('execution input examples (events/console)', () => {
       requestedBy: 'console',
       parkingQueueUrl: null,
       maxRedrives: 4,
+      selection: null,
+      unpark: false,
+      transform: null,
     });
     expect(plan.incidentId).toMatch(/^console-orders-dlq-[0-9a-f]{16}$/);
   });
@@ -135,6 +144,92 @@ describe('execution input examples (events/console)', () => {
       verifyMarginSeconds: 60,
       requestedBy: 'jane.doe@example.com',
     });
+  });
+});
+
+describe('selection, un-park and transform (the recording mover)', () => {
+  it('refuses selection, unpark and transform while the workflow has no recording mover to honour them', async () => {
+    const { deps, calls } = fakeDeps();
+    const error = await validateInput(loadJson(EVENTS, 'edit-resubmit.json'), deps).catch((e: unknown) => e);
+    expect((error as InvalidInputError).details).toEqual([
+      'selection: needs the recording mover, which this pipeline does not run yet (a move task would move the whole DLQ)',
+      'transform: needs the recording mover, which this pipeline does not run yet (a move task would move the whole DLQ)',
+    ]);
+    expect(calls).toEqual([]);
+  });
+
+  it.skip('copies the selection, un-park flag and transform of the examples into the plan', async () => {
+    const { deps } = fakeDeps();
+    const selective = await validateInput(loadJson(EVENTS, 'selective-cause.json'), deps);
+    expect([selective.selection, selective.unpark, selective.transform]).toEqual([
+      { causes: ['TimeoutError|upstream timed out after # ms'], classifications: ['transient'] },
+      false,
+      null,
+    ]);
+    const unpark = await validateInput(loadJson(EVENTS, 'unpark.json'), deps);
+    expect([unpark.unpark, unpark.selection?.attributes]).toEqual([
+      true,
+      [{ name: 'tenant', equals: 'acme' }],
+    ]);
+    const edit = await validateInput(loadJson(EVENTS, 'edit-resubmit.json'), deps);
+    expect(edit.transform).toEqual({
+      mergePatch: { currency: 'EUR' },
+      setAttributes: [{ name: 'schema-version', value: '2' }],
+      reason: 'producer sent lower-case currency codes (INC-4711); consumer accepts ISO 4217 only',
+    });
+  });
+
+  it('names every bad condition of a selection by its path', () => {
+    expect(
+      problemsOf({
+        dlqArn: 'arn:aws:sqs:us-east-1:111122223333:orders-dlq',
+        selection: {
+          causes: [],
+          attributes: [{ name: 'AWS.trace', equals: 3 }],
+          body: [
+            { jsonPath: 'a.b', equals: { x: 1 } },
+            { jsonPath: '$.a', equals: 1, extra: true },
+          ],
+          messageIds: ['has space'],
+        },
+      }),
+    ).toEqual([
+      'selection.causes: must list at least one cause',
+      'selection.attributes.0.name: must be a message attribute name (1-256 of A-Za-z0-9_-., not starting with AWS. or Amazon.), got "AWS.trace"',
+      'selection.attributes.0.equals: must be a non-blank string of at most 1024 characters, without control characters, got 3',
+      'selection.body.0.jsonPath: must be a JSON path like $.a.b, got "a.b"',
+      'selection.body.0.equals: must be a string, number, boolean or null, got {"x":1}',
+      'selection.body.1.extra: is not a field of a body condition (known: jsonPath, equals)',
+      'selection.messageIds.0: must be a DLQ MessageId, got "has space"',
+    ]);
+  });
+
+  it('refuses a transform that would rewrite the pipeline attributes or a FIFO deduplication id', () => {
+    expect(
+      problemsOf({
+        dlqArn: 'arn:aws:sqs:us-east-1:111122223333:orders-dlq.fifo',
+        transform: {
+          removeAttributes: ['idempotency-key', 'MessageDeduplicationId'],
+          reason: 'tidy up',
+        },
+      }),
+    ).toEqual([
+      'transform: may not change idempotency-key: the pipeline writes it on every copy',
+      "transform: may not change MessageDeduplicationId: changing a FIFO message's group or deduplication id would reorder or drop it",
+    ]);
+  });
+
+  it('refuses un-park given as text and a transform without any change', () => {
+    expect(
+      problemsOf({
+        dlqArn: 'arn:aws:sqs:us-east-1:111122223333:orders-dlq',
+        unpark: 'yes',
+        transform: { reason: 'nothing' },
+      }),
+    ).toEqual([
+      'unpark: must be true or false, got "yes"',
+      'transform: must give at least one of mergePatch, setAttributes, removeAttributes',
+    ]);
   });
 });
 
@@ -168,12 +263,28 @@ describe('C20 hand-started executions with bad or partial input', () => {
       'fifo-dlq-standard-destination.json',
       ['destinationArn: queue types differ (FIFO vs standard): the DLQ is FIFO, the destination is standard'],
     ],
+    [
+      'bad-selection-and-transform.json',
+      [
+        'selection.classifications.0: must be one of transient, permanent, poison, systemic, unknown, got "retryable"',
+        'selection.cause: is not a field of selection (did you mean causes?)',
+        "transform: may not change MessageGroupId: changing a FIFO message's group or deduplication id would reorder or drop it",
+      ],
+    ],
+    [
+      'empty-selection.json',
+      [
+        'selection: must give at least one of causes, classifications, attributes, body, messageIds',
+        'transform.mergePatch: must be a JSON object (an RFC 7396 merge patch), got ["not","an","object"]',
+        'transform.reason: is required: say why the messages are edited (audited)',
+      ],
+    ],
   ])('C20 %s is rejected with every problem named by its field', (name, expected) => {
     expect(problemsOf(loadJson(INVALID, name))).toEqual(expected);
   });
 
   it('C20 every file in events/console/invalid is covered by a test above', () => {
-    expect(readdirSync(INVALID).length).toBe(10);
+    expect(readdirSync(INVALID).length).toBe(12);
   });
 
   it('C20 lists problems of several fields at once, including a misspelt one', () => {
@@ -456,6 +567,9 @@ describe('statemachines/execution-input.schema.json', () => {
       'rampRates',
       'requestedBy',
       'sampleSize',
+      'selection',
+      'transform',
+      'unpark',
       'verifyMarginSeconds',
     ]);
   });

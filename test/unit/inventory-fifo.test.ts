@@ -52,7 +52,6 @@ const store: EnvelopeStore = {
     written: items.length,
     unprocessed: 0,
     created: items.length,
-    createdMessageIds: [],
     unprocessedMessageIds: [],
   }),
 } as unknown as EnvelopeStore;
@@ -67,9 +66,6 @@ function dlq(visible: number): QueueInfo {
     visibilityTimeoutSeconds: 30,
     visible,
     inFlight: 0,
-    delayed: 0,
-    delaySeconds: 0,
-    maximumMessageSize: 262_144,
     redrivePolicy: null,
     attributes: {},
   };

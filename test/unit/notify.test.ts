@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { createMemoryNotifier, type RunRecorder } from '#incident/notifier.js';
-import { RedriveError } from '#platform/errors.js';
+import type { RunRecorder } from '#incident/notifier.js';
+import { RecordNotFoundError } from '#platform/errors.js';
 import { causeMessage, notify, outcomeText } from '../../functions/notify/notify.js';
+import { createMemoryNotifier } from '../support/memory-notifier.js';
 
 const plan = { incidentId: 'inc-1', dlqArn: 'arn:aws:sqs:us-east-1:123456789012:orders-dlq' };
 
@@ -10,7 +11,7 @@ function recorder(missing = false): RunRecorder & { patches: Array<[string, unkn
   return {
     patches,
     async updateIncident(id, patch) {
-      if (missing) throw new RedriveError('CONFLICT', `no incident ${id}`);
+      if (missing) throw new RecordNotFoundError(`incident ${id}`);
       patches.push([id, patch]);
     },
   };

@@ -1,9 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  type ApprovalRecord,
-  type ApprovalStore,
-  createInMemoryApprovalStore,
-} from '#approval/approval-store.js';
+import type { ApprovalRecord, ApprovalStore } from '#approval/approval-store.js';
 import { createSlackApi } from '#approval/slack-client.js';
 import { APPROVAL_BLOCK_ID, APPROVE_ACTION_ID, REJECT_ACTION_ID } from '#approval/slack-messages.js';
 import { createSlackNotifier } from '#approval/slack-notifier.js';
@@ -11,6 +7,7 @@ import type { Notification } from '#incident/notifier.js';
 import type { IncidentSummary } from '#inventory/model.js';
 import { requestApproval } from '../../functions/request-approval/request-approval.js';
 import { pendingApprovalRecord } from '../support/approval-record.js';
+import { createInMemoryApprovalStore } from '../support/in-memory-approval-store.js';
 import { type SlackCapture, startSlackCapture } from '../support/slack-capture.js';
 
 const NOW = 1767352200000; // 2026-01-02T11:10:00Z

@@ -1,6 +1,7 @@
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createSlackApi, loadSlackSecrets, resetSlackSecrets } from '#approval/slack-client.js';
+import { createSlackApi } from '#approval/slack-client.js';
+import { loadSlackSecrets, resetSlackSecrets } from '#approval/slack-secrets.js';
 import { readConfig } from '#platform/config.js';
 import { InvalidInputError, TransientError } from '#platform/errors.js';
 import { type SlackCapture, startSlackCapture } from '../support/slack-capture.js';

@@ -3,7 +3,7 @@
  * refusal leaves the approval record as it was and schedules no follow-up.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
-import { type ApprovalRecord, createInMemoryApprovalStore } from '#approval/approval-store.js';
+import type { ApprovalRecord } from '#approval/approval-store.js';
 import {
   acknowledgeInteraction,
   type FollowUp,
@@ -13,6 +13,7 @@ import {
 import { signSlackRequest } from '../../functions/slack-interaction/slack-signature.js';
 import type { ApprovalOutput } from '../../functions/slack-interaction/task-callbacks.js';
 import { pendingApprovalRecord } from '../support/approval-record.js';
+import { createInMemoryApprovalStore } from '../support/in-memory-approval-store.js';
 
 const SECRET = 'test-signing-secret';
 const NOW_S = 1_767_350_400;

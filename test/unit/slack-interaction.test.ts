@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import type { SFNClient } from '@aws-sdk/client-sfn';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { type ApprovalRecord, createInMemoryApprovalStore } from '#approval/approval-store.js';
-import type { ResponseUrlMessage } from '#approval/slack-client.js';
+import type { ApprovalRecord } from '#approval/approval-store.js';
 import { EXPIRED_TEXT, NOT_APPROVER_TEXT } from '#approval/slack-messages.js';
+import type { ResponseUrlMessage } from '#approval/slack-response-url.js';
 import {
   acknowledgeInteraction,
   CALLBACK_LEASE_MS,
@@ -18,6 +18,7 @@ import {
   type TaskCallbacks,
 } from '../../functions/slack-interaction/task-callbacks.js';
 import { pendingApprovalRecord } from '../support/approval-record.js';
+import { createInMemoryApprovalStore } from '../support/in-memory-approval-store.js';
 
 const caseFile = (name: string) =>
   JSON.parse(readFileSync(new URL(`../../../shared/cases/${name}`, import.meta.url), 'utf8')) as {

@@ -1,10 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { approvalIdForToken, createInMemoryApprovalStore } from '#approval/approval-store.js';
+import { approvalIdForToken } from '#approval/approval-store.js';
 import type { SlackMessage } from '#approval/slack-client.js';
 import { approvalRequestMessage, approvalWarnings } from '#approval/slack-messages.js';
 import { createSlackNotifier } from '#approval/slack-notifier.js';
-import { createMemoryNotifier } from '#incident/notifier.js';
 import type { IncidentSummary } from '#inventory/model.js';
 import {
   APPROVAL_RECORD_MARGIN_SECONDS,
@@ -12,6 +11,8 @@ import {
   RequestApprovalInput,
   requestApproval,
 } from '../../functions/request-approval/request-approval.js';
+import { createInMemoryApprovalStore } from '../support/in-memory-approval-store.js';
+import { createMemoryNotifier } from '../support/memory-notifier.js';
 
 const NOW = 1767350400000; // C10's now_epoch_ms
 const HOUR = 3_600_000;
@@ -176,7 +177,7 @@ describe('approval message', () => {
     const text = JSON.stringify(approvalRequestMessage(view(summary())).blocks);
     expect(text).toContain('*42 messages* in `orders-dlq` from `orders-queue`');
     expect(text).toContain('*30* × `TimeoutError` (transient): e.g. `m-1`: timed out');
-    expect(text).toContain('Oldest message: 2 h 0 min old');
+    expect(text).toMatch(/Oldest message: sent \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(2 h 0 min ago\)/);
     expect(text).toContain('Classification: transient 42');
     expect(text).toContain('Sample first: 5 messages');
     expect(text).toContain('Ramp: 5 → 50 → 200 msg/s, 60 s per step');

@@ -4,9 +4,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { createMemoryNotifier } from '#incident/notifier.js';
 import { normaliseAlarmEvent } from '../../functions/triage/alarm-event.js';
 import { type TriageDeps, triage } from '../../functions/triage/triage.js';
+import { createMemoryNotifier } from '../support/memory-notifier.js';
 
 const searchEvent = (alarmName: string) =>
   normaliseAlarmEvent(

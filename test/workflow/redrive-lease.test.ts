@@ -2,6 +2,7 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkflowLeaseStore } from '#incident/workflow-lease.js';
 import { sqsClient } from '#platform/clients.js';
+import { sleep } from '#platform/sleep.js';
 import type { ApprovalRequest, Approver } from '../../local/approver.js';
 import { LocalWorkflowRunner } from '../../local/runner.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
@@ -27,7 +28,7 @@ function heldApprover() {
       while (Date.now() < deadline) {
         const entry = pending.get(executionName);
         if (entry) return entry.request;
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        await sleep(50);
       }
       throw new Error(`no approval request from ${executionName}`);
     },

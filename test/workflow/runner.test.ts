@@ -1,5 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { sleep } from '#platform/sleep.js';
 import {
   type Approver,
   approverFromArgs,
@@ -223,7 +224,7 @@ describe('local runner', () => {
         bindings: { Prepare: async () => ({ depth: 3 }) },
       });
       const running = runner.start({ n: 1 }, `prompt-${answers.length}`);
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
       input.write(typed);
       const result = await running.result;
       answers.push(result.taskResults.RequestApproval);

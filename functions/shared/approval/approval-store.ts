@@ -13,11 +13,10 @@
  * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/TTL.html
  */
 import { createHash } from 'node:crypto';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '#platform/clients.js';
 import { pipelineConfig } from '#platform/config.js';
-import { awsErrorName } from '#platform/errors.js';
+import { isConditionalCheckFailed, RecordNotFoundError, type TaskClosedReason } from '#platform/errors.js';
 import { keys } from '#platform/table.js';
 
 /**
@@ -31,11 +30,7 @@ export type ApprovalDecision = 'approved' | 'rejected';
  * Why an approval was closed: the callback reached Step Functions, or Step Functions answered
  * that the task is already gone (`TaskTimedOut`, `TaskDoesNotExist`, `InvalidToken`, C17).
  */
-export type ApprovalClosedReason =
-  | 'callback-sent'
-  | 'task-timed-out'
-  | 'task-does-not-exist'
-  | 'invalid-token';
+export type ApprovalClosedReason = 'callback-sent' | TaskClosedReason;
 
 /** A Slack user as the interaction payload names them. */
 export interface SlackUser {
@@ -108,6 +103,7 @@ export interface ApprovalStore {
   /**
    * Records where the request message was posted and, when given, the message itself (JSON).
    * @param requestMessage - the posted message as `storedRequestMessage` serialises it.
+   * @throws RecordNotFoundError when there is no such approval.
    */
   setMessage(approvalId: string, thread: SlackThread, requestMessage?: string | null): Promise<void>;
   /**
@@ -192,13 +188,6 @@ function toRecord(item: Record<string, unknown> | undefined): ApprovalRecord | n
   return out as unknown as ApprovalRecord;
 }
 
-function isConditionFailure(error: unknown): boolean {
-  return (
-    error instanceof ConditionalCheckFailedException ||
-    awsErrorName(error) === 'ConditionalCheckFailedException'
-  );
-}
-
 /**
  * The DynamoDB approval store.
  *
@@ -229,7 +218,7 @@ export function createApprovalStore(options: ApprovalStoreOptions = {}): Approva
         );
         return { created: true };
       } catch (error) {
-        if (!isConditionFailure(error)) throw error;
+        if (!isConditionalCheckFailed(error)) throw error;
         const existing = await get(record.approvalId);
         if (!existing) throw error;
         return { created: false, existing };
@@ -251,19 +240,25 @@ export function createApprovalStore(options: ApprovalStoreOptions = {}): Approva
 
     async setMessage(approvalId, thread, requestMessage) {
       const withMessage = typeof requestMessage === 'string';
-      await client().send(
-        new UpdateCommand({
-          TableName,
-          Key: key(approvalId),
-          UpdateExpression: `SET channel = :c, messageTs = :ts${withMessage ? ', requestMessage = :m' : ''}`,
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: {
-            ':c': thread.channel,
-            ':ts': thread.ts,
-            ...(withMessage ? { ':m': requestMessage } : {}),
-          },
-        }),
-      );
+      await client()
+        .send(
+          new UpdateCommand({
+            TableName,
+            Key: key(approvalId),
+            UpdateExpression: `SET channel = :c, messageTs = :ts${withMessage ? ', requestMessage = :m' : ''}`,
+            ConditionExpression: 'attribute_exists(pk)',
+            ExpressionAttributeValues: {
+              ':c': thread.channel,
+              ':ts': thread.ts,
+              ...(withMessage ? { ':m': requestMessage } : {}),
+            },
+          }),
+        )
+        .catch((error: unknown) => {
+          throw isConditionalCheckFailed(error)
+            ? new RecordNotFoundError(`approval ${approvalId}`, error)
+            : error;
+        });
     },
 
     async claimDecision(approvalId, d) {
@@ -290,7 +285,7 @@ export function createApprovalStore(options: ApprovalStoreOptions = {}): Approva
         );
         return { claimed: true, record: toRecord(out.Attributes) as ApprovalRecord };
       } catch (error) {
-        if (!isConditionFailure(error)) throw error;
+        if (!isConditionalCheckFailed(error)) throw error;
         // The document client does not unmarshall the exception's Item: read the record again.
         return { claimed: false, existing: await get(approvalId) };
       }
@@ -315,7 +310,7 @@ export function createApprovalStore(options: ApprovalStoreOptions = {}): Approva
         );
         return true;
       } catch (error) {
-        if (!isConditionFailure(error)) throw error;
+        if (!isConditionalCheckFailed(error)) throw error;
         return false;
       }
     },
@@ -338,7 +333,7 @@ export function createApprovalStore(options: ApprovalStoreOptions = {}): Approva
           }),
         );
       } catch (error) {
-        if (!isConditionFailure(error)) throw error;
+        if (!isConditionalCheckFailed(error)) throw error;
       }
     },
 
@@ -355,7 +350,7 @@ export function createApprovalStore(options: ApprovalStoreOptions = {}): Approva
           }),
         );
       } catch (error) {
-        if (!isConditionFailure(error)) throw error;
+        if (!isConditionalCheckFailed(error)) throw error;
       }
     },
 
@@ -370,7 +365,7 @@ export function createApprovalStore(options: ApprovalStoreOptions = {}): Approva
         );
         return thread;
       } catch (error) {
-        if (!isConditionFailure(error)) throw error;
+        if (!isConditionalCheckFailed(error)) throw error;
         const existing = await this.getThread(incidentId);
         return existing ?? thread;
       }
@@ -387,78 +382,6 @@ export function createApprovalStore(options: ApprovalStoreOptions = {}): Approva
         ts: item.ts,
         ...(typeof item.approvalId === 'string' ? { approvalId: item.approvalId } : {}),
       };
-    },
-  };
-}
-
-/**
- * An in-memory {@link ApprovalStore} with the same conditional semantics as the DynamoDB one,
- * for unit tests of the cores (integration tests use DynamoDB Local).
- */
-export function createInMemoryApprovalStore(): ApprovalStore & { records: Map<string, ApprovalRecord> } {
-  const records = new Map<string, ApprovalRecord>();
-  const threads = new Map<string, SlackThread>();
-  const copy = (r: ApprovalRecord | undefined) => (r ? structuredClone(r) : null);
-  return {
-    records,
-    async create(record) {
-      const existing = records.get(record.approvalId);
-      if (existing) return { created: false, existing: structuredClone(existing) };
-      records.set(record.approvalId, structuredClone(record));
-      return { created: true };
-    },
-    async countPostAttempt(approvalId) {
-      const r = records.get(approvalId);
-      if (r) r.postAttempts += 1;
-    },
-    async get(approvalId) {
-      return copy(records.get(approvalId));
-    },
-    async setMessage(approvalId, thread, requestMessage) {
-      const r = records.get(approvalId);
-      if (!r) throw new Error(`no approval ${approvalId}`);
-      r.channel = thread.channel;
-      r.messageTs = thread.ts;
-      if (typeof requestMessage === 'string') r.requestMessage = requestMessage;
-    },
-    async claimDecision(approvalId, d) {
-      const r = records.get(approvalId);
-      if (r?.status !== 'PENDING') return { claimed: false, existing: copy(r) };
-      Object.assign(r, {
-        status: 'DECIDED',
-        decision: d.decision,
-        decidedBy: { ...d.by },
-        decidedAt: d.at,
-        reason: d.reason,
-      });
-      return { claimed: true, record: structuredClone(r) };
-    },
-    async claimCallback(approvalId, now, leaseUntil) {
-      const r = records.get(approvalId);
-      const free = r?.status === 'DECIDED' || (r?.status === 'SENDING' && (r.callbackLeaseUntil ?? 0) < now);
-      if (!r || !free) return false;
-      Object.assign(r, { status: 'SENDING', callbackLeaseUntil: leaseUntil });
-      return true;
-    },
-    async releaseDecision(approvalId, by) {
-      const r = records.get(approvalId);
-      if (r && r.status === 'DECIDED' && r.decidedBy?.id === by.id) {
-        Object.assign(r, { status: 'PENDING', decision: null, decidedBy: null, decidedAt: null });
-      }
-    },
-    async close(approvalId, reason, at) {
-      const r = records.get(approvalId);
-      if (r && r.status !== 'CLOSED')
-        Object.assign(r, { status: 'CLOSED', closedReason: reason, closedAt: at });
-    },
-    async putThread(incidentId, thread, _expiresAt, putOptions = {}) {
-      const existing = threads.get(incidentId);
-      if (existing && !putOptions.overwrite) return existing;
-      threads.set(incidentId, thread);
-      return thread;
-    },
-    async getThread(incidentId) {
-      return threads.get(incidentId) ?? null;
     },
   };
 }

@@ -1,7 +1,8 @@
 /**
  * The Slack port: post and update messages through `@slack/web-api` (`chat.postMessage`,
- * `chat.update`) and answer interactions through their `response_url`, plus loading the app's
- * bot token and signing secret.
+ * `chat.update`) and answer interactions through their `response_url` (slack-response-url.ts).
+ * Credentials: slack-secrets.ts. A function that only answers `response_url`s (the Slack
+ * interaction) uses slack-response-url.ts alone and bundles no WebClient (about 64 KB).
  *
  * The Web API base URL is configurable (`slackApiUrl`, config `SLACK_API_URL`) so tests and the local
  * runner point it at a capture server. `response_url` posts only go to allowed prefixes
@@ -11,25 +12,20 @@
  * @see https://api.slack.com/methods/chat.postMessage
  * @see https://api.slack.com/interactivity/handling#message_responses
  */
-import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { KnownBlock } from '@slack/types';
 import { WebClient } from '@slack/web-api';
-import { secretsManagerClient } from '#platform/clients.js';
 import type { SlackConfig } from '#platform/config.js';
 import { InvalidInputError, TransientError } from '#platform/errors.js';
+import {
+  createResponseUrlPoster,
+  DEFAULT_RESPONSE_URL_PREFIXES,
+  type ResponseUrlMessage,
+} from './slack-response-url.js';
 
 /** A Slack message: `text` is the notification / fallback text, `blocks` the Block Kit layout. */
 export interface SlackMessage {
   text: string;
   blocks?: KnownBlock[];
-}
-
-/** A body posted to an interaction's `response_url`. */
-export interface ResponseUrlMessage extends SlackMessage {
-  /** Replace the message the button was on (true) or post a new one (false). */
-  replace_original?: boolean;
-  /** `ephemeral` shows the message to the clicking user only. */
-  response_type?: 'ephemeral' | 'in_channel';
 }
 
 /** The Slack operations the pipeline uses. */
@@ -41,7 +37,7 @@ export interface SlackApi {
   postMessage(channel: string, message: SlackMessage, options?: { threadTs?: string }): Promise<SlackPosted>;
   /** `chat.update` of a message the app posted. */
   updateMessage(channel: string, ts: string, message: SlackMessage): Promise<void>;
-  /** POSTs JSON to an interaction's `response_url`. */
+  /** POSTs JSON to an interaction's `response_url` (see {@link createResponseUrlPoster}). */
   respond(responseUrl: string, message: ResponseUrlMessage): Promise<void>;
 }
 
@@ -71,11 +67,6 @@ export function slackApiOptions(token: string, slack: SlackConfig): SlackApiOpti
   return { token, slackApiUrl: slack.apiUrl, allowedResponseUrlPrefixes: slack.responseUrlPrefixes };
 }
 
-/** True when `url` starts with one of the (non-empty) allowed prefixes. */
-export function isAllowedResponseUrl(url: string, prefixes: readonly string[]): boolean {
-  return prefixes.some((prefix) => prefix !== '' && url.startsWith(prefix));
-}
-
 /**
  * Builds the Slack port over `@slack/web-api`'s WebClient and `fetch` (for `response_url`).
  *
@@ -87,7 +78,7 @@ export function isAllowedResponseUrl(url: string, prefixes: readonly string[]): 
  */
 export function createSlackApi(options: SlackApiOptions): SlackApi {
   const slackApiUrl = options.slackApiUrl ?? 'https://slack.com/api/';
-  const allowed = options.allowedResponseUrlPrefixes ?? ['https://hooks.slack.com/'];
+  const allowed = options.allowedResponseUrlPrefixes ?? DEFAULT_RESPONSE_URL_PREFIXES;
   const timeout = options.timeoutMs ?? 2500;
   const web = new WebClient(options.token, {
     slackApiUrl,
@@ -118,24 +109,7 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
         .catch(slackFailure('chat.update'));
     },
 
-    async respond(responseUrl, message) {
-      if (!isAllowedResponseUrl(responseUrl, allowed)) {
-        throw new InvalidInputError('invalid Slack request', [
-          `payload.response_url: must start with one of ${allowed.join(', ')}`,
-        ]);
-      }
-      const response = await fetch(responseUrl, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json; charset=utf-8' },
-        body: JSON.stringify(message),
-        signal: AbortSignal.timeout(timeout),
-      }).catch((error: unknown) => {
-        throw new TransientError(`response_url post failed: ${String(error)}`, error);
-      });
-      if (!response.ok) {
-        throw new TransientError(`response_url post answered HTTP ${response.status}`);
-      }
-    },
+    respond: createResponseUrlPoster({ allowedResponseUrlPrefixes: allowed, timeoutMs: timeout }).respond,
   };
 }
 
@@ -153,71 +127,4 @@ function slackFailure(method: string): (error: unknown) => never {
     }
     throw new TransientError(`Slack ${method} failed: ${e.message ?? String(error)}`, error);
   };
-}
-
-/** The Slack app's credentials. */
-export interface SlackSecrets {
-  /** Bot token, `xoxb-...`. */
-  botToken: string;
-  /** Signing secret used to verify interaction requests. */
-  signingSecret: string;
-}
-
-let cached: Promise<SlackSecrets> | undefined;
-
-/** Where the Slack credentials come from (the `SLACK_*` part of the configuration). */
-export type SlackCredentialsConfig = Partial<Pick<SlackConfig, 'secretArn' | 'botToken' | 'signingSecret'>>;
-
-/**
- * Loads the Slack credentials once per container: from `SLACK_BOT_TOKEN` and
- * `SLACK_SIGNING_SECRET` when both are set (local runs), else from the Secrets Manager secret named
- * by `SLACK_SECRET_ARN`, a JSON object `{ "botToken": "...", "signingSecret": "..." }`.
- *
- * @param slack - the Slack configuration (`pipelineConfig().slack`).
- * @param client - @default the shared Secrets Manager client
- * @throws InvalidInputError naming the missing variable or secret field.
- * @see https://docs.aws.amazon.com/secretsmanager/latest/apireference/API_GetSecretValue.html
- */
-export function loadSlackSecrets(
-  slack: SlackCredentialsConfig,
-  client: () => SecretsManagerClient = secretsManagerClient,
-): Promise<SlackSecrets> {
-  cached ??= readSecrets(slack, client).catch((error: unknown) => {
-    cached = undefined;
-    throw error;
-  });
-  return cached;
-}
-
-/** Forgets cached credentials (tests and the local runner). */
-export function resetSlackSecrets(): void {
-  cached = undefined;
-}
-
-async function readSecrets(
-  slack: SlackCredentialsConfig,
-  client: () => SecretsManagerClient,
-): Promise<SlackSecrets> {
-  if (slack.botToken && slack.signingSecret) {
-    return { botToken: slack.botToken, signingSecret: slack.signingSecret };
-  }
-  const arn = slack.secretArn;
-  if (!arn) {
-    throw new InvalidInputError('Slack credentials are not configured', [
-      'SLACK_SECRET_ARN: is required (or both SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET)',
-    ]);
-  }
-  const out = await client().send(new GetSecretValueCommand({ SecretId: arn }));
-  let parsed: { botToken?: unknown; signingSecret?: unknown };
-  try {
-    parsed = JSON.parse(out.SecretString ?? '') as typeof parsed;
-  } catch (error) {
-    throw new InvalidInputError('invalid Slack secret', [`${arn}: must be a JSON object`], error);
-  }
-  const problems: string[] = [];
-  if (typeof parsed.botToken !== 'string' || parsed.botToken === '') problems.push('botToken: is required');
-  if (typeof parsed.signingSecret !== 'string' || parsed.signingSecret === '')
-    problems.push('signingSecret: is required');
-  if (problems.length > 0) throw new InvalidInputError('invalid Slack secret', problems);
-  return { botToken: parsed.botToken as string, signingSecret: parsed.signingSecret as string };
 }

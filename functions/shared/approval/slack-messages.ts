@@ -9,7 +9,10 @@
  * @see https://api.slack.com/reference/surfaces/formatting#escaping
  */
 import type { KnownBlock } from '@slack/types';
+import type { AuditPlan } from '#incident/audit-trail.js';
+import { summaryWarnings } from '#incident/on-call-report.js';
 import type { Classification, IncidentSummary } from '#inventory/model.js';
+import { clockText, formatDuration, isoUtc } from '#platform/clock-text.js';
 import * as z from '#platform/zod.js';
 import type { SlackMessage } from './slack-client.js';
 
@@ -35,17 +38,9 @@ const MAX_LISTED_SOURCES = 10;
 /** Slack refuses a message whose section text passes 3,000 characters (`invalid_blocks`). */
 export const MAX_SECTION_CHARS = 3000;
 
-/** The plan fields the approval shows (a subset of `$.plan`). */
-export interface ApprovalPlanView {
+/** The plan fields the approval shows (a subset of `$.plan`; the same the audit trail keeps). */
+export interface ApprovalPlanView extends Omit<AuditPlan, 'mode'> {
   mode: 'redrive' | 'sample-only' | 'dry-run';
-  sampleSize: number;
-  /** Messages per second, ascending. */
-  rampRates: number[];
-  /** Seconds at each ramp step. */
-  dwellSeconds: number;
-  destinationArn: string | null;
-  discardPoison: boolean;
-  requestedBy: string;
 }
 
 /** The preflight fields the approval shows (a subset of `$.preflight`). */
@@ -83,21 +78,9 @@ export function queueNameOf(arn: string): string {
   return arn.split(':').pop() ?? arn;
 }
 
-/** A duration, milliseconds, as `2 d 3 h`, `3 h 20 min`, `45 s`. */
-export function formatDuration(ms: number): string {
-  const s = Math.max(0, Math.round(ms / 1000));
-  const d = Math.floor(s / 86_400);
-  const h = Math.floor((s % 86_400) / 3600);
-  const m = Math.floor((s % 3600) / 60);
-  if (d > 0) return `${d} d ${h} h`;
-  if (h > 0) return `${h} h ${m} min`;
-  if (m > 0) return `${m} min`;
-  return `${s} s`;
-}
+export { formatDuration };
 
-function iso(ms: number): string {
-  return new Date(ms).toISOString().replace('.000Z', 'Z');
-}
+const iso = isoUtc;
 
 function truncate(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
@@ -137,42 +120,23 @@ function plural(n: number, one: string, many = `${one}s`): string {
  */
 export function approvalWarnings(view: ApprovalRequestView): string[] {
   const out = [...view.preflight.warnings];
-  const add = (w: string) => {
-    if (!out.includes(w)) out.push(w);
+  // A console start without triage has no summary: its deadline comes from preflight.
+  const summary: IncidentSummary = view.summary ?? {
+    messageCount: view.preflight.dlqDepth,
+    countBySource: {},
+    causes: [],
+    countByClassification: { transient: 0, permanent: 0, poison: 0, systemic: 0, unknown: 0 },
+    oldestMessageAgeMs: null,
+    earliestRetentionDeadline: null,
+    expiringWithin24h: 0,
+    partial: false,
   };
-  const deadline = view.summary?.earliestRetentionDeadline ?? view.preflight.earliestRetentionDeadline;
-  if (deadline !== null && deadline - view.nowMs < DAY_MS) {
-    const expiring = view.summary?.expiringWithin24h;
-    add(
-      `< 24 h of retention left: the earliest message expires at ${iso(deadline)} (in ${formatDuration(deadline - view.nowMs)})` +
-        (expiring
-          ? `; ${plural(expiring, 'message')} ${expiring === 1 ? 'expires' : 'expire'} within 24 h`
-          : ''),
-    );
-  }
-  if (view.preflight.fifo) {
-    add(
-      'FIFO: ordering within a message group is not preserved relative to new traffic (redriven messages interleave with new messages)',
-    );
-  }
-  const byClass = view.summary?.countByClassification;
-  const doNotRedrive = (byClass?.poison ?? 0) + (byClass?.permanent ?? 0);
-  if (doNotRedrive > 0) {
-    add(
-      view.plan.discardPoison
-        ? `${plural(doNotRedrive, 'poison/permanent message')} will be DISCARDED first (discardPoison is set)`
-        : `${plural(doNotRedrive, 'poison/permanent message')} will be parked first (a move task cannot skip messages)`,
-    );
-  }
-  const unknownSource = view.summary?.countBySource.unknown ?? 0;
-  if (unknownSource > 0) {
-    add(
-      `${plural(unknownSource, 'message')} ${unknownSource === 1 ? 'has' : 'have'} no DeadLetterQueueSourceArn (sent straight to the DLQ)`,
-    );
-  }
-  if ((byClass?.systemic ?? 0) > 0) {
-    add('systemic failures found: fix the cause (credentials, endpoint, deploy) before redriving');
-  }
+  const deadline = summary.earliestRetentionDeadline ?? view.preflight.earliestRetentionDeadline;
+  for (const w of summaryWarnings(
+    { ...summary, earliestRetentionDeadline: deadline },
+    { nowMs: view.nowMs, discardPoison: view.plan.discardPoison, fifo: view.preflight.fifo },
+  ))
+    if (!out.includes(w)) out.push(w);
   return out;
 }
 
@@ -192,8 +156,9 @@ function summaryText(view: ApprovalRequestView): string {
       sourceList(sources) +
       (s.partial ? ' (inventory still partial)' : ''),
   ];
-  if (s.oldestMessageAgeMs !== null)
-    lines.push(`Oldest message: ${formatDuration(s.oldestMessageAgeMs)} old`);
+  const sentAt = s.oldestSentAt ?? (s.oldestMessageAgeMs === null ? null : view.nowMs - s.oldestMessageAgeMs);
+  if (sentAt !== null && s.oldestMessageAgeMs !== null)
+    lines.push(`Oldest message: sent ${clockText(sentAt, view.nowMs)}`);
   const deadline = s.earliestRetentionDeadline;
   if (deadline !== null) {
     const left = deadline - view.nowMs;

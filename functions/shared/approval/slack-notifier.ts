@@ -26,7 +26,7 @@ import { type PipelineConfig, pipelineConfig } from '#platform/config.js';
 import { errorMessage } from '#platform/errors.js';
 import { logger } from '#platform/middleware.js';
 import { type ApprovalStore, createApprovalStore } from './approval-store.js';
-import { createSlackApi, loadSlackSecrets, type SlackApi, slackApiOptions } from './slack-client.js';
+import { createSlackApi, type SlackApi, slackApiOptions } from './slack-client.js';
 import {
   alarmClearedApprovalMessage,
   approvalExpiredMessage,
@@ -34,6 +34,7 @@ import {
   parseStoredRequestMessage,
   threadNotice,
 } from './slack-messages.js';
+import { loadSlackSecrets } from './slack-secrets.js';
 
 /** How long a thread pointer is kept after a top-level notice, seconds (30 days). */
 const THREAD_TTL_SECONDS = 30 * 86_400;

@@ -19,8 +19,9 @@ import { sha256Hex } from '#inventory/idempotency-key.js';
 import type { IncidentSummary } from '#inventory/model.js';
 import { documentClient } from '#platform/clients.js';
 import { pipelineConfig } from '#platform/config.js';
-import { awsErrorName, RedriveError } from '#platform/errors.js';
-import { keys } from '#platform/table.js';
+import { isConditionalCheckFailed, RecordNotFoundError } from '#platform/errors.js';
+import { queryIndexPartition } from '#platform/index-query.js';
+import { keys, TABLE } from '#platform/table.js';
 
 /** Where an incident stands. */
 export type IncidentStatus = 'OPEN' | 'PARTIAL' | 'WORKFLOW_STARTED' | 'CLOSED';
@@ -89,9 +90,15 @@ export interface LatestAlarmIncidents {
 /** The incident store's operations. */
 export interface IncidentStore {
   getIncident(incidentId: string): Promise<Incident | undefined>;
+  /**
+   * Incidents newest first (by `createdAt`), from the `byIdempotencyKey` index's `INCIDENTS`
+   * partition: one Query per page, whatever the number of envelopes in the table.
+   * @param options.limit - most incidents returned. @default 50
+   */
+  listIncidents(options?: { limit?: number }): Promise<Incident[]>;
   /** Creates the incident unless it exists. @returns created: false when it already existed. */
   putIncident(incident: Incident): Promise<{ created: boolean }>;
-  /** Sets the given fields (and `updatedAt`). @throws RedriveError CONFLICT when the incident does not exist. */
+  /** Sets the given fields (and `updatedAt`). @throws RecordNotFoundError when the incident does not exist. */
   updateIncident(incidentId: string, patch: Partial<Omit<Incident, 'incidentId'>>): Promise<void>;
   getTransition(dedupeKey: string): Promise<TransitionRecord | undefined>;
   /**
@@ -161,7 +168,7 @@ export function createIncidentStore(
   const inventoryKey = (dlqArn: string) => ({ pk: keys.dlq(dlqArn), sk: INVENTORY_SK });
   const latestKey = (alarmArn: string) => ({ pk: keys.alarm(alarmArn), sk: keys.alarmLatestSk });
   const strip = <T>(item: Record<string, unknown>): T => {
-    const { pk: _pk, sk: _sk, entity: _e, ...rest } = item;
+    const { pk: _pk, sk: _sk, entity: _e, gsi1pk: _g1, gsi1sk: _g2, ...rest } = item;
     return rest as T;
   };
 
@@ -170,18 +177,31 @@ export function createIncidentStore(
       const out = await client().send(new GetCommand({ TableName: table, Key: incidentKey(incidentId) }));
       return out.Item ? strip<Incident>(out.Item) : undefined;
     },
+    async listIncidents(opts = {}) {
+      const items = await queryIndexPartition(client(), table, keys.incidentListing, {
+        descending: true,
+        limit: opts.limit ?? 50,
+      });
+      return items.map((item) => strip<Incident>(item));
+    },
     async putIncident(incident) {
       try {
         await client().send(
           new PutCommand({
             TableName: table,
-            Item: { ...incidentKey(incident.incidentId), entity: 'incident', ...incident },
+            Item: {
+              ...incidentKey(incident.incidentId),
+              entity: 'incident',
+              [TABLE.keyIndex.partitionKey]: keys.incidentListing,
+              [TABLE.keyIndex.sortKey]: `${incident.createdAt}#${incident.incidentId}`,
+              ...incident,
+            },
             ConditionExpression: 'attribute_not_exists(pk)',
           }),
         );
         return { created: true };
       } catch (error) {
-        if (awsErrorName(error) === 'ConditionalCheckFailedException') return { created: false };
+        if (isConditionalCheckFailed(error)) return { created: false };
         throw error;
       }
     },
@@ -209,8 +229,7 @@ export function createIncidentStore(
           }),
         );
       } catch (error) {
-        if (awsErrorName(error) === 'ConditionalCheckFailedException')
-          throw new RedriveError('CONFLICT', `no incident ${incidentId}`, { cause: error });
+        if (isConditionalCheckFailed(error)) throw new RecordNotFoundError(`incident ${incidentId}`, error);
         throw error;
       }
     },
@@ -250,7 +269,7 @@ export function createIncidentStore(
         );
         return { claimed: true };
       } catch (error) {
-        if (awsErrorName(error) !== 'ConditionalCheckFailedException') throw error;
+        if (!isConditionalCheckFailed(error)) throw error;
         // ReturnValuesOnConditionCheckFailure comes back in the low-level (AttributeValue) form.
         const item = (error as { Item?: Record<string, AttributeValue> }).Item;
         return {
@@ -281,7 +300,7 @@ export function createIncidentStore(
         );
         return { claimed: true };
       } catch (error) {
-        if (awsErrorName(error) !== 'ConditionalCheckFailedException') throw error;
+        if (!isConditionalCheckFailed(error)) throw error;
         const item = (error as { Item?: Record<string, AttributeValue> }).Item;
         const holder = item ? (unmarshall(item) as { owner?: string }).owner : undefined;
         return { claimed: false, holder };
@@ -300,7 +319,7 @@ export function createIncidentStore(
           }),
         );
       } catch (error) {
-        if (awsErrorName(error) !== 'ConditionalCheckFailedException') throw error;
+        if (!isConditionalCheckFailed(error)) throw error;
       }
     },
     async putLatestAlarmIncidents(latest) {
@@ -318,7 +337,7 @@ export function createIncidentStore(
         );
         return { written: true };
       } catch (error) {
-        if (awsErrorName(error) === 'ConditionalCheckFailedException') return { written: false };
+        if (isConditionalCheckFailed(error)) return { written: false };
         throw error;
       }
     },
@@ -341,7 +360,7 @@ export function createIncidentStore(
         );
         return true;
       } catch (error) {
-        if (awsErrorName(error) === 'ConditionalCheckFailedException') return false;
+        if (isConditionalCheckFailed(error)) return false;
         throw error;
       }
     },
@@ -357,7 +376,7 @@ export function createIncidentStore(
           }),
         );
       } catch (error) {
-        if (awsErrorName(error) !== 'ConditionalCheckFailedException') throw error;
+        if (!isConditionalCheckFailed(error)) throw error;
       }
     },
     async finishTransition(dedupeKey, status, details) {

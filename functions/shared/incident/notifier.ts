@@ -11,7 +11,7 @@
  * @see https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html
  */
 
-import { RedriveError } from '#platform/errors.js';
+import { RecordNotFoundError } from '#platform/errors.js';
 import { logger } from '#platform/middleware.js';
 import type { IncidentStore } from './incident-store.js';
 
@@ -26,6 +26,7 @@ export const REDRIVE_OUTCOMES = [
   'approval-expired',
   'sample-failed',
   'halted',
+  'cancelled',
   'failed',
 ] as const;
 export type RedriveOutcome = (typeof REDRIVE_OUTCOMES)[number];
@@ -38,7 +39,8 @@ export type RedriveOutcome = (typeof REDRIVE_OUTCOMES)[number];
  * saw a run end ABORTED, TIMED_OUT or FAILED (without Notify/RecordFailure releasing its workflow
  * lease) and says whether it released the lease. `composite-children-skipped`: triage followed a
  * composite alarm's triggering children and names the ones it did not triage, with why (not in
- * ALARM, not a DLQ alarm, not a DLQ, gone).
+ * ALARM, not a DLQ alarm, not a DLQ, gone). `kms-key-unusable`: SQS could not use a queue's KMS
+ * key for the pipeline (queue, key, KMS action and SQS's error in the text and fields).
  */
 export const NOTICE_KINDS = [
   'unresolvable-alarm',
@@ -47,6 +49,7 @@ export const NOTICE_KINDS = [
   'alarm-cleared',
   'execution-ended',
   'composite-children-skipped',
+  'kms-key-unusable',
 ] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
 
@@ -80,17 +83,6 @@ export function createLogNotifier(log: Pick<typeof logger, 'info' | 'warn'> = lo
   };
 }
 
-/** A notifier that keeps every notification in memory (tests, the local demo). */
-export function createMemoryNotifier(): Notifier & { sent: Notification[] } {
-  const sent: Notification[] = [];
-  return {
-    sent,
-    async notify(n) {
-      sent.push(n);
-    },
-  };
-}
-
 /** The part of the incident store the workflow writes its results with. */
 export type RunRecorder = Pick<IncidentStore, 'updateIncident'>;
 
@@ -111,7 +103,7 @@ export async function recordRunOnIncident(
     await incidents.updateIncident(incidentId, fields as Parameters<RunRecorder['updateIncident']>[1]);
     return true;
   } catch (error) {
-    if (error instanceof RedriveError && error.code === 'CONFLICT') {
+    if (error instanceof RecordNotFoundError) {
       logger.info('no incident record to update (console start without triage?)', { incidentId });
       return false;
     }

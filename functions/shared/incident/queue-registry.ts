@@ -8,8 +8,26 @@ import { QueueRegistration } from '#inventory/model.js';
 import { documentClient } from '#platform/clients.js';
 import { pipelineConfig } from '#platform/config.js';
 import { InvalidInputError } from '#platform/errors.js';
+import { queryIndexPartition } from '#platform/index-query.js';
 import { formatIssues } from '#platform/middleware.js';
-import { keys } from '#platform/table.js';
+import { keys, TABLE } from '#platform/table.js';
+
+/** `gsi1pk` of every registration item: the listing partition of the index (`dlq registrations`). */
+export const REGISTRATION_LISTING = 'REGISTRATIONS';
+
+/**
+ * The registration item exactly as stored by the CDK construct (`MonitoredDlq`) and the CLI
+ * (`dlq register`): `pk`, `sk`, the listing keys of the index, then the registration's fields.
+ */
+export function registrationItem(registration: QueueRegistration) {
+  return {
+    pk: keys.dlq(registration.dlqArn),
+    sk: keys.config,
+    [TABLE.keyIndex.partitionKey]: REGISTRATION_LISTING,
+    [TABLE.keyIndex.sortKey]: registration.dlqArn,
+    ...registration,
+  };
+}
 
 /** The registry's operations. */
 export interface QueueRegistry {
@@ -25,6 +43,19 @@ export interface QueueRegistry {
   findRegistration?(dlqArn: string): Promise<QueueRegistration | null>;
   /** Validates and stores a registration. @throws InvalidInputError naming each bad field. */
   putRegistration(registration: unknown): Promise<QueueRegistration>;
+  /**
+   * Every stored registration (construct or CLI), by DLQ ARN, from the index's `REGISTRATIONS`
+   * partition. A stored item that no longer parses is returned with its problems, not thrown.
+   */
+  listRegistrations(): Promise<
+    Array<{ registration: QueueRegistration } | { dlqArn: string; problems: string[] }>
+  >;
+}
+
+/** The registration's own fields of a stored item (keys and index attributes removed). */
+function fieldsOf(item: Record<string, unknown>): Record<string, unknown> {
+  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, ...raw } = item;
+  return raw;
 }
 
 /** Creates the queue registry. */
@@ -50,7 +81,11 @@ export function createQueueRegistry(
   return {
     findRegistration: find,
     async getRegistration(dlqArn) {
-      return (await find(dlqArn)) ?? parse({ dlqArn }, dlqArn);
+      const out = await client().send(
+        new GetCommand({ TableName: table, Key: { pk: keys.dlq(dlqArn), sk: keys.config } }),
+      );
+      if (!out.Item) return parse({ dlqArn }, dlqArn);
+      return parse(fieldsOf(out.Item), dlqArn);
     },
     async putRegistration(registration) {
       const arn = (registration as { dlqArn?: unknown } | null)?.dlqArn;
@@ -58,10 +93,18 @@ export function createQueueRegistry(
       await client().send(
         new PutCommand({
           TableName: table,
-          Item: { pk: keys.dlq(parsed.dlqArn), sk: keys.config, ...parsed },
+          Item: registrationItem(parsed),
         }),
       );
       return parsed;
+    },
+    async listRegistrations() {
+      return (await queryIndexPartition(client(), table, REGISTRATION_LISTING)).map((item) => {
+        const result = QueueRegistration.safeParse(fieldsOf(item));
+        return result.success
+          ? { registration: result.data }
+          : { dlqArn: String(item.dlqArn), problems: formatIssues(result.error) };
+      });
     },
   };
 }

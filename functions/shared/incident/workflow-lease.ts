@@ -21,7 +21,7 @@ import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand } fr
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { documentClient } from '#platform/clients.js';
 import { pipelineConfig } from '#platform/config.js';
-import { awsErrorName } from '#platform/errors.js';
+import { isConditionalCheckFailed } from '#platform/errors.js';
 import { keys } from '#platform/table.js';
 
 /** `RequestApproval` TimeoutSeconds in statemachines/redrive.asl.json, seconds. */
@@ -133,7 +133,7 @@ export function createWorkflowLeaseStore(
         );
         return { acquired: true, lease };
       } catch (error) {
-        if (awsErrorName(error) !== 'ConditionalCheckFailedException') throw error;
+        if (!isConditionalCheckFailed(error)) throw error;
         // ReturnValuesOnConditionCheckFailure comes back in the low-level (AttributeValue) form.
         const item = (error as { Item?: Record<string, AttributeValue> }).Item;
         const held = item ? toLease(unmarshall(item)) : await store.get(dlqArn);
@@ -154,7 +154,7 @@ export function createWorkflowLeaseStore(
         );
         return true;
       } catch (error) {
-        if (awsErrorName(error) === 'ConditionalCheckFailedException') return false;
+        if (isConditionalCheckFailed(error)) return false;
         throw error;
       }
     },

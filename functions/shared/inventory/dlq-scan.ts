@@ -8,6 +8,7 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-visibility-timeout.html
  */
 import type { Message } from '@aws-sdk/client-sqs';
+import { sleep as realSleep } from '#platform/sleep.js';
 import type { SqsQueues } from '#platform/sqs-queues.js';
 
 /** What the visitor did with one message. */
@@ -132,7 +133,7 @@ export async function scanUntilFound(
   visit: (batch: Message[]) => Promise<{ results: Map<string, VisitResult>; stop?: boolean }>,
   outstanding: () => number,
 ): Promise<ScanUntilFoundResult> {
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const sleep = options.sleep ?? realSleep;
   const total: ScanUntilFoundResult = {
     received: 0,
     consumed: 0,

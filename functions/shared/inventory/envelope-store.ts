@@ -27,38 +27,51 @@
  * `UnprocessedItems` / `UnprocessedKeys` are re-sent with exponential backoff and full jitter
  * until they are empty or the deadline passes (case C22); the result reports what was left.
  *
+ * Where the parts live: the item layout (envelope and chunk items, the observation UPDATE, the way
+ * back to a {@link StoredEnvelope}) in `envelope-items.ts`; the retried batch calls in
+ * `#platform/dynamo-batches.js`; here, the steps and the single-item reads and writes.
+ *
  * @see https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchWriteItem.html
  * @see https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchExecuteStatement.html
  * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ql-reference.update.html
  * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html (400 KB items)
  */
 import {
-  BatchExecuteStatementCommand,
-  BatchGetCommand,
-  BatchWriteCommand,
   DeleteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
   QueryCommand,
+  type QueryCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { documentClient } from '#platform/clients.js';
 import { pipelineConfig } from '#platform/config.js';
-import { awsErrorName, isRetryable, RedriveError } from '#platform/errors.js';
+import { createDynamoBatches, type DynamoBatches, pool } from '#platform/dynamo-batches.js';
+import {
+  BodyIntegrityError,
+  isConditionalCheckFailed,
+  RecordNotFoundError,
+  StateConflictError,
+} from '#platform/errors.js';
 import { keys, TABLE } from '#platform/table.js';
-import { BODY_CHUNK_BYTES, cutText, type EnvelopeWrite } from './envelope.js';
+import type { EnvelopeWrite } from './envelope.js';
+import {
+  chunkItems,
+  ENVELOPE_ENTITY,
+  type EnvelopeTouch,
+  envelopeItem,
+  envelopeKey,
+  fromItem,
+  type StoredEnvelope,
+  touchStatement,
+} from './envelope-items.js';
 import { sha256Hex } from './idempotency-key.js';
-import type { Envelope, EnvelopeState, StoredMessageAttribute } from './model.js';
+import type { Envelope, EnvelopeState } from './model.js';
 
 export type { EnvelopeWrite } from './envelope.js';
-
-/** An envelope as read back; `inlineBody` holds the body bytes when they are stored inline. */
-export interface StoredEnvelope extends Envelope {
-  inlineBody?: Uint8Array;
-  /** Set when attribute values were cut to keep the item under 400 KB (see `shrinkAttributes`). */
-  attributesTruncated?: { originalItemBytes: number; keptCharsPerValue: number };
-}
+export type { StoredEnvelope } from './envelope-items.js';
 
 /** Result of {@link EnvelopeStore.putEnvelopes}. */
 export interface PutEnvelopesResult {
@@ -68,8 +81,6 @@ export interface PutEnvelopesResult {
   unprocessed: number;
   /** Envelopes that did not exist before this call. */
   created: number;
-  /** MessageIds of the envelopes this call created (`created` of them). */
-  createdMessageIds: string[];
   /** MessageIds of the unprocessed envelopes. */
   unprocessedMessageIds: string[];
   /**
@@ -105,17 +116,13 @@ export interface EnvelopeStore {
   getEnvelope(dlqArn: string, messageId: string): Promise<StoredEnvelope | undefined>;
   /** Every envelope of one DLQ, paginated lazily (chunk items skipped). */
   listEnvelopes(dlqArn: string): AsyncIterable<StoredEnvelope>;
-  /**
-   * How many envelopes of one DLQ are in `state` (a COUNT query: no item leaves DynamoDB, though
-   * every item of the DLQ is read and billed).
-   */
-  countEnvelopes(dlqArn: string, state: EnvelopeState): Promise<number>;
   /** Every envelope carrying this idempotency key, across DLQs and MessageIds (GSI `byIdempotencyKey`). */
   findByIdempotencyKey(key: string): Promise<StoredEnvelope[]>;
   /**
    * Moves an envelope to a state, with the reason for PARKED / DISCARDED.
    * @param opts.expectedState - only when the envelope is currently in this state.
-   * @throws RedriveError code CONFLICT when the envelope does not exist or is not in `expectedState`.
+   * @throws RecordNotFoundError when the envelope does not exist.
+   * @throws StateConflictError when it is not in `expectedState` (naming the state it is in).
    */
   setState(
     dlqArn: string,
@@ -126,7 +133,7 @@ export interface EnvelopeStore {
   ): Promise<void>;
   /**
    * The body's exact bytes (inline or reassembled from chunks), checked against `bodySha256`.
-   * @throws RedriveError code INTERNAL when chunks are missing or the hash does not match.
+   * @throws BodyIntegrityError when chunks are missing or the hash / byte length does not match.
    */
   readBody(envelope: Envelope): Promise<Uint8Array>;
   getCursor(dlqArn: string): Promise<InventoryCursor | undefined>;
@@ -146,46 +153,18 @@ export interface EnvelopeStoreOptions {
   concurrency?: number;
 }
 
-const BATCH = 25;
-/** Statements per BatchExecuteStatement call (the API's limit). */
-const STATEMENTS = 25;
-// 16 MB request limit: stay under it whatever the chunk sizes are.
-const MAX_BATCH_BYTES = 12 * 1024 * 1024;
-const ENVELOPE = 'envelope';
-const CHUNK = 'chunk';
+/** Keys checked per BatchGetItem (the API's limit). */
+const KEYS_PER_GET = 100;
 
-type Item = Record<string, unknown>;
 /** What the existence check reads of a stored envelope. */
 type Existing = { incidentId: string | undefined; inventoryId: string | undefined };
-type WriteRequest = { PutRequest: { Item: Item } };
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const workers = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
-    while (next < items.length) {
-      const item = items[next++] as T;
-      await fn(item);
-    }
-  });
-  await Promise.all(workers);
-}
-
-function fromItem(item: Item): StoredEnvelope {
-  const {
-    pk: _pk,
-    sk: _sk,
-    gsi1pk: _g1,
-    gsi1sk: _g2,
-    entity: _e,
-    body,
-    stateChangedAt: _s,
-    ...rest
-  } = item as Item & { body?: Uint8Array };
-  const envelope = rest as unknown as StoredEnvelope;
-  if (body !== undefined) envelope.inlineBody = body;
-  return envelope;
+/** What every operation below works on: the client, the table and its batch calls. */
+interface Db {
+  client: () => DynamoDBDocumentClient;
+  table: string;
+  batches: DynamoBatches;
+  concurrency: number;
 }
 
 /**
@@ -198,471 +177,268 @@ function fromItem(item: Item): StoredEnvelope {
 export function createEnvelopeStore(options: EnvelopeStoreOptions = {}): EnvelopeStore {
   const client = () => options.client ?? documentClient();
   const table = options.tableName ?? pipelineConfig().tableName;
-  const backoff = options.backoff ?? { baseMs: 50, maxMs: 2000 };
   const concurrency = options.concurrency ?? 4;
-
-  const delay = (attempt: number, deadline: number) => {
-    const cap = Math.min(backoff.maxMs, backoff.baseMs * 2 ** attempt);
-    return Math.max(0, Math.min(Math.random() * cap, deadline - Date.now()));
-  };
-
-  function envelopeKey(dlqArn: string, messageId: string) {
-    return { pk: keys.dlq(dlqArn), sk: keys.message(messageId) };
-  }
-
-  function envelopeItem(w: EnvelopeWrite): Item {
-    const e = w.envelope;
-    const item: Item = {
-      ...e,
-      ...envelopeKey(e.dlqArn, e.messageId),
-      [TABLE.keyIndex.partitionKey]: keys.idempotencyKey(e.idempotencyKey),
-      [TABLE.keyIndex.sortKey]: `${keys.dlq(e.dlqArn)}#${keys.message(e.messageId)}`,
-      entity: ENVELOPE,
-    };
-    if (!e.bodyChunked) item.body = w.body;
-    if (itemBytes(item) > MAX_ENVELOPE_ITEM_BYTES) return shrinkAttributes(item);
-    return item;
-  }
-
-  function chunkItems(w: EnvelopeWrite): Item[] {
-    const e = w.envelope;
-    const items: Item[] = [];
-    for (let i = 0; i < e.bodyChunks; i++) {
-      items.push({
-        pk: keys.dlq(e.dlqArn),
-        sk: keys.chunk(e.messageId, i),
-        entity: CHUNK,
-        messageId: e.messageId,
-        index: i,
-        data: w.body.subarray(i * BODY_CHUNK_BYTES, (i + 1) * BODY_CHUNK_BYTES),
-      });
-    }
-    return items;
-  }
-
-  /** Splits requests into batches of at most 25 and under the request byte limit. */
-  function toBatches(requests: readonly WriteRequest[]): WriteRequest[][] {
-    const batches: WriteRequest[][] = [];
-    let current: WriteRequest[] = [];
-    let bytes = 0;
-    for (const r of requests) {
-      const size = itemBytes(r.PutRequest.Item);
-      if (current.length === BATCH || (current.length > 0 && bytes + size > MAX_BATCH_BYTES)) {
-        batches.push(current);
-        current = [];
-        bytes = 0;
-      }
-      current.push(r);
-      bytes += size;
-    }
-    if (current.length > 0) batches.push(current);
-    return batches;
-  }
-
-  /**
-   * Writes requests with BatchWriteItem: every batch once, then the UnprocessedItems of the round
-   * again after a backoff, until none are left or the deadline passes. Returns what is left.
-   */
-  async function batchWrite(requests: WriteRequest[], deadline: number): Promise<WriteRequest[]> {
-    let pending = requests;
-    for (let attempt = 0; pending.length > 0; attempt++) {
-      const next: WriteRequest[] = [];
-      await pool(toBatches(pending), concurrency, async (batch) => {
-        try {
-          const out = await client().send(new BatchWriteCommand({ RequestItems: { [table]: batch } }));
-          next.push(...((out.UnprocessedItems?.[table] ?? []) as WriteRequest[]));
-        } catch (error) {
-          if (!isRetryable(error)) throw error;
-          next.push(...batch);
-        }
-      });
-      pending = next;
-      if (pending.length === 0 || Date.now() >= deadline) break;
-      await sleep(delay(attempt, deadline));
-    }
-    return pending;
-  }
-
-  /**
-   * The envelopes that already exist (by `pk|sk`, with their `incidentId` and `inventoryId`);
-   * unchecked keys after the deadline in `unchecked`.
-   */
-  async function existing(
-    group: readonly EnvelopeWrite[],
-    deadline: number,
-  ): Promise<{ found: Map<string, Existing>; unchecked: Set<string> }> {
-    let pending = group.map((w) => envelopeKey(w.envelope.dlqArn, w.envelope.messageId));
-    const found = new Map<string, Existing>();
-    for (let attempt = 0; pending.length > 0; attempt++) {
-      try {
-        const out = await client().send(
-          new BatchGetCommand({
-            RequestItems: {
-              [table]: { Keys: pending, ProjectionExpression: 'pk, sk, incidentId, inventoryId' },
-            },
-          }),
-        );
-        for (const item of out.Responses?.[table] ?? [])
-          found.set(`${item.pk}|${item.sk}`, {
-            incidentId: item.incidentId as string | undefined,
-            inventoryId: item.inventoryId as string | undefined,
-          });
-        pending = (out.UnprocessedKeys?.[table]?.Keys ?? []) as typeof pending;
-      } catch (error) {
-        if (!isRetryable(error)) throw error;
-      }
-      if (pending.length === 0 || Date.now() >= deadline) break;
-      await sleep(delay(attempt, deadline));
-    }
-    return { found, unchecked: new Set(pending.map((k) => `${k.pk}|${k.sk}`)) };
-  }
-
-  /**
-   * Observation-only updates of existing envelopes, 25 PartiQL UPDATEs per BatchExecuteStatement
-   * (one item each, so duplicates of a key never share a call). A statement refused with
-   * ConditionalCheckFailed found no item (it vanished meanwhile); throttled or failed statements
-   * are sent again with backoff until the deadline. Returns the writes that found no item, and
-   * those still not done at the deadline.
-   */
-  async function touchAll(
-    updates: ReadonlyArray<{ write: EnvelopeWrite; setIncident: boolean }>,
-    deadline: number,
-  ): Promise<{ vanished: EnvelopeWrite[]; left: EnvelopeWrite[] }> {
-    const vanished: EnvelopeWrite[] = [];
-    let pending = [...updates];
-    for (let attempt = 0; pending.length > 0; attempt++) {
-      const batches: Array<typeof pending> = [];
-      for (let i = 0; i < pending.length; i += STATEMENTS) batches.push(pending.slice(i, i + STATEMENTS));
-      const next: typeof pending = [];
-      await pool(batches, concurrency, async (batch) => {
-        try {
-          const out = await client().send(
-            new BatchExecuteStatementCommand({ Statements: batch.map((u) => touchStatement(u)) }),
-          );
-          for (const [i, response] of (out.Responses ?? []).entries()) {
-            const update = batch[i] as (typeof batch)[number];
-            if (!response.Error) continue;
-            if (response.Error.Code === 'ConditionalCheckFailed') vanished.push(update.write);
-            else next.push(update);
-          }
-        } catch (error) {
-          if (!isRetryable(error)) throw error;
-          next.push(...batch);
-        }
-      });
-      pending = next;
-      if (pending.length === 0 || Date.now() >= deadline) break;
-      await sleep(delay(attempt, deadline));
-    }
-    return { vanished, left: pending.map((u) => u.write) };
-  }
-
-  function touchStatement(u: { write: EnvelopeWrite; setIncident: boolean }) {
-    const e = u.write.envelope;
-    const sets: Array<[string, unknown]> = [
-      ['lastSeenAt', e.lastSeenAt],
-      ['receiveCount', e.receiveCount],
-      ['systemAttributes', e.systemAttributes],
-    ];
-    if (e.inventoryId !== undefined) sets.push(['inventoryId', e.inventoryId]);
-    if (u.setIncident && e.incidentId !== undefined) sets.push(['incidentId', e.incidentId]);
-    const key = envelopeKey(e.dlqArn, e.messageId);
-    return {
-      // PartiQL UPDATE changes an existing item only (else ConditionalCheckFailed).
-      Statement: `UPDATE "${table}" ${sets.map(([name]) => `SET "${name}" = ?`).join(' ')} WHERE pk = ? AND sk = ?`,
-      Parameters: [...sets.map(([, value]) => value), key.pk, key.sk],
-    };
-  }
-
-  /** The Query pages over one DLQ's envelopes (chunk items filtered out); with `state`, counts only. */
-  async function* envelopePages(dlqArn: string, state?: EnvelopeState) {
-    let start: Record<string, unknown> | undefined;
-    do {
-      const out = await client().send(
-        new QueryCommand({
-          TableName: table,
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :msg)',
-          FilterExpression: state ? 'entity = :envelope AND #state = :state' : 'entity = :envelope',
-          ExpressionAttributeValues: {
-            ':pk': keys.dlq(dlqArn),
-            ':msg': 'MSG#',
-            ':envelope': ENVELOPE,
-            ...(state ? { ':state': state } : {}),
-          },
-          ...(state ? { ExpressionAttributeNames: { '#state': 'state' }, Select: 'COUNT' as const } : {}),
-          ...(start ? { ExclusiveStartKey: start } : {}),
-        }),
-      );
-      yield out;
-      start = out.LastEvaluatedKey;
-    } while (start);
-  }
-
+  const batches = createDynamoBatches({
+    client,
+    table,
+    concurrency,
+    ...(options.backoff ? { backoff: options.backoff } : {}),
+  });
+  const db: Db = { client, table, batches, concurrency };
   return {
-    async putEnvelopes(items, opts) {
-      const deadline = opts.deadlineMs < 1e12 ? Date.now() + opts.deadlineMs : opts.deadlineMs;
-      const unique = new Map<string, EnvelopeWrite>();
-      for (const w of items)
-        unique.set(`${keys.dlq(w.envelope.dlqArn)}|${keys.message(w.envelope.messageId)}`, w);
-      const all = [...unique.entries()];
-      const groups: Array<typeof all> = [];
-      for (let i = 0; i < all.length; i += 100) groups.push(all.slice(i, i + 100));
-
-      // 1. Which envelopes exist already.
-      const found = new Map<string, Existing>();
-      const unchecked = new Set<string>();
-      await pool(groups, concurrency, async (group) => {
-        const r = await existing(
-          group.map(([, w]) => w),
-          deadline,
-        );
-        for (const [k, v] of r.found) found.set(k, v);
-        for (const k of r.unchecked) unchecked.add(k);
-      });
-      const failed: string[] = [];
-      const fresh: EnvelopeWrite[] = [];
-      const updates: Array<{ write: EnvelopeWrite; setIncident: boolean }> = [];
-      let duplicates = 0;
-      for (const [k, w] of all) {
-        const stored = found.get(k);
-        if (unchecked.has(k)) failed.push(w.envelope.messageId);
-        else if (!stored) fresh.push(w);
-        else if (w.envelope.inventoryId !== undefined && stored.inventoryId === w.envelope.inventoryId)
-          duplicates++;
-        else updates.push({ write: w, setIncident: stored.incidentId === undefined });
-      }
-      // 2. Existing ones: observation fields only, batched.
-      const touch = await touchAll(updates, deadline);
-      const touched = updates.length - touch.vanished.length - touch.left.length;
-      fresh.push(...touch.vanished);
-      failed.push(...touch.left.map((w) => w.envelope.messageId));
-      // 3. New ones: chunks first, so an envelope item never points at chunks that are not there.
-      const chunkLeft = await batchWrite(
-        fresh.flatMap((w) => chunkItems(w).map((Item) => ({ PutRequest: { Item } }))),
-        deadline,
-      );
-      const chunkFailed = new Set(chunkLeft.map((r) => String(r.PutRequest.Item.messageId)));
-      failed.push(...chunkFailed);
-      const toPut = fresh.filter((w) => !chunkFailed.has(w.envelope.messageId));
-      const envLeft = await batchWrite(
-        toPut.map((w) => ({ PutRequest: { Item: envelopeItem(w) } })),
-        deadline,
-      );
-      const envFailed = envLeft.map((r) => String(r.PutRequest.Item.messageId));
-      failed.push(...envFailed);
-      const notCreated = new Set(envFailed);
-      const createdMessageIds = toPut.map((w) => w.envelope.messageId).filter((id) => !notCreated.has(id));
-      return {
-        written: touched + createdMessageIds.length + duplicates,
-        unprocessed: failed.length,
-        created: createdMessageIds.length,
-        createdMessageIds,
-        unprocessedMessageIds: failed,
-        duplicates,
-      };
-    },
-
-    async getEnvelope(dlqArn, messageId) {
-      const out = await client().send(
-        new GetCommand({ TableName: table, Key: envelopeKey(dlqArn, messageId) }),
-      );
-      return out.Item ? fromItem(out.Item) : undefined;
-    },
-
-    listEnvelopes(dlqArn) {
-      return {
-        async *[Symbol.asyncIterator]() {
-          for await (const page of envelopePages(dlqArn))
-            for (const item of page.Items ?? []) yield fromItem(item);
-        },
-      };
-    },
-
-    async countEnvelopes(dlqArn, state) {
-      let count = 0;
-      for await (const page of envelopePages(dlqArn, state)) count += page.Count ?? 0;
-      return count;
-    },
-
-    async findByIdempotencyKey(key) {
-      const found: StoredEnvelope[] = [];
-      let start: Record<string, unknown> | undefined;
-      do {
-        const out = await client().send(
-          new QueryCommand({
-            TableName: table,
-            IndexName: TABLE.keyIndex.name,
-            KeyConditionExpression: '#pk = :pk',
-            ExpressionAttributeNames: { '#pk': TABLE.keyIndex.partitionKey },
-            ExpressionAttributeValues: { ':pk': keys.idempotencyKey(key) },
-            ...(start ? { ExclusiveStartKey: start } : {}),
-          }),
-        );
-        for (const item of out.Items ?? []) found.push(fromItem(item));
-        start = out.LastEvaluatedKey;
-      } while (start);
-      return found;
-    },
-
-    async setState(dlqArn, messageId, state, reason, opts = {}) {
-      const condition =
-        opts.expectedState !== undefined
-          ? 'attribute_exists(pk) AND #state = :expected'
-          : 'attribute_exists(pk)';
-      try {
-        await client().send(
-          new UpdateCommand({
-            TableName: table,
-            Key: envelopeKey(dlqArn, messageId),
-            ConditionExpression: condition,
-            UpdateExpression:
-              reason !== undefined
-                ? 'SET #state = :state, stateReason = :reason, stateChangedAt = :now'
-                : 'SET #state = :state, stateChangedAt = :now REMOVE stateReason',
-            ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: {
-              ':state': state,
-              ':now': new Date().toISOString(),
-              ...(reason !== undefined ? { ':reason': reason } : {}),
-              ...(opts.expectedState !== undefined ? { ':expected': opts.expectedState } : {}),
-            },
-          }),
-        );
-      } catch (error) {
-        if (awsErrorName(error) === 'ConditionalCheckFailedException') {
-          throw new RedriveError(
-            'CONFLICT',
-            opts.expectedState !== undefined
-              ? `envelope ${messageId} in ${dlqArn} is missing or not in state ${opts.expectedState}`
-              : `no envelope ${messageId} in ${dlqArn}`,
-            { cause: error },
-          );
-        }
-        throw error;
-      }
-    },
-
-    async readBody(envelope) {
-      let bytes: Uint8Array;
-      if (!envelope.bodyChunked) {
-        const inline = (envelope as StoredEnvelope).inlineBody;
-        if (inline) bytes = inline;
-        else {
-          const out = await client().send(
-            new GetCommand({
-              TableName: table,
-              Key: envelopeKey(envelope.dlqArn, envelope.messageId),
-              ProjectionExpression: 'body',
-            }),
-          );
-          bytes = (out.Item?.body as Uint8Array | undefined) ?? new Uint8Array();
-        }
-      } else {
-        const parts: Uint8Array[] = [];
-        let start: Record<string, unknown> | undefined;
-        do {
-          const out = await client().send(
-            new QueryCommand({
-              TableName: table,
-              KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-              ExpressionAttributeValues: {
-                ':pk': keys.dlq(envelope.dlqArn),
-                ':prefix': `${keys.message(envelope.messageId)}#CHUNK#`,
-              },
-              ...(start ? { ExclusiveStartKey: start } : {}),
-            }),
-          );
-          for (const item of out.Items ?? []) parts.push(item.data as Uint8Array);
-          start = out.LastEvaluatedKey;
-        } while (start);
-        if (parts.length !== envelope.bodyChunks)
-          throw new RedriveError(
-            'INTERNAL',
-            `body of ${envelope.messageId}: found ${parts.length} of ${envelope.bodyChunks} chunks`,
-          );
-        bytes = new Uint8Array(Buffer.concat(parts));
-      }
-      if (bytes.byteLength !== envelope.bodyBytes || sha256Hex(bytes) !== envelope.bodySha256)
-        throw new RedriveError(
-          'INTERNAL',
-          `body of ${envelope.messageId} does not match its SHA-256 / byte length (${bytes.byteLength} of ${envelope.bodyBytes} bytes)`,
-        );
-      return bytes;
-    },
-
-    async getCursor(dlqArn) {
-      const out = await client().send(
-        new GetCommand({ TableName: table, Key: { pk: keys.dlq(dlqArn), sk: keys.cursor } }),
-      );
-      if (!out.Item) return undefined;
-      const { pk: _pk, sk: _sk, ...cursor } = out.Item;
-      return cursor as InventoryCursor;
-    },
-
-    async putCursor(cursor) {
-      await client().send(
-        new PutCommand({
-          TableName: table,
-          Item: { pk: keys.dlq(cursor.dlqArn), sk: keys.cursor, ...cursor },
-        }),
-      );
-    },
-
-    async clearCursor(dlqArn) {
-      await client().send(
-        new DeleteCommand({ TableName: table, Key: { pk: keys.dlq(dlqArn), sk: keys.cursor } }),
-      );
-    },
+    putEnvelopes: (items, opts) => putEnvelopes(db, items, opts.deadlineMs),
+    getEnvelope: (dlqArn, messageId) => getEnvelope(db, dlqArn, messageId),
+    listEnvelopes: (dlqArn) => ({ [Symbol.asyncIterator]: () => listEnvelopes(db, dlqArn) }),
+    findByIdempotencyKey: (key) => findByIdempotencyKey(db, key),
+    setState: (dlqArn, messageId, state, reason, opts = {}) =>
+      setState(db, { dlqArn, messageId, state, reason, expectedState: opts.expectedState }),
+    readBody: (envelope) => readBody(db, envelope),
+    getCursor: (dlqArn) => getCursor(db, dlqArn),
+    putCursor: (cursor) => putCursor(db, cursor),
+    clearCursor: (dlqArn) => clearCursor(db, dlqArn),
   };
 }
 
-/** Envelope items above this size get their large attribute values cut (DynamoDB's cap is 400 KB). */
-const MAX_ENVELOPE_ITEM_BYTES = 380_000;
-/** Attribute values longer than this are cut when an envelope item is too large. */
-const KEPT_ATTRIBUTE_CHARS = 1024;
+/** The `pk|sk` of a write's envelope item, how the steps below match writes to stored items. */
+const itemId = (w: EnvelopeWrite) => `${keys.dlq(w.envelope.dlqArn)}|${keys.message(w.envelope.messageId)}`;
 
 /**
- * SQS allows up to 1 MiB of body *plus* message attributes, so attributes alone can push an envelope
- * item past 400 KB. Rather than fail the whole batch (and every other message with it), such an
- * envelope keeps every attribute name and DataType, cuts values to 1 KiB, and says so in
- * `attributesTruncated` (with the original size). The body is unaffected (chunked), and the
- * message itself, with its full attributes, is still in the DLQ.
+ * Step 1: which envelopes exist already (by `pk|sk`, with their `incidentId` and `inventoryId`),
+ * 100 keys per BatchGetItem; keys still unchecked at the deadline in `unchecked`.
  */
-function shrinkAttributes(item: Item): Item {
-  const before = itemBytes(item);
-  const cut = (attrs: Record<string, StoredMessageAttribute> | undefined) =>
-    Object.fromEntries(
-      Object.entries(attrs ?? {}).map(([name, a]) => [
-        name,
-        {
-          dataType: a.dataType,
-          ...(a.stringValue !== undefined
-            ? { stringValue: cutText(a.stringValue, KEPT_ATTRIBUTE_CHARS) }
-            : {}),
-          ...(a.binaryValueBase64 !== undefined
-            ? { binaryValueBase64: a.binaryValueBase64.slice(0, KEPT_ATTRIBUTE_CHARS) }
-            : {}),
-        },
-      ]),
-    );
-  const shrunk: Item = {
-    ...item,
-    messageAttributes: cut(item.messageAttributes as Record<string, StoredMessageAttribute>),
-  };
-  const sns = item.sns as Envelope['sns'];
-  if (sns) shrunk.sns = { ...sns, messageAttributes: cut(sns.messageAttributes) };
-  shrunk.attributesTruncated = { originalItemBytes: before, keptCharsPerValue: KEPT_ATTRIBUTE_CHARS };
-  return shrunk;
+async function findExisting(
+  db: Db,
+  writes: readonly EnvelopeWrite[],
+  deadline: number,
+): Promise<{ found: Map<string, Existing>; unchecked: Set<string> }> {
+  const found = new Map<string, Existing>();
+  const unchecked = new Set<string>();
+  const groups: EnvelopeWrite[][] = [];
+  for (let i = 0; i < writes.length; i += KEYS_PER_GET) groups.push(writes.slice(i, i + KEYS_PER_GET));
+  await pool(groups, db.concurrency, async (group) => {
+    const keysOf = group.map((w) => envelopeKey(w.envelope.dlqArn, w.envelope.messageId));
+    const r = await db.batches.get(keysOf, 'pk, sk, incidentId, inventoryId', deadline);
+    for (const item of r.items)
+      found.set(`${item.pk}|${item.sk}`, {
+        incidentId: item.incidentId as string | undefined,
+        inventoryId: item.inventoryId as string | undefined,
+      });
+    for (const k of r.unchecked) unchecked.add(`${k.pk}|${k.sk}`);
+  });
+  return { found, unchecked };
 }
 
-/** Rough DynamoDB size of an item, bytes (names + values); enough to keep requests under 16 MB. */
-function itemBytes(item: Item): number {
-  let n = 0;
-  for (const [k, v] of Object.entries(item)) {
-    n += k.length;
-    if (v instanceof Uint8Array) n += v.byteLength;
-    else if (typeof v === 'string') n += Buffer.byteLength(v);
-    else n += Buffer.byteLength(JSON.stringify(v) ?? '');
+/** Writes envelopes idempotently in the three steps of the module comment. */
+async function putEnvelopes(
+  db: Db,
+  items: readonly EnvelopeWrite[],
+  deadlineMs: number,
+): Promise<PutEnvelopesResult> {
+  const deadline = deadlineMs < 1e12 ? Date.now() + deadlineMs : deadlineMs;
+  const unique = new Map<string, EnvelopeWrite>();
+  for (const w of items) unique.set(itemId(w), w);
+  const all = [...unique.values()];
+
+  // 1. Which envelopes exist already.
+  const { found, unchecked } = await findExisting(db, all, deadline);
+  const failed: string[] = [];
+  const fresh: EnvelopeWrite[] = [];
+  const updates: EnvelopeTouch[] = [];
+  let duplicates = 0;
+  for (const w of all) {
+    const k = itemId(w);
+    const stored = found.get(k);
+    if (unchecked.has(k)) failed.push(w.envelope.messageId);
+    else if (!stored) fresh.push(w);
+    else if (w.envelope.inventoryId !== undefined && stored.inventoryId === w.envelope.inventoryId)
+      duplicates++;
+    else updates.push({ write: w, setIncident: stored.incidentId === undefined });
   }
-  return n;
+  // 2. Existing ones: observation fields only, batched. One that vanished meanwhile is new again.
+  const touch = await db.batches.execute(updates, (u) => touchStatement(db.table, u), deadline);
+  const touched = updates.length - touch.conditionFailed.length - touch.left.length;
+  fresh.push(...touch.conditionFailed.map((u) => u.write));
+  failed.push(...touch.left.map((u) => u.write.envelope.messageId));
+  // 3. New ones: chunks first, so an envelope item never points at chunks that are not there.
+  const chunkLeft = await db.batches.write(
+    fresh.flatMap((w) => chunkItems(w).map((Item) => ({ PutRequest: { Item } }))),
+    deadline,
+  );
+  const chunkFailed = new Set(chunkLeft.map((r) => String(r.PutRequest.Item.messageId)));
+  failed.push(...chunkFailed);
+  const toPut = fresh.filter((w) => !chunkFailed.has(w.envelope.messageId));
+  const envLeft = await db.batches.write(
+    toPut.map((w) => ({ PutRequest: { Item: envelopeItem(w) } })),
+    deadline,
+  );
+  const envFailed = envLeft.map((r) => String(r.PutRequest.Item.messageId));
+  failed.push(...envFailed);
+  const created = toPut.length - envFailed.length;
+  return {
+    written: touched + created + duplicates,
+    unprocessed: failed.length,
+    created,
+    unprocessedMessageIds: failed,
+    duplicates,
+  };
+}
+
+async function getEnvelope(db: Db, dlqArn: string, messageId: string): Promise<StoredEnvelope | undefined> {
+  const out = await db
+    .client()
+    .send(new GetCommand({ TableName: db.table, Key: envelopeKey(dlqArn, messageId) }));
+  return out.Item ? fromItem(out.Item) : undefined;
+}
+
+/** Every item a Query returns, one page at a time. */
+async function* queryItems(
+  db: Db,
+  input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>,
+): AsyncGenerator<Record<string, unknown>> {
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await db
+      .client()
+      .send(
+        new QueryCommand({ ...input, TableName: db.table, ...(start ? { ExclusiveStartKey: start } : {}) }),
+      );
+    yield* out.Items ?? [];
+    start = out.LastEvaluatedKey;
+  } while (start);
+}
+
+/** Every envelope item of a DLQ (chunks filtered out), one Query page at a time. */
+async function* listEnvelopes(db: Db, dlqArn: string): AsyncGenerator<StoredEnvelope> {
+  const items = queryItems(db, {
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :msg)',
+    FilterExpression: 'entity = :envelope',
+    ExpressionAttributeValues: { ':pk': keys.dlq(dlqArn), ':msg': 'MSG#', ':envelope': ENVELOPE_ENTITY },
+  });
+  for await (const item of items) yield fromItem(item);
+}
+
+async function findByIdempotencyKey(db: Db, key: string): Promise<StoredEnvelope[]> {
+  const found: StoredEnvelope[] = [];
+  const items = queryItems(db, {
+    IndexName: TABLE.keyIndex.name,
+    KeyConditionExpression: '#pk = :pk',
+    ExpressionAttributeNames: { '#pk': TABLE.keyIndex.partitionKey },
+    ExpressionAttributeValues: { ':pk': keys.idempotencyKey(key) },
+  });
+  for await (const item of items) found.push(fromItem(item));
+  return found;
+}
+
+/**
+ * A conditional state change. `ReturnValuesOnConditionCheckFailure: ALL_OLD` tells a missing
+ * envelope (RecordNotFoundError) from one in another state (StateConflictError naming it).
+ */
+async function setState(
+  db: Db,
+  change: {
+    dlqArn: string;
+    messageId: string;
+    state: EnvelopeState;
+    reason: string | undefined;
+    expectedState: EnvelopeState | undefined;
+  },
+): Promise<void> {
+  const { dlqArn, messageId, state, reason, expectedState } = change;
+  const condition =
+    expectedState !== undefined ? 'attribute_exists(pk) AND #state = :expected' : 'attribute_exists(pk)';
+  try {
+    await db.client().send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: envelopeKey(dlqArn, messageId),
+        ConditionExpression: condition,
+        UpdateExpression:
+          reason !== undefined
+            ? 'SET #state = :state, stateReason = :reason, stateChangedAt = :now'
+            : 'SET #state = :state, stateChangedAt = :now REMOVE stateReason',
+        ExpressionAttributeNames: { '#state': 'state' },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        ExpressionAttributeValues: {
+          ':state': state,
+          ':now': new Date().toISOString(),
+          ...(reason !== undefined ? { ':reason': reason } : {}),
+          ...(expectedState !== undefined ? { ':expected': expectedState } : {}),
+        },
+      }),
+    );
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) {
+      const record = `envelope ${messageId} in ${dlqArn}`;
+      if (!error.Item || expectedState === undefined) throw new RecordNotFoundError(record, error);
+      const actual = unmarshall(error.Item).state as string | undefined;
+      throw new StateConflictError(record, expectedState, actual, error);
+    }
+    throw error;
+  }
+}
+
+/** The body bytes: inline on the read item, else read from the envelope item or its chunks; then checked. */
+async function readBody(db: Db, envelope: Envelope): Promise<Uint8Array> {
+  let bytes: Uint8Array;
+  if (!envelope.bodyChunked) {
+    const inline = (envelope as StoredEnvelope).inlineBody;
+    bytes = inline ?? (await readInlineBody(db, envelope));
+  } else {
+    const parts = await readChunks(db, envelope);
+    if (parts.length !== envelope.bodyChunks)
+      throw new BodyIntegrityError(
+        envelope.messageId,
+        `found ${parts.length} of ${envelope.bodyChunks} chunks`,
+      );
+    bytes = new Uint8Array(Buffer.concat(parts));
+  }
+  if (bytes.byteLength !== envelope.bodyBytes || sha256Hex(bytes) !== envelope.bodySha256)
+    throw new BodyIntegrityError(
+      envelope.messageId,
+      `does not match its SHA-256 / byte length (${bytes.byteLength} of ${envelope.bodyBytes} bytes)`,
+    );
+  return bytes;
+}
+
+async function readInlineBody(db: Db, envelope: Envelope): Promise<Uint8Array> {
+  const out = await db.client().send(
+    new GetCommand({
+      TableName: db.table,
+      Key: envelopeKey(envelope.dlqArn, envelope.messageId),
+      ProjectionExpression: 'body',
+    }),
+  );
+  return (out.Item?.body as Uint8Array | undefined) ?? new Uint8Array();
+}
+
+async function readChunks(db: Db, envelope: Envelope): Promise<Uint8Array[]> {
+  const parts: Uint8Array[] = [];
+  const items = queryItems(db, {
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: {
+      ':pk': keys.dlq(envelope.dlqArn),
+      ':prefix': `${keys.message(envelope.messageId)}#CHUNK#`,
+    },
+  });
+  for await (const item of items) parts.push(item.data as Uint8Array);
+  return parts;
+}
+
+const cursorKey = (dlqArn: string) => ({ pk: keys.dlq(dlqArn), sk: keys.cursor });
+
+async function getCursor(db: Db, dlqArn: string): Promise<InventoryCursor | undefined> {
+  const out = await db.client().send(new GetCommand({ TableName: db.table, Key: cursorKey(dlqArn) }));
+  if (!out.Item) return undefined;
+  const { pk: _pk, sk: _sk, ...cursor } = out.Item;
+  return cursor as InventoryCursor;
+}
+
+async function putCursor(db: Db, cursor: InventoryCursor): Promise<void> {
+  await db
+    .client()
+    .send(new PutCommand({ TableName: db.table, Item: { ...cursorKey(cursor.dlqArn), ...cursor } }));
+}
+
+async function clearCursor(db: Db, dlqArn: string): Promise<void> {
+  await db.client().send(new DeleteCommand({ TableName: db.table, Key: cursorKey(dlqArn) }));
 }

@@ -9,6 +9,7 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_Message.html
  */
 import type { Message } from '@aws-sdk/client-sqs';
+import { InvalidInputError } from '#platform/errors.js';
 import { classifyMessage, fingerprint } from './classification.js';
 import {
   type ClassificationRule,
@@ -55,8 +56,6 @@ export interface EnvelopeContext {
   incidentId?: string;
   /** The inventory (its session id) that saw the message; set on the envelope as `inventoryId`. */
   inventoryId?: string;
-  /** The message dead-lettered after triage's inventory (set by later inventories, N02). */
-  lateArrival?: boolean;
   /** Where consumers put failure reasons. @default DEFAULT_FAILURE_ATTRIBUTES */
   failureAttributes?: FailureAttributeNames;
   /** Message classification rules. @default DEFAULT_RULES */
@@ -115,10 +114,10 @@ function cut(value: string | undefined, max: number): string | undefined {
  * @param message - ReceiveMessage output, received with `MessageAttributeNames: ['All']` and
  *   system attributes (`AttributeNames` + `MessageSystemAttributeNames` = `['All']`).
  * @param ctx - the DLQ's facts and the scan time.
- * @throws Error when the message has no MessageId (SQS always sends one).
+ * @throws InvalidInputError naming `MessageId` when the message has none (SQS always sends one).
  */
 export function buildEnvelope(message: Message, ctx: EnvelopeContext): EnvelopeWrite {
-  if (!message.MessageId) throw new Error('SQS message without MessageId');
+  if (!message.MessageId) throw new InvalidInputError('invalid SQS message', ['MessageId: is required']);
   const bodyText = message.Body ?? '';
   const body = new Uint8Array(Buffer.from(bodyText, 'utf8'));
   const systemAttributes: Record<string, string> = { ...(message.Attributes ?? {}) };
@@ -200,6 +199,5 @@ export function buildEnvelope(message: Message, ctx: EnvelopeContext): EnvelopeW
     };
   if (ctx.incidentId !== undefined) envelope.incidentId = ctx.incidentId;
   if (ctx.inventoryId !== undefined) envelope.inventoryId = ctx.inventoryId;
-  if (ctx.lateArrival) envelope.lateArrival = true;
   return { envelope, body };
 }

@@ -21,8 +21,7 @@
  * - `TRIAGE_MESSAGE_BUDGET` (most new envelopes per run, default 5000), `TRIAGE_PAGE_BUDGET`
  *   (most messages held in flight at once, 10..100000, default 10000: below SQS's 120,000
  *   in-flight limit), `TRIAGE_SAFETY_MARGIN_MS` (stop receiving with this much Lambda time left,
- *   default 15000), `LOCAL_SQS_VISIBLE_INCLUDES_IN_FLIGHT` (`true` on the local stack only: its SQS
- *   stand-in counts in-flight messages inside ApproximateNumberOfMessages), `ALARM_QUEUE_MAP` (JSON `{ "<alarm name or ARN>": ["<queue name>", ...] }` for
+ *   default 15000), `ALARM_QUEUE_MAP` (JSON `{ "<alarm name or ARN>": ["<queue name>", ...] }` for
  *   alarms with no QueueName dimension, case C02).
  *
  * AWS endpoints are not configuration of ours: the SDK reads its standard variables
@@ -97,7 +96,6 @@ const PipelineEnv = z.object({
   TRIAGE_MESSAGE_BUDGET: z._default(intFromEnv(1, 1_000_000), 5000),
   TRIAGE_PAGE_BUDGET: z._default(intFromEnv(10, 100_000), 10_000),
   TRIAGE_SAFETY_MARGIN_MS: z._default(intFromEnv(0, 600_000), 15_000),
-  LOCAL_SQS_VISIBLE_INCLUDES_IN_FLIGHT: z.optional(z.enum(['true', 'false'])),
   ALARM_QUEUE_MAP: z._default(
     JsonText.check(
       z.refine(isQueueMap, 'must be a JSON object of alarm name or ARN -> array of queue names'),
@@ -147,11 +145,6 @@ export interface PipelineConfig {
   readonly receiveVisibilityTimeoutSeconds: number | undefined;
   readonly slack: SlackConfig;
   readonly triage: TriageSettings;
-  /**
-   * The SQS endpoint counts in-flight messages inside ApproximateNumberOfMessages (the local
-   * stand-in does; real SQS does not): the SQS port then subtracts them.
-   */
-  readonly sqsVisibleIncludesInFlight: boolean;
 }
 
 /**
@@ -191,7 +184,6 @@ export function readConfig(env: Readonly<Record<string, string | undefined>> = p
       // Checked by isQueueMap (a zod/mini refinement does not narrow the output type).
       alarmQueueMap: e.ALARM_QUEUE_MAP as Record<string, string[]>,
     },
-    sqsVisibleIncludesInFlight: e.LOCAL_SQS_VISIBLE_INCLUDES_IN_FLIGHT === 'true',
   };
 }
 

@@ -16,11 +16,11 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { sqsClient } from './clients.js';
-import { pipelineConfig } from './config.js';
 import {
   AccessDeniedError,
   awsErrorName,
   isRetryable,
+  KmsKeyError,
   QueueNotFoundError,
   TransientError,
 } from './errors.js';
@@ -35,20 +35,10 @@ export interface QueueInfo {
   retentionPeriodSeconds: number;
   /** VisibilityTimeout, seconds. */
   visibilityTimeoutSeconds: number;
-  /**
-   * ApproximateNumberOfMessages at lookup time: visible messages. The local SQS stand-in counts
-   * in-flight messages in it too; with `LOCAL_SQS_VISIBLE_INCLUDES_IN_FLIGHT=true` (set by the
-   * local stack) they are subtracted, so `visible + inFlight + delayed` is the depth on both.
-   */
+  /** ApproximateNumberOfMessages at lookup time. */
   visible: number;
   /** ApproximateNumberOfMessagesNotVisible at lookup time. */
   inFlight: number;
-  /** ApproximateNumberOfMessagesDelayed at lookup time (delay queues, per-message timers). */
-  delayed: number;
-  /** DelaySeconds: how long every new message stays hidden, seconds. */
-  delaySeconds: number;
-  /** MaximumMessageSize: body plus message attributes, bytes. */
-  maximumMessageSize: number;
   /** The queue's own RedrivePolicy, parsed, when it has one. */
   redrivePolicy: { deadLetterTargetArn: string; maxReceiveCount: number } | null;
   attributes: Record<string, string>;
@@ -89,9 +79,37 @@ export function adaptSqsError(error: unknown, action: string, resource: string):
     return new QueueNotFoundError(resource, error);
   if (name === 'AccessDenied' || name === 'AccessDeniedException' || code === 'AccessDenied')
     return new AccessDeniedError(action, resource, error);
+  const kms = kmsErrorName(name, code);
+  // A throttled KMS call is transient (the ASL retries Redrive.Transient); the rest are the key's state.
+  if (kms === 'KmsThrottled') return new TransientError(`${action} on ${resource}: ${kms}`, error);
+  if (kms) return new KmsKeyError(resource, kmsActionOf(action), kms, (error as Error).message, error);
   if (isRetryable(error) || name === 'RequestThrottled' || name === 'ThrottlingException')
     return new TransientError(`${action} on ${resource}: ${(error as Error).message}`, error);
   return error;
+}
+
+/** SQS's KMS error names, by their legacy (query) codes too. */
+const KMS_ERRORS: Readonly<Record<string, string>> = {
+  'KMS.AccessDeniedException': 'KmsAccessDenied',
+  'KMS.DisabledException': 'KmsDisabled',
+  'KMS.InvalidKeyUsageException': 'KmsInvalidKeyUsage',
+  'KMS.InvalidStateException': 'KmsInvalidState',
+  'KMS.NotFoundException': 'KmsNotFound',
+  'KMS.OptInRequired': 'KmsOptInRequired',
+  'KMS.ThrottlingException': 'KmsThrottled',
+};
+
+function kmsErrorName(name: string | undefined, code: string | undefined): string | undefined {
+  if (name && Object.values(KMS_ERRORS).includes(name)) return name;
+  return (name && KMS_ERRORS[name]) ?? (code && KMS_ERRORS[code]) ?? undefined;
+}
+
+/**
+ * The KMS action SQS needed for the caller: receiving decrypts, sending generates a data key.
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-key-management.html
+ */
+function kmsActionOf(sqsAction: string): string {
+  return /SendMessage/.test(sqsAction) ? 'kms:GenerateDataKey' : 'kms:Decrypt';
 }
 
 function parseRedrivePolicy(raw: string | undefined): QueueInfo['redrivePolicy'] {
@@ -105,29 +123,14 @@ function parseRedrivePolicy(raw: string | undefined): QueueInfo['redrivePolicy']
   }
 }
 
-/** Visible + in flight + delayed: every message a queue holds (approximate, as SQS counts). */
-export function queueDepth(info: Pick<QueueInfo, 'visible' | 'inFlight' | 'delayed'>): number {
-  return info.visible + info.inFlight + info.delayed;
-}
-
 /** Queue name from a queue URL (last path segment). */
 export function queueNameOfUrl(url: string): string {
   return url.replace(/\/+$/, '').split('/').pop() ?? url;
 }
 
-/**
- * Creates the SQS port.
- * @param options.client - @default the shared client
- * @param options.visibleIncludesInFlight - the endpoint counts in-flight messages inside
- *   ApproximateNumberOfMessages (the local stand-in does, real SQS does not). @default the
- *   configuration (`LOCAL_SQS_VISIBLE_INCLUDES_IN_FLIGHT`, set by the local stack only)
- */
-export function createSqsQueues(
-  options: { client?: SQSClient; visibleIncludesInFlight?: boolean } = {},
-): SqsQueues {
+/** Creates the SQS port. @param options.client - @default the shared client */
+export function createSqsQueues(options: { client?: SQSClient } = {}): SqsQueues {
   const client = () => options.client ?? sqsClient();
-  const visibleIncludesInFlight = () =>
-    options.visibleIncludesInFlight ?? pipelineConfig().sqsVisibleIncludesInFlight;
   const call = async <T>(action: string, resource: string, fn: () => Promise<T>): Promise<T> => {
     try {
       return await fn();
@@ -143,8 +146,6 @@ export function createSqsQueues(
     const a = out.Attributes ?? {};
     const arn = a.QueueArn ?? '';
     const name = arn.split(':').pop() || queueNameOfUrl(url);
-    const inFlight = Number(a.ApproximateNumberOfMessagesNotVisible ?? 0);
-    const approximate = Number(a.ApproximateNumberOfMessages ?? 0);
     return {
       url,
       arn,
@@ -152,11 +153,8 @@ export function createSqsQueues(
       fifo: a.FifoQueue === 'true' || name.endsWith('.fifo'),
       retentionPeriodSeconds: Number(a.MessageRetentionPeriod ?? 345_600),
       visibilityTimeoutSeconds: Number(a.VisibilityTimeout ?? 30),
-      visible: visibleIncludesInFlight() ? Math.max(0, approximate - inFlight) : approximate,
-      inFlight,
-      delayed: Number(a.ApproximateNumberOfMessagesDelayed ?? 0),
-      delaySeconds: Number(a.DelaySeconds ?? 0),
-      maximumMessageSize: Number(a.MaximumMessageSize ?? 262_144),
+      visible: Number(a.ApproximateNumberOfMessages ?? 0),
+      inFlight: Number(a.ApproximateNumberOfMessagesNotVisible ?? 0),
       redrivePolicy: parseRedrivePolicy(a.RedrivePolicy),
       attributes: a,
     };

@@ -12,11 +12,15 @@
  * - `DLQ#<dlqArn>` / `WORKFLOW`: the workflow lease (`incidentId`, `executionName`, `acquiredAt`,
  *   `expiresAt`): at most one redrive workflow per DLQ. Taken by Preflight, released by Notify /
  *   RecordFailure, expires after the longest run (see functions/shared/incident/workflow-lease.ts).
- * - `DLQ#<dlqArn>` / `MOVETASK`: who started the DLQ's move task (intent before the call, handle
- *   after; functions/shared/transfer/move-task-record.ts).
  * - `KEY#<idempotencyKey>` / `REDRIVE`: the redrive ledger entry (IN_PROGRESS, then SENT).
  * - `KEY#<idempotencyKey>` / `PROCESSED#<consumer>`: written by the consumer-side middleware.
- * - `INCIDENT#<incidentId>` / `INCIDENT`: the incident and its summary.
+ * - `INCIDENT#<incidentId>` / `INCIDENT`: the incident and its summary. `gsi1pk = INCIDENTS`,
+ *   `gsi1sk = <createdAt ISO-8601>#<incidentId>`, so incidents are listed newest first by one
+ *   Query of the index (`dlq incidents`), never by a Scan of the envelopes.
+ * - `INCIDENT#<incidentId>` / `AUDIT#<entryId>`: the incident's audit trail (who approved,
+ *   rejected or cancelled, with which plan, how each run ended); no TTL.
+ * - `INCIDENT#<incidentId>` / `CANCEL#<executionName>`: a cancel request for one run, read by the
+ *   ramp's next health gate.
  * - `ALARM#<dedupeKey>` / `TRANSITION`: the record that an alarm transition was handled.
  * - `ALARM#<alarmArn>` / `LATEST`: the incident ids opened by the alarm's latest transition to
  *   ALARM (`dedupeKey`, `stateTimestamp`, `incidentIds`), so its later ALARM -> OK transition can
@@ -50,12 +54,14 @@ export const keys = {
   config: 'CONFIG',
   cursor: 'CURSOR',
   workflowLease: 'WORKFLOW',
-  moveTask: 'MOVETASK',
   idempotencyKey: (key: string) => `KEY#${key}`,
   redriveLedger: 'REDRIVE',
   processed: (consumer: string) => `PROCESSED#${consumer}`,
   incident: (incidentId: string) => `INCIDENT#${incidentId}`,
   incidentSk: 'INCIDENT',
+  /** `gsi1pk` of every incident item: the listing partition of the index. */
+  incidentListing: 'INCIDENTS',
+  cancelRequest: (executionName: string) => `CANCEL#${executionName}`,
   alarm: (dedupeKey: string) => `ALARM#${dedupeKey}`,
   transitionSk: 'TRANSITION',
   alarmLatestSk: 'LATEST',

@@ -17,7 +17,7 @@
  * `resume` re-sends: the crash may have happened after SQS accepted the send but before SENT was
  * written. On FIFO queues the MessageDeduplicationId derived from the key makes that resend a no-op
  * within the 5-minute deduplication window; on standard queues it can deliver a duplicate, which
- * the consumer-side middleware (`consumer-idempotency.ts`) absorbs by key. Never re-sending would
+ * the consumer package (`@dlq-redrive/consumer-idempotency`) absorbs by key. Never re-sending would
  * instead risk losing the message when the crash came before the send, and loss is the one outcome
  * the pipeline must not produce.
  *
@@ -27,7 +27,6 @@
  *
  * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
   type DynamoDBDocumentClient,
   GetCommand,
@@ -38,7 +37,7 @@ import {
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { documentClient } from '#platform/clients.js';
 import { pipelineConfig } from '#platform/config.js';
-import { errorMessage, isRetryable, TransientError } from '#platform/errors.js';
+import { errorMessage, isConditionalCheckFailed, isRetryable, TransientError } from '#platform/errors.js';
 import { keys, TABLE } from '#platform/table.js';
 
 /** What the pipeline does with the message. */
@@ -163,7 +162,7 @@ export function createRedriveLedger(
         }),
       );
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return;
+      if (isConditionalCheckFailed(error)) return;
       throw wrap('dynamodb:UpdateItem (ledger resent)', error);
     }
   };
@@ -195,7 +194,7 @@ export function createRedriveLedger(
         );
         return { outcome: 'new' };
       } catch (error) {
-        if (error instanceof ConditionalCheckFailedException) {
+        if (isConditionalCheckFailed(error)) {
           const old = error.Item ? toEntry(unmarshall(error.Item)) : await this.get(entry.key);
           if (!old) throw new TransientError(`ledger entry for ${entry.key} vanished during begin`, error);
           const found = classify(old, entry.dlqMessageId);
@@ -247,7 +246,7 @@ export function createRedriveLedger(
         );
       } catch (error) {
         // Another run took the key over since: nothing of ours left to mark.
-        if (error instanceof ConditionalCheckFailedException) return;
+        if (isConditionalCheckFailed(error)) return;
         throw wrap('dynamodb:UpdateItem (ledger deleted)', error);
       }
     },

@@ -1,0 +1,69 @@
+/**
+ * `dlq`: the operator's command-line tool for the dlq-redrive pipeline. Works against AWS or the
+ * local stack (`npm run local`) through the SDK's standard variables; see docs/cli.md.
+ *
+ * Every command has `--help` and `--json`. Exit codes: 0 done, 1 the operation failed or found
+ * nothing, 2 a bad argument (one line naming it; nothing was read, started or written).
+ */
+import { Command, CommanderError } from 'commander';
+import { errorMessage } from '#platform/errors.js';
+import { envelopesCommand } from './commands/envelopes.js';
+import { incidentsCommand } from './commands/incidents.js';
+import { registrationCommands } from './commands/registrations.js';
+import { runCommands } from './commands/runs.js';
+import { showCommand } from './commands/show.js';
+import { type CliContext, contextFromEnv } from './context.js';
+import { CliError, type CliIO } from './output.js';
+
+/** The first line of a message (commander's and ours are one line; an SDK error may not be). */
+const firstLine = (text: string) => text.trim().split('\n')[0] ?? '';
+
+/** Builds the program with every command registered on `ctx`. */
+export function buildProgram(ctx: CliContext): Command {
+  const program = new Command('dlq')
+    .description('triage and redrive SQS dead-letter queues with the dlq-redrive pipeline')
+    .exitOverride()
+    .showHelpAfterError(false)
+    .configureOutput({
+      writeOut: (s) => ctx.io.stdout.write(s),
+      writeErr: (s) => ctx.io.stderr.write(s),
+      outputError: () => undefined,
+    });
+  incidentsCommand(program, ctx);
+  showCommand(program, ctx);
+  envelopesCommand(program, ctx);
+  registrationCommands(program, ctx);
+  runCommands(program, ctx);
+  for (const command of program.commands) command.exitOverride().configureOutput(program.configureOutput());
+  return program;
+}
+
+/**
+ * Runs the CLI on `argv` (without the node and script paths) and returns the exit code.
+ * Never throws: every failure is one line on stderr.
+ */
+export async function runCli(argv: readonly string[], io: CliIO, context?: CliContext): Promise<number> {
+  try {
+    const ctx = context ?? contextFromEnv(io);
+    const program = buildProgram(ctx);
+    await program.parseAsync([...argv], { from: 'user' });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (
+        error.code === 'commander.helpDisplayed' ||
+        error.code === 'commander.help' ||
+        error.code === 'commander.version'
+      )
+        return 0;
+      io.stderr.write(`dlq: ${firstLine(error.message).replace(/^error: /, '')}\n`);
+      return 2;
+    }
+    if (error instanceof CliError) {
+      io.stderr.write(`dlq: ${error.message}\n`);
+      return error.exitCode;
+    }
+    io.stderr.write(`dlq: ${firstLine(errorMessage(error))}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,82 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { decodeBody, encodeBody } from '../../cli/commands/envelopes.js';
+import { dlq } from '../support/cli.js';
+
+const run = promisify(execFile);
+const BIN = new URL('../../bin/dlq.mjs', import.meta.url).pathname;
+
+/** Runs the real binary; resolves with its exit code and output even when it fails. */
+async function bin(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const out = await run('node', [BIN, ...args], {
+      // No endpoint: a command that reached AWS would fail differently (and slowly) than exit 2.
+      env: { ...process.env, AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:9', AWS_REGION: 'us-east-1' },
+    });
+    return { code: 0, ...out };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+describe('dlq command line', () => {
+  it('the installed binary prints help for every command and exits 0', async () => {
+    const top = await bin('--help');
+    expect(top.code).toBe(0);
+    for (const command of ['incidents', 'show', 'envelopes', 'register', 'registrations'])
+      expect(top.stdout).toContain(command);
+    const sub = await bin('envelopes', '--help');
+    expect([sub.code, sub.stdout.includes('--export <file>'), sub.stdout.includes('--json')]).toEqual([
+      0,
+      true,
+      true,
+    ]);
+  });
+
+  it.each([
+    [['incidents', '--limit', 'lots'], /--limit <n>.*must be an integer 1\.\.1000, got "lots"/],
+    [['show'], /missing required argument 'incident'/],
+    [['frobnicate'], /unknown command 'frobnicate'/],
+    [['incidents', '--colour'], /unknown option '--colour'/],
+    [['envelopes', 'inc-1', '--export', 'out.csv'], /^dlq: --export: the file name must end in \.jsonl/],
+    [
+      ['register', 'https://sqs.us-east-1.amazonaws.com/123456789012/orders-dlq'],
+      /must be an SQS ARN, got a queue URL \(use arn:aws:sqs:us-east-1:123456789012:orders-dlq\)/,
+    ],
+  ])('bad arguments %j get one line naming the argument and exit code 2', async (argv, message) => {
+    const out = await dlq(...argv);
+    expect(out.code).toBe(2);
+    expect(out.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(out.stderr).toMatch(message);
+    expect(out.stdout).toBe('');
+  });
+
+  it('the binary exits 2 on a bad argument before touching any AWS endpoint', async () => {
+    const out = await bin('register', 'arn:aws:sqs:us-east-1:123456789012:orders-dlq', '--sample-size', '0');
+    expect(out.code).toBe(2);
+    expect(out.stderr).toMatch(/--sample-size <n>.*must be an integer 1\.\.100, got "0"/);
+  });
+});
+
+describe('envelope export encoding', () => {
+  it('keeps a UTF-8 body as text and round-trips it byte for byte', () => {
+    const bytes = Buffer.from('{"note":"naïve ☃ 𝄞"}', 'utf8');
+    const encoded = encodeBody(bytes);
+    expect(encoded.bodyEncoding).toBe('utf8');
+    expect(decodeBody(encoded).equals(bytes)).toBe(true);
+  });
+
+  it('writes bytes that are not valid UTF-8 as base64, and they decode to the same bytes', () => {
+    const bytes = Buffer.from([0x7b, 0xff, 0xfe, 0x00, 0xc3, 0x28, 0x7d]);
+    const encoded = encodeBody(bytes);
+    expect(encoded).toEqual({ bodyEncoding: 'base64', body: bytes.toString('base64') });
+    expect(decodeBody(encoded).equals(bytes)).toBe(true);
+  });
+
+  it('keeps a leading byte-order mark (the body is not normalised)', () => {
+    const bytes = Buffer.from([0xef, 0xbb, 0xbf, 0x41]);
+    expect(decodeBody(encodeBody(bytes)).equals(bytes)).toBe(true);
+  });
+});
