@@ -52,6 +52,22 @@ const messages: Array<{ name: string; message: Message; producerKey?: QueueRegis
       MessageAttributes: { tenant: { DataType: 'String', StringValue: 'acme' } },
     },
   },
+  {
+    name: 'an EventBridge event delivered to a queue target (its content, not its id)',
+    message: {
+      Body: JSON.stringify({
+        version: '0',
+        id: '6f2e1c1a-0000-4000-8000-000000000001',
+        'detail-type': 'OrderPlaced',
+        source: 'com.example.orders',
+        account: '111122223333',
+        time: '2026-01-02T08:00:00Z',
+        region: 'us-east-1',
+        resources: [],
+        detail: { orderId: 'o-11' },
+      }),
+    },
+  },
 ];
 
 function envelopeKey(message: Message, producerKey: QueueRegistration['producerKey'] | undefined) {
@@ -91,4 +107,34 @@ describe('the consumer package derives the keys the pipeline gives envelopes', (
       expect(redriven.lineage).toBe(envelope.keySource === 'hash' ? 'RUN#inc-7' : null);
     });
   }
+
+  it('gives an SNS republish of a non-raw notification, which SNS gives a new MessageId, the key of the original (C12)', () => {
+    const envelope = envelopeKey({ Body: c12.input.non_raw_dlq_message.Body }, undefined);
+    // The mover publishes the payload with idempotency-key as an SNS message attribute; SNS wraps it
+    // in a new notification with a new MessageId and the attribute inside the body.
+    const republished = JSON.parse(c12.input.non_raw_dlq_message.Body as string) as Record<string, unknown>;
+    republished.MessageId = '9a1c7e55-0000-4000-8000-00000000beef';
+    republished.MessageAttributes = {
+      ...(republished.MessageAttributes as object),
+      'idempotency-key': { Type: 'String', Value: envelope.idempotencyKey },
+    };
+    const consumed = recordKey(sqsRecordOf({ MessageId: 'm-3', Body: JSON.stringify(republished) }, SOURCE));
+    expect([consumed.key, consumed.lineage]).toEqual(['9a1c7e55-0000-4000-8000-000000000001', null]);
+  });
+
+  it('gives an EventBridge event put again (a new id) the key of the original', () => {
+    const event = JSON.parse(messages.at(-1)?.message.Body as string) as Record<string, unknown>;
+    const original = recordKey(sqsRecordOf({ MessageId: 'm-4', Body: JSON.stringify(event) }, SOURCE));
+    const again = recordKey(
+      sqsRecordOf({ MessageId: 'm-5', Body: JSON.stringify({ ...event, id: 'another-id' }) }, SOURCE),
+    );
+    const otherDetail = recordKey(
+      sqsRecordOf(
+        { MessageId: 'm-6', Body: JSON.stringify({ ...event, detail: { orderId: 'o-12' } }) },
+        SOURCE,
+      ),
+    );
+    expect([again.key, again.keySource, again.lineage]).toEqual([original.key, 'eventContent', null]);
+    expect(otherDetail.key).not.toBe(original.key);
+  });
 });

@@ -115,4 +115,74 @@ describe('idempotency key derivation', () => {
     expect(a.key).not.toBe(b.key);
     expect(a.key).not.toBe(without.key);
   });
+
+  it('keeps the key of a Lambda async-invocation DLQ message when it dead-letters again with a new RequestID', () => {
+    const failed = (requestId: string, message: string) =>
+      idempotencyKeyOfMessage({
+        Body: '{"orderId":"o-3"}',
+        MessageAttributes: {
+          RequestID: { DataType: 'String', StringValue: requestId },
+          ErrorCode: { DataType: 'Number', StringValue: '200' },
+          ErrorMessage: { DataType: 'String', StringValue: message },
+          tenant: { DataType: 'String', StringValue: 'acme' },
+        },
+      });
+    const first = failed('1f8b6b0e-aaaa-4000-8000-000000000001', 'timeout calling inventory');
+    expect(failed('1f8b6b0e-bbbb-4000-8000-000000000002', 'inventory unavailable')).toEqual(first);
+    // Without Lambda's attributes the tenant still counts: another tenant is another message.
+    const other = idempotencyKeyOfMessage({
+      Body: '{"orderId":"o-3"}',
+      MessageAttributes: {
+        RequestID: { DataType: 'String', StringValue: 'x' },
+        ErrorCode: { DataType: 'Number', StringValue: '200' },
+        tenant: { DataType: 'String', StringValue: 'globex' },
+      },
+    });
+    expect(other.key).not.toBe(first.key);
+  });
+
+  it('keeps an ErrorCode attribute of a message that is not from a Lambda DLQ in the hash', () => {
+    const withCode = (code: string) =>
+      idempotencyKeyOfMessage({
+        Body: 'x',
+        MessageAttributes: { ErrorCode: { DataType: 'String', StringValue: code } },
+      }).key;
+    expect(withCode('A')).not.toBe(withCode('B'));
+  });
+
+  it('keys a Lambda on-failure record by the unqualified function and its request payload, not the request id', () => {
+    const record = (requestId: string, version: string) =>
+      idempotencyKeyOfMessage({
+        Body: JSON.stringify({
+          version: '1.0',
+          timestamp: '2026-01-02T08:00:00.000Z',
+          requestContext: {
+            requestId,
+            functionArn: `arn:aws:lambda:us-east-1:111122223333:function:ship-order:${version}`,
+            condition: 'RetriesExhausted',
+            approximateInvokeCount: 3,
+          },
+          requestPayload: { orderId: 'o-4' },
+          responseContext: { statusCode: 200, executedVersion: version, functionError: 'Unhandled' },
+          responsePayload: { errorType: 'Error', errorMessage: 'boom' },
+        }),
+      });
+    const first = record('r-1', '$LATEST');
+    expect(record('r-2', '7')).toEqual(first);
+    expect(first.keySource).toBe('hash');
+  });
+
+  it('prefers the pipeline key inside a non-raw SNS body over the new SNS MessageId of a republished copy', () => {
+    const body = JSON.stringify({
+      Type: 'Notification',
+      MessageId: 'new-sns-id',
+      TopicArn: 'arn:aws:sns:us-east-1:111122223333:order-events',
+      Message: '{"orderId":"o-8"}',
+      MessageAttributes: { 'idempotency-key': { Type: 'String', Value: 'original-sns-id' } },
+    });
+    expect(idempotencyKeyOfMessage({ Body: body })).toEqual({
+      key: 'original-sns-id',
+      keySource: 'attribute',
+    });
+  });
 });

@@ -25,6 +25,7 @@ import {
   toStoredAttributes,
 } from './idempotency-key.js';
 import type { Envelope, QueueRegistration, StoredMessageAttribute } from './model.js';
+import { originFailure, originOf } from './origin.js';
 import { retentionDeadline } from './retention.js';
 
 /**
@@ -52,7 +53,7 @@ export interface EnvelopeContext {
   retentionPeriodSeconds: number;
   /** Scan time, epoch milliseconds (firstSeenAt / lastSeenAt). */
   now: number;
-  registration: Pick<QueueRegistration, 'producerKey'>;
+  registration: Pick<QueueRegistration, 'producerKey' | 'origin'>;
   incidentId?: string;
   /** The inventory (its session id) that saw the message; set on the envelope as `inventoryId`. */
   inventoryId?: string;
@@ -133,15 +134,24 @@ export function buildEnvelope(message: Message, ctx: EnvelopeContext): EnvelopeW
   }
   const { key, keySource } = deriveIdempotencyKey(keyInput);
 
+  const evidence = {
+    body: bodyText,
+    messageAttributes,
+    sourceArn: systemAttributes.DeadLetterQueueSourceArn,
+  };
+  const origin = originOf(evidence, ctx.registration.origin);
+  // The consumer's own attributes first; else what the origin's service attached (EventBridge's
+  // ERROR_CODE, Lambda's and SNS's ErrorCode/ErrorMessage, an on-failure record's condition).
+  const fromOrigin = originFailure(evidence, origin);
   const names = ctx.failureAttributes ?? DEFAULT_FAILURE_ATTRIBUTES;
   // Cut: these are copied into the envelope beside the attributes they come from, and a stack
   // trace in an attribute would otherwise push the item past DynamoDB's 400 KB (C14).
   const errorClass = cut(
-    lookup(names.errorClass, messageAttributes, sns?.messageAttributes),
+    lookup(names.errorClass, messageAttributes, sns?.messageAttributes) ?? fromOrigin.errorClass,
     MAX_ERROR_CLASS_CHARS,
   );
   const errorMessage = cut(
-    lookup(names.errorMessage, messageAttributes, sns?.messageAttributes),
+    lookup(names.errorMessage, messageAttributes, sns?.messageAttributes) ?? fromOrigin.errorMessage,
     MAX_ERROR_MESSAGE_CHARS,
   );
   const receiveCount = positiveInt(systemAttributes.ApproximateReceiveCount, 0);
@@ -149,7 +159,8 @@ export function buildEnvelope(message: Message, ctx: EnvelopeContext): EnvelopeW
     {
       ...(errorClass !== undefined ? { errorClass } : {}),
       ...(errorMessage !== undefined ? { errorMessage } : {}),
-      sourceKnown: sourceArn !== 'unknown',
+      // Known when the message can be sent back: to its source queue, or to its topic, bus or function.
+      sourceKnown: origin?.arn != null,
       bodyIsJson: isJson(sns ? (JSON.parse(bodyText) as { Message: string }).Message : bodyText),
       receiveCount,
     },
@@ -197,6 +208,7 @@ export function buildEnvelope(message: Message, ctx: EnvelopeContext): EnvelopeW
       messageId: sns.messageId,
       messageAttributes: sns.messageAttributes,
     };
+  if (origin) envelope.origin = origin;
   if (ctx.incidentId !== undefined) envelope.incidentId = ctx.incidentId;
   if (ctx.inventoryId !== undefined) envelope.inventoryId = ctx.inventoryId;
   return { envelope, body };

@@ -10,12 +10,16 @@
  */
 export {
   deriveIdempotencyKey,
+  eventBridgeEventOf,
   idempotencyKeyOfMessage,
   type KeyInput,
+  lambdaRecordOf,
   PIPELINE_ATTRIBUTES,
+  parseJsonObject,
   parseSnsNotification,
   readJsonPath,
   setOwn,
   sha256Hex,
   toStoredAttributes,
+  unqualifiedFunctionArn,
 } from '@dlq-redrive/consumer-idempotency/key';

@@ -28,6 +28,30 @@ export const StoredMessageAttribute = z.object({
 });
 export type StoredMessageAttribute = z.infer<typeof StoredMessageAttribute>;
 
+/** The kinds of origin the recording mover can send back to. */
+export const ORIGIN_KINDS = ['sqs', 'sns', 'eventbridge', 'lambda'] as const;
+export type OriginKind = (typeof ORIGIN_KINDS)[number];
+
+/** How the message reached the DLQ. */
+export type OriginVia =
+  | 'redrive-policy'
+  | 'subscription-dlq'
+  | 'rule-target-dlq'
+  | 'async-dlq'
+  | 'on-failure-destination';
+
+/** A message's origin, as stored on its envelope (`Envelope.origin`). */
+export interface MessageOrigin {
+  kind: OriginKind;
+  /** Where it goes back to (queue, topic, event bus, function), or null when the evidence does not say. */
+  arn: string | null;
+  via: OriginVia;
+  /** EventBridge: the rule whose target failed. */
+  ruleArn?: string;
+  /** EventBridge: the target that failed. */
+  targetArn?: string;
+}
+
 /**
  * An envelope: one DLQ message, preserved with everything needed to understand and redrive it.
  * Stored in DynamoDB under `DLQ#<dlqArn>` / `MSG#<messageId>` (see `table.ts`).
@@ -37,8 +61,11 @@ export interface Envelope {
   /** SQS MessageId in the DLQ (changes on every redrive; never the idempotency key). */
   messageId: string;
   idempotencyKey: string;
-  /** Where the key came from: the producer's id (attribute or JSON path), the SNS MessageId, or a hash. */
-  keySource: 'attribute' | 'jsonPath' | 'snsMessageId' | 'hash';
+  /**
+   * Where the key came from: the producer's id (attribute or JSON path), the SNS MessageId, an
+   * EventBridge event's content, or a hash.
+   */
+  keySource: 'attribute' | 'jsonPath' | 'snsMessageId' | 'eventContent' | 'hash';
   /** DeadLetterQueueSourceArn, or 'unknown' when SQS did not say (message sent straight to the DLQ). */
   sourceArn: string;
   /** UTF-8 byte length of the body. */
@@ -65,6 +92,12 @@ export interface Envelope {
   /** 'sns-notification' when the body is a non-raw SNS envelope, else 'raw'. */
   bodyFormat: 'raw' | 'sns-notification';
   sns?: { topicArn: string; messageId: string; messageAttributes: Record<string, StoredMessageAttribute> };
+  /**
+   * Where the message came from and goes back to (origin.ts): its source queue, or the SNS topic,
+   * EventBridge bus or Lambda function of a DLQ no SQS redrive policy feeds. Absent when nothing
+   * says (sent straight to the DLQ), and on envelopes stored before it existed.
+   */
+  origin?: MessageOrigin;
   state: EnvelopeState;
   /** Why PARKED or DISCARDED. */
   stateReason?: string;
@@ -158,9 +191,60 @@ export interface IncidentSummary {
   partial: boolean;
 }
 
-/** Registration of a monitored DLQ: read by every function; written by the CDK construct. */
 /** An integer in `min..max`. */
 const intIn = (min: number, max: number) => z.number().check(z.int(), z.gte(min), z.lte(max));
+
+const ARN_REGION = '[a-z]{2}(?:-[a-z]+)+-\\d';
+/** An SNS topic ARN (standard or FIFO). */
+export const SNS_TOPIC_ARN = new RegExp(
+  `^arn:aws[a-z-]*:sns:${ARN_REGION}:\\d{12}:[A-Za-z0-9_-]{1,256}(\\.fifo)?$`,
+);
+/** An EventBridge event bus ARN. */
+export const EVENT_BUS_ARN = new RegExp(
+  `^arn:aws[a-z-]*:events:${ARN_REGION}:\\d{12}:event-bus/[A-Za-z0-9._/-]{1,256}$`,
+);
+/** A Lambda function ARN, optionally with a version or alias. */
+export const LAMBDA_FUNCTION_ARN = new RegExp(
+  `^arn:aws[a-z-]*:lambda:${ARN_REGION}:\\d{12}:function:[A-Za-z0-9_-]{1,64}(:[A-Za-z0-9$_-]{1,128})?$`,
+);
+/** An IAM role ARN. */
+export const IAM_ROLE_ARN = /^arn:aws[a-z-]*:iam::\d{12}:role\/[A-Za-z0-9+=,.@_/-]{1,512}$/;
+
+const returnWindow = z.optional(intIn(0, 86_400));
+
+/** The registered origin of a DLQ that no SQS redrive policy feeds (docs/contracts.md, "The recording mover"). */
+export const MessageOriginRegistration = z.discriminatedUnion('kind', [
+  z.strictObject({
+    kind: z.literal('sns'),
+    topicArn: z.string().check(z.regex(SNS_TOPIC_ARN, 'must be an SNS topic ARN')),
+    returnWindowSeconds: returnWindow,
+  }),
+  z.strictObject({
+    kind: z.literal('eventbridge'),
+    eventBusArn: z.string().check(z.regex(EVENT_BUS_ARN, 'must be an EventBridge event bus ARN')),
+    returnWindowSeconds: returnWindow,
+  }),
+  z.strictObject({
+    kind: z.literal('lambda'),
+    functionArn: z.string().check(z.regex(LAMBDA_FUNCTION_ARN, 'must be a Lambda function ARN')),
+    returnWindowSeconds: returnWindow,
+  }),
+]);
+export type MessageOriginRegistration = z.infer<typeof MessageOriginRegistration>;
+
+/** A role the pipeline assumes for targets in another account (and Region). */
+export const AccessRole = z.strictObject({
+  accountId: z.string().check(z.regex(/^\d{12}$/, 'must be a 12-digit account id')),
+  region: z.optional(z.string().check(z.regex(new RegExp(`^${ARN_REGION}$`), 'must be a Region code'))),
+  roleArn: z.string().check(z.regex(IAM_ROLE_ARN, 'must be an IAM role ARN')),
+  /** The external id the role's trust policy requires, if any. */
+  externalId: z.optional(
+    z.string().check(z.regex(/^[\w+=,.@:/-]{2,1224}$/, 'must be 2-1224 of \\w+=,.@:/-')),
+  ),
+});
+export type AccessRole = z.infer<typeof AccessRole>;
+
+/** Registration of a monitored DLQ: read by every function; written by the CDK construct. */
 
 export const QueueRegistration = z.strictObject({
   dlqArn: z
@@ -193,5 +277,18 @@ export const QueueRegistration = z.strictObject({
   allowInventoryOfQueueWithRedrivePolicy: z._default(z.boolean(), false),
   /** Allow console starts that arrive pre-approved (`approvedBy`). */
   allowPreApproved: z._default(z.boolean(), false),
+  /**
+   * What feeds the DLQ when it is not an SQS queue's redrive policy: an SNS subscription, an
+   * EventBridge rule target, or a Lambda function's async invocations (DLQ or on-failure
+   * destination). The recording mover sends the messages back there. `returnWindowSeconds`: how
+   * long a message sent back can take to dead-letter again (the subscription's delivery retries,
+   * the target's retry policy, the function's retries and their backoff).
+   */
+  origin: z.optional(MessageOriginRegistration),
+  /**
+   * IAM roles the pipeline assumes to reach a target in another account or Region than the DLQ
+   * (`region` absent: any Region of that account). A target elsewhere without one is refused.
+   */
+  accessRoles: z.optional(z.array(AccessRole)),
 });
 export type QueueRegistration = z.infer<typeof QueueRegistration>;

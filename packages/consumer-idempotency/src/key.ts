@@ -4,28 +4,50 @@
  * a DLQ and its later redriven copy get the same key.
  *
  * Order of precedence:
- * 1. the key the pipeline attached on an earlier redrive (`idempotency-key` message attribute);
+ * 1. the key the pipeline attached on an earlier redrive (`idempotency-key` message attribute, or
+ *    the SNS message attribute of that name inside a non-raw SNS body: the pipeline republishes to
+ *    SNS with it, and SNS mints a new MessageId);
  * 2. the producer's own id, when the caller names where it lives (`producerKey.attribute` or
  *    `producerKey.jsonPath`);
  * 3. the SNS MessageId, for non-raw SNS notifications (stable across redrives);
- * 4. otherwise a SHA-256 over the source queue ARN, the raw body and the sorted message attributes.
+ * 4. an EventBridge event (the body of a rule target's DLQ message, or what a queue target
+ *    receives): a SHA-256 over its `source`, `detail-type`, `time`, `resources` and `detail`, not its
+ *    `id`, which every PutEvents mints anew (`eventContent`, an explicit key: a re-put copy that a
+ *    consumer already processed is skipped);
+ * 5. otherwise a SHA-256 over the source queue ARN, the raw body and the sorted message attributes,
+ *    leaving out the attributes a Lambda async-invocation DLQ adds (`RequestID`, `ErrorCode`,
+ *    `ErrorMessage`, new on every failed invocation) when the message carries them; a Lambda
+ *    on-failure destination record hashes the function (unqualified) and its `requestPayload`.
  *
  * Never the SQS MessageId: a redrive (a sample send or a move task) gives the message a new one.
- * The attributes the pipeline adds on redrive (`redrive-count`, `redrive-id`, `idempotency-key`)
- * are left out of the hash, so a redriven message hashes to the same key.
+ * The attributes the pipeline adds on redrive (`redrive-count`, `redrive-id`, `idempotency-key`,
+ * `redrive-edit-of`) are left out of the hash, so a redriven message hashes to the same key.
  *
  * This module is pure (no AWS calls) and is also published as the `./key` entry point.
  *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-message-metadata.html
  * @see https://docs.aws.amazon.com/sns/latest/dg/sns-message-and-json-formats.html
+ * @see https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-dlq.html
+ * @see https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-retain-records.html
  */
 import { createHash } from 'node:crypto';
 
 /** Message attributes the pipeline adds on redrive; never part of the hash. */
-export const PIPELINE_ATTRIBUTES = ['redrive-count', 'redrive-id', 'idempotency-key'] as const;
+export const PIPELINE_ATTRIBUTES = [
+  'redrive-count',
+  'redrive-id',
+  'idempotency-key',
+  'redrive-edit-of',
+] as const;
 
-/** Where a key came from. */
-export type KeySource = 'attribute' | 'jsonPath' | 'snsMessageId' | 'hash';
+/**
+ * The message attributes Lambda puts on a message it sends to a function's async-invocation DLQ.
+ * @see https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-retain-records.html#invocation-dlq
+ */
+export const LAMBDA_DLQ_ATTRIBUTES = ['RequestID', 'ErrorCode', 'ErrorMessage'] as const;
+
+/** Where a key came from. `eventContent`: an EventBridge event's content (explicit, like an id). */
+export type KeySource = 'attribute' | 'jsonPath' | 'snsMessageId' | 'eventContent' | 'hash';
 
 /** A derived key and where it came from. */
 export interface DerivedKey {
@@ -118,7 +140,9 @@ function boundedKey(value: string): string {
  *   producerKey: { jsonPath: '$.orderId' } }) // { key: 'o-1', keySource: 'jsonPath' }
  */
 export function deriveIdempotencyKey(input: KeyInput): DerivedKey {
-  const pipelineKey = attributeValue(input.messageAttributes['idempotency-key']);
+  const pipelineKey =
+    attributeValue(input.messageAttributes['idempotency-key']) ??
+    attributeValue(input.snsMessageAttributes?.['idempotency-key']);
   if (pipelineKey) return { key: boundedKey(pipelineKey), keySource: 'attribute' };
   const producerKey = input.producerKey;
   if (producerKey && 'attribute' in producerKey) {
@@ -132,7 +156,90 @@ export function deriveIdempotencyKey(input: KeyInput): DerivedKey {
     if (value) return { key: boundedKey(value), keySource: 'jsonPath' };
   }
   if (input.snsMessageId) return { key: boundedKey(input.snsMessageId), keySource: 'snsMessageId' };
-  return { key: hashKey(input.sourceArn, input.body, input.messageAttributes), keySource: 'hash' };
+  const parsed = parseJsonObject(input.body);
+  const event = parsed && eventBridgeEventOf(parsed);
+  if (event) return { key: `event:${sha256Hex(JSON.stringify(event))}`, keySource: 'eventContent' };
+  const record = parsed && lambdaRecordOf(parsed);
+  if (record)
+    return {
+      key: sha256Hex(JSON.stringify(['lambda', record.functionName, record.payload])),
+      keySource: 'hash',
+    };
+  return {
+    key: hashKey(input.sourceArn, input.body, withoutLambdaDlqAttributes(input.messageAttributes)),
+    keySource: 'hash',
+  };
+}
+
+/** A body that is a JSON object, parsed; undefined for anything else. */
+export function parseJsonObject(body: string): Record<string, unknown> | undefined {
+  if (!body.startsWith('{')) return undefined;
+  try {
+    const value: unknown = JSON.parse(body);
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The stable part of an EventBridge event (`version`, `id`, `detail-type`, `source`, `account`,
+ * `time`, `region`, `resources`, `detail`): what a re-put copy keeps. Undefined when the object is
+ * not an event.
+ * @see https://docs.aws.amazon.com/eventbridge/latest/ref/overiew-event-structure.html
+ */
+export function eventBridgeEventOf(value: Record<string, unknown>): unknown[] | undefined {
+  if (
+    typeof value.id !== 'string' ||
+    typeof value.source !== 'string' ||
+    typeof value['detail-type'] !== 'string' ||
+    typeof value.time !== 'string' ||
+    typeof value.account !== 'string' ||
+    !Array.isArray(value.resources) ||
+    !('detail' in value)
+  )
+    return undefined;
+  return [
+    'eventbridge',
+    value.source,
+    value['detail-type'],
+    value.time,
+    value.resources,
+    value.detail ?? null,
+  ];
+}
+
+/**
+ * A Lambda on-failure destination record (`requestContext.functionArn`, `requestPayload`): the
+ * function without its version or alias, and the event it was invoked with.
+ * @see https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-retain-records.html
+ */
+export function lambdaRecordOf(
+  value: Record<string, unknown>,
+): { functionName: string; payload: unknown } | undefined {
+  const context = value.requestContext as Record<string, unknown> | undefined;
+  if (typeof context !== 'object' || context === null || typeof context.functionArn !== 'string')
+    return undefined;
+  if (!('requestPayload' in value) || typeof context.condition !== 'string') return undefined;
+  return { functionName: unqualifiedFunctionArn(context.functionArn), payload: value.requestPayload ?? null };
+}
+
+/** `arn:aws:lambda:<region>:<account>:function:<name>` without a `:<version or alias>` suffix. */
+export function unqualifiedFunctionArn(arn: string): string {
+  return arn.split(':').slice(0, 7).join(':');
+}
+
+/** The attributes without the ones a Lambda async DLQ adds, when all of its required ones are there. */
+function withoutLambdaDlqAttributes(
+  attributes: Record<string, StoredMessageAttribute>,
+): Record<string, StoredMessageAttribute> {
+  if (attributes.RequestID === undefined || attributes.ErrorCode === undefined) return attributes;
+  const out: Record<string, StoredMessageAttribute> = {};
+  for (const [name, value] of Object.entries(attributes))
+    if (!(LAMBDA_DLQ_ATTRIBUTES as readonly string[]).includes(name)) setOwn(out, name, value);
+  return out;
 }
 
 /**
