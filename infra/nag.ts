@@ -6,7 +6,7 @@
  * @see https://github.com/cdklabs/cdk-nag/blob/main/MIGRATION.md
  * @see https://docs.aws.amazon.com/cdk/v2/guide/policy-validation-synthesis.html
  */
-import { Validations } from 'aws-cdk-lib';
+import { type Stack, Token, Validations } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
 
 /** A suppression: the rule (or single finding) id and the written reason. */
@@ -26,4 +26,17 @@ export function acknowledge(construct: IConstruct, ...rules: readonly Acknowledg
     }
     Validations.of(construct).acknowledge({ id: rule.id, reason: rule.reason });
   }
+}
+
+/** How cdk-nag spells a pseudo parameter in a finding id: `<AWS::Region>`, or the literal value. */
+function nagPart(value: string, pseudo: string): string {
+  return Token.isUnresolved(value) ? `<${pseudo}>` : value;
+}
+
+/**
+ * `arn:<AWS::Partition>:<service>:<AWS::Region>:<AWS::AccountId>:`, as cdk-nag prints the start of
+ * an ARN built with `stack.formatArn` in a finding id (literal values when the stack has them).
+ */
+export function nagArnPrefix(stack: Stack, service: string): string {
+  return `arn:${nagPart(stack.partition, 'AWS::Partition')}:${service}:${nagPart(stack.region, 'AWS::Region')}:${nagPart(stack.account, 'AWS::AccountId')}:`;
 }

@@ -4,14 +4,14 @@
  * execution-ended with a retry policy and the alarm-delivery DLQ, and cdk-nag stays clean.
  * Built from stub handlers with bundling skipped (the real bundles are checked in pipeline-stack.test.ts).
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App, type CfnElement } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FUNCTION_NAMES } from '../../infra/function-catalog.js';
 import { PipelineStack, REPO_ROOT } from '../../infra/pipeline-stack.js';
+import { stubFunctionsDir } from '../support/stub-functions.js';
 
 const ENV = { account: '111122223333', region: 'us-east-1' };
 type Pattern = { [field: string]: unknown[] | Pattern };
@@ -37,19 +37,13 @@ const sample = JSON.parse(
 ) as Record<string, unknown> & { detail: Record<string, unknown> };
 
 let functionsDir: string;
+let removeFunctionsDir: () => void;
 
 beforeAll(() => {
-  mkdirSync(join(REPO_ROOT, '.local'), { recursive: true });
-  functionsDir = mkdtempSync(join(REPO_ROOT, '.local', 'infra-ended-'));
-  for (const name of FUNCTION_NAMES) {
-    mkdirSync(join(functionsDir, name));
-    writeFileSync(join(functionsDir, name, 'handler.ts'), 'export const handler = async () => ({});\n');
-  }
+  ({ dir: functionsDir, remove: removeFunctionsDir } = stubFunctionsDir('infra-ended-'));
 });
 
-afterAll(() => {
-  rmSync(functionsDir, { recursive: true, force: true });
-});
+afterAll(() => removeFunctionsDir());
 
 function pipelineApp(executionEndedRule?: boolean): { app: App; pipeline: PipelineStack } {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
