@@ -293,3 +293,26 @@ describe('envelope builder', () => {
     expect(built.envelope.failure.errorMessage).toBe('e'.repeat(4095));
   });
 });
+
+describe('envelope lifetime (TTL)', () => {
+  it('an envelope and its body chunks expire 14 days after the message’s retention deadline, whatever its state', async () => {
+    const { envelopeItem, chunkItems, ENVELOPE_TTL_GRACE_SECONDS } = await import(
+      '#inventory/envelope-items.js'
+    );
+    const deadline = Date.UTC(2026, 0, 16, 10, 35, 0, 250);
+    const body = new Uint8Array(700 * 1024);
+    const envelope = {
+      dlqArn: 'arn:aws:sqs:us-east-1:111122223333:orders-dlq',
+      messageId: 'm-1',
+      idempotencyKey: 'k-1',
+      retentionDeadline: deadline,
+      bodyChunked: true,
+      bodyChunks: 3,
+      messageAttributes: {},
+    } as unknown as Parameters<typeof envelopeItem>[0]['envelope'];
+    const ttl = Math.ceil(deadline / 1000) + 14 * 86_400;
+    expect(ENVELOPE_TTL_GRACE_SECONDS).toBe(1_209_600);
+    expect(envelopeItem({ envelope, body }).expiresAt).toBe(ttl);
+    expect(chunkItems({ envelope, body }).map((c) => c.expiresAt)).toEqual([ttl, ttl, ttl]);
+  });
+});

@@ -30,6 +30,22 @@ const MAX_ENVELOPE_ITEM_BYTES = 380_000;
 /** Attribute values longer than this are cut when an envelope item is too large. */
 const KEPT_ATTRIBUTE_CHARS = 1024;
 
+/**
+ * How long an envelope (and its body chunks) outlives its message's retention deadline, seconds:
+ * 14 days. After the deadline SQS has deleted the message from the DLQ anyway; the envelope (with
+ * its raw payload) stays for the post-incident review and exports, and covers a message parked
+ * just before its deadline (the parking queue's own retention, at most 14 days, restarts on the
+ * send). Then DynamoDB's TTL deletes it: payloads are not kept longer than they are needed.
+ *
+ * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/TTL.html
+ */
+export const ENVELOPE_TTL_GRACE_SECONDS = 14 * 86_400;
+
+/** The TTL (`expiresAt`, epoch seconds) of an envelope's items: its retention deadline plus the grace. */
+export function envelopeExpiresAt(envelope: Pick<Envelope, 'retentionDeadline'>): number {
+  return Math.ceil(envelope.retentionDeadline / 1000) + ENVELOPE_TTL_GRACE_SECONDS;
+}
+
 /** The key of an envelope item. */
 export function envelopeKey(dlqArn: string, messageId: string): { pk: string; sk: string } {
   return { pk: keys.dlq(dlqArn), sk: keys.message(messageId) };
@@ -44,6 +60,7 @@ export function envelopeItem(w: EnvelopeWrite): Item {
     [TABLE.keyIndex.partitionKey]: keys.idempotencyKey(e.idempotencyKey),
     [TABLE.keyIndex.sortKey]: `${keys.dlq(e.dlqArn)}#${keys.message(e.messageId)}`,
     entity: ENVELOPE_ENTITY,
+    [TABLE.ttlAttribute]: envelopeExpiresAt(e),
   };
   if (!e.bodyChunked) item.body = w.body;
   if (itemBytes(item) > MAX_ENVELOPE_ITEM_BYTES) return shrinkAttributes(item);
@@ -61,6 +78,7 @@ export function chunkItems(w: EnvelopeWrite): Item[] {
       entity: CHUNK_ENTITY,
       messageId: e.messageId,
       index: i,
+      [TABLE.ttlAttribute]: envelopeExpiresAt(e),
       data: w.body.subarray(i * BODY_CHUNK_BYTES, (i + 1) * BODY_CHUNK_BYTES),
     });
   }
@@ -104,6 +122,7 @@ export function fromItem(item: Item): StoredEnvelope {
     entity: _e,
     body,
     stateChangedAt: _s,
+    expiresAt: _ttl,
     ...rest
   } = item as Item & { body?: Uint8Array };
   const envelope = rest as unknown as StoredEnvelope;

@@ -29,7 +29,9 @@
  * - `APPROVAL#<approvalId>` / `APPROVAL`: a pending approval with its task token (server-side only).
  *
  * `expiresAt` (epoch seconds) is the TTL attribute. Retention deadlines are stored as
- * `retentionDeadline` and are never the TTL.
+ * `retentionDeadline`; an envelope and its chunks expire `ENVELOPE_TTL_GRACE_SECONDS` (14 days)
+ * after it (inventory/envelope-items.ts), so raw payloads are not kept longer than needed.
+ * Incidents, their audit trails and cancel requests have no TTL.
  *
  * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html (400 KB item limit)
  * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/TTL.html
