@@ -12,6 +12,9 @@
  * @see https://docs.aws.amazon.com/step-functions/latest/dg/connect-to-resource.html#connect-wait-token
  */
 import { createInterface } from 'node:readline/promises';
+import { createIncidentStore } from '#incident/incident-store.js';
+import { buildOnCallReport, onCallReportLines } from '#incident/on-call-report.js';
+import { clockText } from '#platform/clock-text.js';
 import type { TaskTokenCallbacks } from './task-tokens.js';
 
 /** What the approval Task returns (`$.approval`, docs/contracts.md). */
@@ -70,22 +73,48 @@ export function silentApprover(): Approver {
 export interface TerminalApproverOptions {
   input?: NodeJS.ReadableStream;
   output?: NodeJS.WritableStream;
-  /** Prints the request before the question; default prints the incident and DLQ depth. */
-  describe?: (request: ApprovalRequest) => string;
+  /** Prints the request before the question; default: the on-call report and the plan ({@link describeRequest}). */
+  describe?: (request: ApprovalRequest) => string | Promise<string>;
 }
 
-function describeRequest(request: ApprovalRequest): string {
+/**
+ * The approval request as the terminal shows it: the incident's on-call report (what failed, how
+ * many, since when, first expiry, warnings in full, the same lines `dlq show` prints), then the
+ * plan and when the approval expires, as UTC clock times.
+ */
+export async function describeRequest(request: ApprovalRequest, nowMs: number = Date.now()): Promise<string> {
   const payload = (request.payload ?? {}) as {
-    plan?: { incidentId?: string; dlqArn?: string; rampRates?: number[] };
-    preflight?: { dlqDepth?: number };
+    plan?: {
+      incidentId?: string;
+      dlqArn?: string;
+      rampRates?: number[];
+      sampleSize?: number;
+      dwellSeconds?: number;
+      mode?: string;
+    };
+    preflight?: { dlqDepth?: number; warnings?: string[] };
   };
+  const incidentId = payload.plan?.incidentId;
+  const incident = incidentId
+    ? await createIncidentStore()
+        .getIncident(incidentId)
+        .catch(() => undefined)
+    : undefined;
+  const report = incident ? buildOnCallReport(incident, [], nowMs) : null;
+  if (report)
+    for (const w of payload.preflight?.warnings ?? [])
+      if (!report.warnings.includes(w)) report.warnings.unshift(w);
   const lines = [
     `Approval requested for execution ${request.executionName}`,
-    `  incident: ${payload.plan?.incidentId ?? '?'}`,
-    `  DLQ:      ${payload.plan?.dlqArn ?? '?'} (${payload.preflight?.dlqDepth ?? '?'} messages)`,
-    `  ramp:     ${(payload.plan?.rampRates ?? []).join(' -> ')} msg/s`,
+    `incident:       ${incidentId ?? '?'}`,
+    `DLQ:            ${payload.plan?.dlqArn ?? '?'} (${payload.preflight?.dlqDepth ?? '?'} messages now)`,
+    ...(report ? onCallReportLines(report, nowMs).filter((l) => !l.startsWith('redrive:')) : []),
+    `plan:           ${payload.plan?.mode ?? 'redrive'}, sample ${payload.plan?.sampleSize ?? '?'}, ramp ${(payload.plan?.rampRates ?? []).join(' -> ')} msg/s, ${payload.plan?.dwellSeconds ?? '?'} s per step`,
   ];
-  if (request.timeoutSeconds !== null) lines.push(`  expires in ${request.timeoutSeconds} s`);
+  if (!report && (payload.preflight?.warnings ?? []).length > 0)
+    lines.push('warnings:', ...(payload.preflight?.warnings ?? []).map((w) => `  ! ${w}`));
+  if (request.timeoutSeconds !== null)
+    lines.push(`expires:        ${clockText(nowMs + request.timeoutSeconds * 1000, nowMs)}`);
   return lines.join('\n');
 }
 
@@ -97,7 +126,7 @@ export function terminalApprover(options: TerminalApproverOptions = {}): Approve
       const output = options.output ?? process.stdout;
       const rl = createInterface({ input: options.input ?? process.stdin, output, terminal: true });
       try {
-        output.write(`${(options.describe ?? describeRequest)(request)}\n`);
+        output.write(`${await (options.describe ?? describeRequest)(request)}\n`);
         const answer = (await rl.question('Approve this redrive? [y/N] ')).trim().toLowerCase();
         const user = process.env.USER ?? 'local-operator';
         const decision: ApprovalDecision =

@@ -4,6 +4,8 @@
  * whether the run ended as its scenario expects. As a table, or as one JSON object (`--json`).
  */
 
+import { type OnCallReport, onCallReportLines } from '#incident/on-call-report.js';
+import { clockText } from '#platform/clock-text.js';
 import type { ReconcileResult } from '../../functions/reconcile/reconcile.js';
 
 /** Counts from the workflow's Reconcile step (`$.reconcile`, docs/contracts.md). */
@@ -78,6 +80,14 @@ export interface RunReport {
   /** Consumer facts: processed messages and keys processed twice (must be 0). */
   consumer: { processed: number; duplicatesSkipped: number; processedTwice: number };
   durationMs: number;
+  /** When the run started and ended, ISO-8601 UTC. */
+  startedAt?: string;
+  endedAt?: string;
+  /**
+   * The on-call report of the incident as it stands after the run (what failed, how many, since
+   * when, first expiry, what the redrive did, warnings, audit trail): the same `dlq show` prints.
+   */
+  onCall?: OnCallReport | null;
 }
 
 /** inventoried = redriven + parked + discarded + remaining + lost (every envelope in exactly one state). */
@@ -137,8 +147,15 @@ export function formatReport(report: RunReport): string {
     ],
     ['duration', `${(report.durationMs / 1000).toFixed(1)} s`],
   ];
+  const now = Date.now();
+  if (report.startedAt) rows.push(['started', clockText(Date.parse(report.startedAt), now)]);
+  if (report.endedAt) rows.push(['ended', clockText(Date.parse(report.endedAt), now)]);
   const width = Math.max(...rows.map(([k]) => k.length));
   const line = `+${'-'.repeat(width + 2)}+${'-'.repeat(Math.max(...rows.map(([, v]) => v.length)) + 2)}+`;
   const valueWidth = line.length - width - 7;
-  return [line, ...rows.map(([k, v]) => `| ${k.padEnd(width)} | ${v.padEnd(valueWidth)} |`), line].join('\n');
+  const table = [line, ...rows.map(([k, v]) => `| ${k.padEnd(width)} | ${v.padEnd(valueWidth)} |`), line];
+  const onCall = report.onCall
+    ? ['', 'The incident, for the on-call engineer:', ...onCallReportLines(report.onCall, now)]
+    : [];
+  return [...table, ...onCall].join('\n');
 }

@@ -9,6 +9,9 @@
  * {@link runScenario}, so a scenario is tested on exactly the path a user runs. The local stack
  * must be running (startLocalStack) and the SDK pointed at it.
  */
+import { createAuditTrail } from '#incident/audit-trail.js';
+import { createIncidentStore } from '#incident/incident-store.js';
+import { buildOnCallReport, type OnCallReport } from '#incident/on-call-report.js';
 import { sqsClient } from '#platform/clients.js';
 import { createAlarmEvaluator } from '../alarm-evaluator.js';
 import { type Approver, autoApprover } from '../approver.js';
@@ -253,10 +256,20 @@ export async function runScenario(scenario: Scenario, options: RunScenarioOption
     report.problems = problems;
     report.asExpected = problems.length === 0;
     report.durationMs = Date.now() - startedAt;
+    report.startedAt = new Date(startedAt).toISOString();
+    report.endedAt = new Date().toISOString();
+    report.onCall = report.incidentId ? await onCallReportOf(report.incidentId) : null;
     return report;
   } finally {
     await consumer.stop();
   }
+}
+
+/** The incident's on-call report as `dlq show` builds it (stores of the environment's stack). */
+export async function onCallReportOf(incidentId: string): Promise<OnCallReport | null> {
+  const incident = await createIncidentStore().getIncident(incidentId);
+  if (!incident) return null;
+  return buildOnCallReport(incident, await createAuditTrail().list(incidentId), Date.now());
 }
 
 /** Nothing lost, the counts add up, exposure within its bound. */

@@ -6,8 +6,9 @@ import type { OnCallReport } from '#incident/on-call-report.js';
 import type { ExportedEnvelope, ExportHeader } from '../../cli/commands/envelopes.js';
 import { decodeBody } from '../../cli/commands/envelopes.js';
 import type { IncidentRow } from '../../cli/commands/incidents.js';
+import { describeRequest } from '../../local/approver.js';
 import type { Produced } from '../../local/demo/producer.js';
-import type { RunReport } from '../../local/demo/report.js';
+import { formatReport, type RunReport } from '../../local/demo/report.js';
 import { type ServedStack, serveLocalStack } from '../../local/serve.js';
 import { dlq } from '../support/cli.js';
 import { runNamedScenario } from '../support/scenarios.js';
@@ -138,6 +139,35 @@ describe('dlq against the local stack after npm start', { timeout: 240_000 }, ()
       Array<{ registration: { dlqArn: string; sampleSize: number } }>
     >();
     expect(after.find((r) => r.registration.dlqArn === arn)?.registration.sampleSize).toBe(5);
+  });
+
+  it('npm start’s report and the terminal approval prompt carry the same on-call answers as dlq show, with UTC clock times', async () => {
+    const shown = (await dlq('show', incidentId, '--json')).json<OnCallReport>();
+    expect(report.onCall).toMatchObject({
+      messages: shown.messages,
+      topCauses: shown.topCauses,
+      firstRetentionDeadline: { atMs: shown.firstRetentionDeadline?.atMs },
+      redrive: { outcome: 'completed', redriven: report.redriven },
+    });
+    const table = formatReport(report);
+    expect(table).toContain('what failed:    2 causes');
+    expect(table).toMatch(/\| started +\| \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(\d+ s ago\)/);
+    const prompt = await describeRequest({
+      taskToken: 't',
+      executionName: 'run-x',
+      payload: {
+        plan: { incidentId, dlqArn: shown.dlqArn, rampRates: [5, 50], sampleSize: 5, dwellSeconds: 2 },
+        preflight: { dlqDepth: 36, warnings: ['preflight says so'] },
+      },
+      timeoutSeconds: 3600,
+    });
+    for (const c of shown.topCauses)
+      expect(prompt).toContain(
+        `${c.count} x ${c.errorClass} (${c.classification}): e.g. ${c.exampleMessageId}`,
+      );
+    expect(prompt).toMatch(/since when: +oldest message sent \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(/);
+    expect(prompt).toContain('! preflight says so');
+    expect(prompt).toMatch(/expires: +\S+Z \(in 1 h 0 min\)/);
   });
 
   it('dlq envelopes --cause keeps only that cause and refuses an unknown one naming --cause', async () => {
