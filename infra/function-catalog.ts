@@ -52,6 +52,16 @@ export interface FunctionAccess {
    * alarm's triggering children with DescribeAlarms. @default - none
    */
   readonly alarms?: readonly string[];
+  /**
+   * Actions on every registered KMS key itself (not key use through SQS, which follows from the
+   * SQS actions: {@link kmsUseOf}): preflight reads each queue's key. @default - none
+   */
+  readonly keys?: readonly string[];
+  /**
+   * Actions on the roles of the functions that use queue keys: preflight simulates their IAM
+   * policies (`iam:SimulatePrincipalPolicy`). @default - none
+   */
+  readonly pipelineRoles?: readonly string[];
   /** The function invokes itself asynchronously (Slack's 3-second acknowledgement, then work). */
   readonly selfInvoke: boolean;
   /** Timeout, seconds. */
@@ -91,6 +101,33 @@ export const SQS_ACTIONS_NEEDING_DECRYPT = ['sqs:ReceiveMessage', 'sqs:StartMess
 export const SQS_ACTIONS_NEEDING_DATA_KEY = ['sqs:SendMessage'] as const;
 
 const none: readonly string[] = [];
+
+/** The KMS actions SQS needs for a caller of these SQS actions on a queue with a customer managed key. */
+function kmsUseOfQueue(sqsActions: readonly string[]): string[] {
+  const writes = sqsActions.some((a) => (SQS_ACTIONS_NEEDING_DATA_KEY as readonly string[]).includes(a));
+  const reads = sqsActions.some((a) => (SQS_ACTIONS_NEEDING_DECRYPT as readonly string[]).includes(a));
+  return writes ? ['kms:GenerateDataKey', 'kms:Decrypt'] : reads ? ['kms:Decrypt'] : [];
+}
+
+/**
+ * The KMS actions a function needs on the key of each queue class, from its SQS actions: receiving
+ * (and starting a move task) decrypts, sending generates a data key and decrypts. The stack grants
+ * them on registered keys and hands them to preflight (`PIPELINE_KEY_USERS`), which checks them
+ * against every queue's key before approval.
+ *
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-key-management.html
+ */
+export function kmsUseOf(access: FunctionAccess): {
+  dlq: string[];
+  destination: string[];
+  parking: string[];
+} {
+  return {
+    dlq: kmsUseOfQueue(access.dlq),
+    destination: kmsUseOfQueue(access.sourceQueues),
+    parking: kmsUseOfQueue(access.parkingQueue),
+  };
+}
 
 /** The access of every function, from what its code calls (see the test in test/infra). */
 export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
@@ -143,9 +180,13 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
       'sqs:ListMessageMoveTasks',
     ],
     sourceQueues: ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes'],
-    parkingQueue: none,
+    // The parking queue's KmsMasterKeyId (check 6a).
+    parkingQueue: ['sqs:GetQueueAttributes'],
     // Reads envelopes; writes the DLQ's workflow lease (PutItem, conditional).
     table: 'readWrite',
+    // Check 6a: each queue's key (state, key policy) and the users' IAM policies (docs/redrive-workflow.md).
+    keys: ['kms:DescribeKey', 'kms:GetKeyPolicy'],
+    pipelineRoles: ['iam:SimulatePrincipalPolicy'],
     slackSecret: false,
     stateMachine: none,
     executions: none,

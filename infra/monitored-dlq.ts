@@ -38,6 +38,7 @@ import {
   custom_resources as cr,
   Duration,
   aws_iam as iam,
+  type aws_kms as kms,
   aws_logs as logs,
   Names,
   Stack,
@@ -53,9 +54,8 @@ import {
   FUNCTION_ACCESS,
   FUNCTION_NAMES,
   type FunctionName,
+  kmsUseOf,
   pascalOf,
-  SQS_ACTIONS_NEEDING_DATA_KEY,
-  SQS_ACTIONS_NEEDING_DECRYPT,
 } from './function-catalog.js';
 import { acknowledge } from './nag.js';
 import type { PipelineStack } from './pipeline-stack.js';
@@ -79,6 +79,21 @@ export interface MonitoredDlqProps {
    * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_StartMessageMoveTask.html
    */
   readonly additionalSourceQueues?: readonly sqs.IQueue[];
+  /**
+   * The customer managed KMS key of the DLQ, for a DLQ whose key CDK cannot see (an imported
+   * queue). The pipeline's roles are granted KMS use only on registered keys: this one, the
+   * sources', and the keys of queues defined with `encryptionMasterKey`; preflight refuses a
+   * redrive whose queue key a role cannot use (docs/redrive-workflow.md, "KMS-encrypted queues").
+   * @default - `dlq.encryptionMasterKey`, if any
+   * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-key-management.html
+   */
+  readonly dlqEncryptionKey?: kms.IKey;
+  /**
+   * The customer managed KMS keys of the source queues (redrive destinations) that CDK cannot see
+   * (imported queues); see {@link dlqEncryptionKey}.
+   * @default - each source queue's `encryptionMasterKey`, if any
+   */
+  readonly sourceQueueEncryptionKeys?: readonly kms.IKey[];
   /**
    * Team or person owning the queue (shown in Slack).
    * @default - none
@@ -206,7 +221,12 @@ export class MonitoredDlq extends Construct {
     this.routedAlarmArns = routed;
 
     this.register(pipeline, checked.item);
-    this.grant(pipeline, dlq, sources);
+    const dlqKeys = [props.dlqEncryptionKey ?? dlq.encryptionMasterKey].flatMap((k) => (k ? [k.keyArn] : []));
+    const sourceKeys = [
+      ...(props.sourceQueueEncryptionKeys ?? []),
+      ...sources.flatMap((q) => (q.encryptionMasterKey ? [q.encryptionMasterKey] : [])),
+    ].map((k) => k.keyArn);
+    this.grant(pipeline, dlq, sources, { dlq: dlqKeys, destination: [...new Set(sourceKeys)] });
   }
 
   private register(pipeline: PipelineStack, item: RegistrationItem): void {
@@ -240,41 +260,35 @@ export class MonitoredDlq extends Construct {
     writer.suppressProviderFindings();
   }
 
-  private grant(pipeline: PipelineStack, dlq: sqs.IQueue, sources: readonly sqs.IQueue[]): void {
+  /** The catalogue's queue actions on this DLQ and its sources, and KMS on the registered keys. */
+  private grant(
+    pipeline: PipelineStack,
+    dlq: sqs.IQueue,
+    sources: readonly sqs.IQueue[],
+    keyArns: { dlq: readonly string[]; destination: readonly string[] },
+  ): void {
     const access = PipelineAccess.of(this, pipeline);
-    const sourceArns = sources.map((q) => q.queueArn);
-    const sourceKeys = sources.flatMap((q) => (q.encryptionMasterKey ? [q.encryptionMasterKey.keyArn] : []));
-    const dlqKey = dlq.encryptionMasterKey?.keyArn;
+    const allKeys = [...new Set([...keyArns.dlq, ...keyArns.destination])];
     for (const name of FUNCTION_NAMES) {
       const role = pipeline.roles[name];
       if (role === undefined) continue;
       const profile = FUNCTION_ACCESS[name];
+      const use = kmsUseOf(profile);
       const statements: iam.PolicyStatement[] = [];
-      if (profile.dlq.length > 0) {
+      if (profile.dlq.length > 0)
         statements.push(new iam.PolicyStatement({ actions: [...profile.dlq], resources: [dlq.queueArn] }));
-        if (
-          dlqKey !== undefined &&
-          profile.dlq.some((a) => (SQS_ACTIONS_NEEDING_DECRYPT as readonly string[]).includes(a))
-        ) {
-          statements.push(new iam.PolicyStatement({ actions: ['kms:Decrypt'], resources: [dlqKey] }));
-        }
-      }
-      if (profile.sourceQueues.length > 0) {
+      if (profile.sourceQueues.length > 0)
         statements.push(
-          new iam.PolicyStatement({ actions: [...profile.sourceQueues], resources: sourceArns }),
+          new iam.PolicyStatement({
+            actions: [...profile.sourceQueues],
+            resources: sources.map((q) => q.queueArn),
+          }),
         );
-        const writes = profile.sourceQueues.some((a) =>
-          (SQS_ACTIONS_NEEDING_DATA_KEY as readonly string[]).includes(a),
-        );
-        if (writes && sourceKeys.length > 0) {
-          statements.push(
-            new iam.PolicyStatement({
-              actions: ['kms:GenerateDataKey', 'kms:Decrypt'],
-              resources: sourceKeys,
-            }),
-          );
-        }
-      }
+      for (const cls of ['dlq', 'destination'] as const)
+        if (use[cls].length > 0 && keyArns[cls].length > 0)
+          statements.push(new iam.PolicyStatement({ actions: use[cls], resources: [...keyArns[cls]] }));
+      if (profile.keys && profile.keys.length > 0 && allKeys.length > 0)
+        statements.push(new iam.PolicyStatement({ actions: [...profile.keys], resources: allKeys }));
       if (statements.length > 0) access.policyFor(name, role).addStatements(...statements);
     }
   }

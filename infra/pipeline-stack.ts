@@ -85,6 +85,14 @@ export interface PipelineStackProps extends StackProps {
    */
   readonly tableEncryptionKey?: kms.IKey;
   /**
+   * A customer managed KMS key for the parking queue. Park's role is granted
+   * `kms:GenerateDataKey` / `kms:Decrypt` on it (and preflight reads it), like the keys
+   * {@link MonitoredDlq} registers: the pipeline is granted KMS use only on keys named to it.
+   * @default - SSE-SQS (SQS managed keys: no KMS permission involved)
+   * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-server-side-encryption.html
+   */
+  readonly parkingQueueEncryptionKey?: kms.IKey;
+  /**
    * Path of the state machine definition (JSONPath ASL with `${...}` placeholders). When the file
    * does not exist the stack has no state machine (with a warning).
    * @default statemachines/redrive.asl.json
@@ -181,7 +189,11 @@ export class PipelineStack extends Stack {
     const table = new PipelineTable(this, PARTS.table, {
       ...(props.tableEncryptionKey === undefined ? {} : { encryptionKey: props.tableEncryptionKey }),
     });
-    const queues = new PipelineQueues(this, PARTS.queues);
+    const queues = new PipelineQueues(this, PARTS.queues, {
+      ...(props.parkingQueueEncryptionKey === undefined
+        ? {}
+        : { parkingQueueEncryptionKey: props.parkingQueueEncryptionKey }),
+    });
     const functions = new PipelineFunctions(this, PARTS.functions, {
       table,
       parkingQueue: queues.parkingQueue,

@@ -51,8 +51,8 @@ export interface LocalStack {
   /** The environment variables that point SDK clients at this stack. */
   env: Record<string, string>;
   /**
-   * The small stand-ins of `local/aws-standins/` (CloudWatch alarms, KMS, S3 via s3rver), reached
-   * through `AWS_ENDPOINT_URL_CLOUDWATCH` / `_KMS` / `_S3` in {@link env}; tests seed and inspect
+   * The small stand-ins of `local/aws-standins/` (CloudWatch alarms, KMS, IAM, S3 via s3rver),
+   * reached through `AWS_ENDPOINT_URL_CLOUDWATCH` / `_KMS` / `_IAM` / `_S3` in {@link env}; tests seed and inspect
    * them here (docs/local-run.md, "Local AWS stand-ins").
    */
   standins: Standins;

@@ -12,6 +12,10 @@
  *    DLQ shared by several sources is refused unless `allowCustomDestinationForSharedDlq`;
  * 5. no move task is RUNNING or CANCELLING on the DLQ ("redrive refused: task <handle> already active");
  * 6. the ramp can move the backlog before the last task hits 36 hours;
+ * 6a. every queue's KMS key (the DLQ, each destination, the parking queue when messages will be
+ *    parked) exists, is enabled, and may be used by each pipeline role that needs it: key policy
+ *    and IAM policies, as SQS's call to KMS would be judged (key-check.ts); a denial names the
+ *    queue, the key, the role and the missing action;
  * 7. no other workflow holds the DLQ's workflow lease ("another redrive of this DLQ is in progress
  *    (incident <id>, execution <name>)"): once every other check passes, Preflight (and the
  *    recheck) takes the lease `DLQ#<dlqArn>` / `WORKFLOW` with a conditional write, re-acquiring
@@ -30,6 +34,7 @@
 import { ExecutionPlan, parseSqsArn } from '#incident/execution-input.js';
 import { leaseRefusal, leaseSeconds, type WorkflowLeaseStore } from '#incident/workflow-lease.js';
 import type { EnvelopeStore } from '#inventory/envelope-store.js';
+import type { KeyUser } from '#platform/config.js';
 import { QueueNotFoundError } from '#platform/errors.js';
 import type { QueueInfo, SqsQueues } from '#platform/sqs-queues.js';
 import * as z from '#platform/zod.js';
@@ -42,6 +47,8 @@ import {
   parkReason,
   verifyWindowSeconds,
 } from '#transfer/redrive-plan.js';
+import { checkQueueKeys, type KeyedQueue } from './key-check.js';
+import type { KeyAccess } from './kms-keys.js';
 
 /** Input of the Preflight function (states `Preflight` and `CheckDlqStillHasMessages`). */
 export const PreflightInput = z.object({
@@ -81,6 +88,11 @@ export interface PreflightDeps {
    * skipped (tests of checks 1-6 only).
    */
   leases?: Pick<WorkflowLeaseStore, 'acquire' | 'get'>;
+  /**
+   * KMS and IAM (check 6a), with the pipeline roles that use queue keys (`PIPELINE_KEY_USERS`).
+   * The handler always passes them; without them check 6a is skipped.
+   */
+  keys?: { access: KeyAccess; users: readonly KeyUser[] };
   /** Epoch milliseconds. */
   now: () => number;
 }
@@ -247,6 +259,28 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
   if (plan.mode === 'redrive') {
     const tooSlow = checkRampCapacity(dlqDepth, plan.rampRates, plan.dwellSeconds);
     if (tooSlow) return refused(tooSlow.message, { dlqDepth });
+  }
+
+  // 6a: the queues' KMS keys.
+  if (deps.keys) {
+    const parkingRequired = toPark > 0 && !plan.discardPoison;
+    const keyed: KeyedQueue[] = [
+      { queue: dlq, class: 'dlq', required: true },
+      ...targets.map((queue): KeyedQueue => ({ queue, class: 'destination', required: true })),
+    ];
+    if (plan.parkingQueueUrl) {
+      try {
+        const parking = await deps.queues.describe(plan.parkingQueueUrl);
+        keyed.push({ queue: parking, class: 'parking', required: parkingRequired });
+      } catch (error) {
+        if (!(error instanceof QueueNotFoundError)) throw error;
+        if (parkingRequired) return refused(`parking queue not found: ${plan.parkingQueueUrl}`, { dlqDepth });
+        warnings.push(`parking queue not found: ${plan.parkingQueueUrl}`);
+      }
+    }
+    const checked = await checkQueueKeys(keyed, deps.keys.users, deps.keys.access);
+    warnings.push(...checked.warnings);
+    if (checked.problems.length > 0) return refused(checked.problems.join('; '), { dlqDepth, warnings });
   }
 
   const windowSources = targets.map((t) => ({

@@ -28,7 +28,13 @@ import {
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { handlerEntry, PIPELINE_BUNDLING, REPO_ROOT } from '../bundling.js';
-import { FUNCTION_ACCESS, FUNCTION_NAMES, type FunctionName, pascalOf } from '../function-catalog.js';
+import {
+  FUNCTION_ACCESS,
+  FUNCTION_NAMES,
+  type FunctionName,
+  kmsUseOf,
+  pascalOf,
+} from '../function-catalog.js';
 import { acknowledge, nagArnPrefix } from '../nag.js';
 import type { PipelineTable } from './pipeline-table.js';
 
@@ -173,6 +179,12 @@ export class PipelineFunctions extends Construct {
         }),
       );
     }
+    const parkingKey = props.parkingQueue.encryptionMasterKey?.keyArn;
+    const keyActions = [...kmsUseOf(access).parking, ...(access.keys ?? [])];
+    if (parkingKey !== undefined && keyActions.length > 0)
+      role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: keyActions, resources: [parkingKey] }));
+    if (access.pipelineRoles && access.pipelineRoles.length > 0)
+      this.grantKeyUsers(fn, role, access.pipelineRoles);
     if (access.alarms && access.alarms.length > 0) {
       const stack = Stack.of(this);
       role.addToPrincipalPolicy(
@@ -203,5 +215,23 @@ export class PipelineFunctions extends Construct {
         ],
       });
     }
+  }
+
+  /**
+   * Preflight's KMS check (docs/redrive-workflow.md, "KMS-encrypted queues"): `PIPELINE_KEY_USERS`
+   * names every role that uses a queue key and the KMS actions it needs per queue class (from the
+   * catalogue), and the checker may simulate those roles' IAM policies.
+   */
+  private grantKeyUsers(fn: nodejs.NodejsFunction, role: iam.Role, actions: readonly string[]): void {
+    const users = this.entries().flatMap(([name, , user]) => {
+      const use = kmsUseOf(FUNCTION_ACCESS[name]);
+      if (use.dlq.length + use.destination.length + use.parking.length === 0) return [];
+      return [{ function: name, roleArn: user.roleArn, ...use }];
+    });
+    if (users.length === 0) return;
+    fn.addEnvironment('PIPELINE_KEY_USERS', Stack.of(this).toJsonString(users));
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: [...actions], resources: users.map((u) => u.roleArn) }),
+    );
   }
 }

@@ -1,5 +1,6 @@
 /**
- * `PipelineQueues`: the queues the pipeline owns, SSE-SQS and TLS only, 14 days retention.
+ * `PipelineQueues`: the queues the pipeline owns, SSE-SQS (the parking queue: or a given customer
+ * managed key) and TLS only, 14 days retention.
  * - The parking queue: messages kept out of the bulk move (poison, permanent, over maxRedrives).
  *   A terminal holding area read by operators, so it has no DLQ of its own.
  * - The alarm delivery DLQ: alarm events that never reached triage (EventBridge target DLQ,
@@ -9,9 +10,18 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-server-side-encryption.html
  * @see https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-dlq.html
  */
-import { aws_cloudwatch as cloudwatch, Duration, aws_sqs as sqs } from 'aws-cdk-lib';
+import { aws_cloudwatch as cloudwatch, Duration, type aws_kms as kms, aws_sqs as sqs } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { acknowledge } from '../nag.js';
+
+/** Properties of {@link PipelineQueues}. */
+export interface PipelineQueuesProps {
+  /**
+   * A customer managed KMS key for the parking queue (PipelineStack's `parkingQueueEncryptionKey`).
+   * @default - SSE-SQS
+   */
+  readonly parkingQueueEncryptionKey?: kms.IKey;
+}
 
 /** See the file header. */
 export class PipelineQueues extends Construct {
@@ -22,10 +32,12 @@ export class PipelineQueues extends Construct {
   /** ALARM when an event could not reach its function (the delivery DLQ holds a message). */
   public readonly alarmDeliveryFailureAlarm: cloudwatch.Alarm;
 
-  public constructor(scope: Construct, id: string) {
+  public constructor(scope: Construct, id: string, props: PipelineQueuesProps = {}) {
     super(scope, id);
     this.parkingQueue = new sqs.Queue(this, 'ParkingQueue', {
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      ...(props.parkingQueueEncryptionKey
+        ? { encryption: sqs.QueueEncryption.KMS, encryptionMasterKey: props.parkingQueueEncryptionKey }
+        : { encryption: sqs.QueueEncryption.SQS_MANAGED }),
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
       visibilityTimeout: Duration.minutes(5),

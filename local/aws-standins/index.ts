@@ -3,6 +3,7 @@
  * AWS stand-ins"), and the SDK endpoint variables that reach them.
  */
 import { type CloudWatchStandin, startCloudWatchStandin } from './cloudwatch.js';
+import { type IamStandin, startIamStandin } from './iam.js';
 import { type KmsStandin, startKmsStandin } from './kms.js';
 import { startS3Standin } from './s3.js';
 import type { Standin } from './server.js';
@@ -11,6 +12,7 @@ import type { Standin } from './server.js';
 export interface Standins {
   cloudwatch: CloudWatchStandin;
   kms: KmsStandin;
+  iam: IamStandin;
   s3: Standin;
   /** `AWS_ENDPOINT_URL_<SERVICE>` for each. */
   env: Record<string, string>;
@@ -26,15 +28,19 @@ export async function startStandins(options: { region: string; accountId: string
     started.push(cloudwatch);
     const kms = await startKmsStandin(options);
     started.push(kms);
+    const iam = await startIamStandin(options);
+    started.push(iam);
     const s3 = await startS3Standin();
     started.push(s3);
     return {
       cloudwatch,
       kms,
+      iam,
       s3,
       env: {
         AWS_ENDPOINT_URL_CLOUDWATCH: cloudwatch.url,
         AWS_ENDPOINT_URL_KMS: kms.url,
+        AWS_ENDPOINT_URL_IAM: iam.url,
         AWS_ENDPOINT_URL_S3: s3.url,
       },
       close: async () => {

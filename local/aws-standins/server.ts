@@ -6,8 +6,8 @@
  * parses it like a response from AWS. Signatures are not checked; the access key id of the
  * request is passed to the handler as the caller, so a stand-in can model who may do what.
  *
- * A stand-in is `{ protocol, operations }`: the protocol (awsJson 1.0 / 1.1 here; add awsQuery or
- * restJson beside it for SNS, STS, Lambda) and one handler per operation name. Unknown operations
+ * A stand-in is `{ protocol, operations }`: the protocol (awsJson 1.0 / 1.1, awsQuery; add
+ * restJson beside them for Lambda) and one handler per operation name. Unknown operations
  * answer the service's `UnknownOperationException`, so a missing handler is a clear failure, not
  * a hang.
  *
@@ -117,6 +117,93 @@ export function awsJsonProtocol(options: {
         status: error.status,
         headers,
         body: JSON.stringify({ __type: `${options.namespace}#${error.code}`, message: error.message }),
+      };
+    },
+  };
+}
+
+/**
+ * Decodes an awsQuery form body into the operation's input: `A.member.1=x&A.member.2=y` is the
+ * list `A: [x, y]`, `E.member.1.Name=n` a list of structures, anything else a string member.
+ */
+export function decodeQueryForm(text: string): { action: string; input: Record<string, unknown> } {
+  const input: Record<string, unknown> = {};
+  let action = '';
+  for (const [name, value] of new URLSearchParams(text)) {
+    if (name === 'Action') action = value;
+    if (name === 'Action' || name === 'Version') continue;
+    const parts = name.split('.');
+    let node: Record<string, unknown> | unknown[] = input;
+    for (let i = 0; i < parts.length; i++) {
+      const part = parts[i] as string;
+      const last = i === parts.length - 1;
+      if (part === 'member' && Array.isArray(node)) continue;
+      const key: string | number = Array.isArray(node) ? Number(part) - 1 : part;
+      const next = parts[i + 1];
+      const container = node as Record<string | number, unknown>;
+      if (last) container[key] = value;
+      else {
+        container[key] ??= next === 'member' ? [] : {};
+        node = container[key] as Record<string, unknown> | unknown[];
+      }
+    }
+  }
+  return { action, input };
+}
+
+const escapeXml = (text: string) =>
+  text.replace(
+    /[<>&'"]/g,
+    (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&apos;', '"': '&quot;' })[c] ?? c,
+  );
+
+/** An awsQuery result value as XML: lists as `<member>` elements, dates as ISO 8601. */
+export function toQueryXml(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  if (Array.isArray(value)) return value.map((item) => `<member>${toQueryXml(item)}</member>`).join('');
+  if (value instanceof Date) return value.toISOString();
+  if (typeof value === 'object')
+    return Object.entries(value)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => `<${k}>${toQueryXml(v)}</${k}>`)
+      .join('');
+  return escapeXml(String(value));
+}
+
+/**
+ * The awsQuery protocol (IAM, STS, SNS): `POST /` with a form-encoded body (`Action=<Operation>&
+ * Version=<date>&...`, lists as `Name.member.N`), results as
+ * `<OperationResponse><OperationResult>...</OperationResult></OperationResponse>` XML and errors as
+ * `<ErrorResponse><Error><Type>Sender</Type><Code>...</Code>...`, from which the SDK raises the
+ * error class of that code.
+ *
+ * @param options.xmlns - the service's namespace (`https://iam.amazonaws.com/doc/2010-05-08/`).
+ * @see https://smithy.io/2.0/aws/protocols/aws-query-protocol.html
+ */
+export function awsQueryProtocol(options: { xmlns: string }): WireProtocol {
+  const requestId = () => `<RequestId>${crypto.randomUUID()}</RequestId>`;
+  return {
+    decode(request, body) {
+      const { action, input } = decodeQueryForm(body.toString('utf8'));
+      if (request.method !== 'POST' || !action)
+        throw new StandinError(
+          'InvalidAction',
+          `expected POST with a form body naming Action, got ${request.method}`,
+        );
+      return { operation: action, input };
+    },
+    encodeResult(operation, output) {
+      return {
+        status: 200,
+        headers: { 'content-type': 'text/xml' },
+        body: `<${operation}Response xmlns="${options.xmlns}"><${operation}Result>${toQueryXml(output)}</${operation}Result><ResponseMetadata>${requestId()}</ResponseMetadata></${operation}Response>`,
+      };
+    },
+    encodeError(error) {
+      return {
+        status: error.status,
+        headers: { 'content-type': 'text/xml' },
+        body: `<ErrorResponse xmlns="${options.xmlns}"><Error><Type>${error.status >= 500 ? 'Receiver' : 'Sender'}</Type><Code>${escapeXml(error.queryCode ?? error.code)}</Code><Message>${escapeXml(error.message)}</Message></Error>${requestId()}</ErrorResponse>`,
       };
     },
   };

@@ -13,7 +13,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QueueRegistration } from '#inventory/model.js';
 import { InvalidInputError } from '#platform/errors.js';
-import { FUNCTION_NAMES } from '../../infra/function-catalog.js';
+import { FUNCTION_NAMES, pascalOf } from '../../infra/function-catalog.js';
 import { MonitoredDlq, type MonitoredDlqProps, registrationItem } from '../../infra/monitored-dlq.js';
 import { type AlarmDelivery, PipelineStack, REPO_ROOT } from '../../infra/pipeline-stack.js';
 
@@ -298,6 +298,117 @@ describe('MonitoredDlq resources', () => {
   it('adds no reference from the pipeline stack to the consumer stack (no dependency cycle)', () => {
     expect(JSON.stringify(pipelineTemplate.toJSON())).not.toContain('Fn::ImportValue');
     expect(JSON.stringify(consumerTemplate.toJSON())).toContain('Fn::ImportValue');
+  });
+});
+
+describe('KMS grants only on registered keys', () => {
+  type Policy = {
+    Properties: {
+      Roles: unknown;
+      PolicyDocument: { Statement: Array<{ Action: unknown; Resource: unknown }> };
+    };
+  };
+  /** Role logical-id fragments holding each KMS action on a resource whose JSON contains `resource`. */
+  const holders = (template: Template, action: string, resource: string) =>
+    (Object.values(template.findResources('AWS::IAM::Policy')) as Policy[])
+      .filter((policy) =>
+        policy.Properties.PolicyDocument.Statement.some(
+          (s) => [s.Action].flat().includes(action) && JSON.stringify(s.Resource).includes(resource),
+        ),
+      )
+      .flatMap((policy) => {
+        const roles = JSON.stringify(policy.Properties.Roles);
+        return FUNCTION_NAMES.map(pascalOf).filter((fn) => new RegExp(`${fn}Role[0-9A-F]`).test(roles));
+      })
+      .sort();
+
+  it('grants an imported DLQ key named by dlqEncryptionKey: decrypt to every DLQ reader, DescribeKey/GetKeyPolicy to preflight', () => {
+    const { app, pipeline } = pipelineApp();
+    const stack = new Stack(app, 'Imported', { env: ENV });
+    const key = kms.Key.fromKeyArn(
+      stack,
+      'DlqKey',
+      'arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab',
+    );
+    new MonitoredDlq(stack, 'Monitored', {
+      pipeline,
+      queue: sqs.Queue.fromQueueArn(stack, 'Queue', QUEUE_ARN),
+      dlq: sqs.Queue.fromQueueArn(stack, 'Dlq', DLQ_ARN),
+      dlqEncryptionKey: key,
+    });
+    app.synth();
+    const template = Template.fromStack(stack);
+
+    expect(holders(template, 'kms:Decrypt', '1234abcd-12ab-34cd-56ef-1234567890ab')).toEqual(
+      ['MoveTask', 'Park', 'Reconcile', 'SampleRedrive', 'Triage', 'VerifySample'].sort(),
+    );
+    expect(holders(template, 'kms:GenerateDataKey', '1234abcd-12ab-34cd-56ef-1234567890ab')).toEqual([]);
+    expect(holders(template, 'kms:DescribeKey', '1234abcd-12ab-34cd-56ef-1234567890ab')).toEqual([
+      'Preflight',
+    ]);
+    expect(holders(template, 'kms:GetKeyPolicy', '1234abcd-12ab-34cd-56ef-1234567890ab')).toEqual([
+      'Preflight',
+    ]);
+  });
+
+  it('grants nothing on KMS for an imported queue whose key is not named (preflight refuses it before approval)', () => {
+    const { app, pipeline } = pipelineApp();
+    const stack = new Stack(app, 'Unnamed', { env: ENV });
+    new MonitoredDlq(stack, 'Monitored', {
+      pipeline,
+      queue: sqs.Queue.fromQueueArn(stack, 'Queue', QUEUE_ARN),
+      dlq: sqs.Queue.fromQueueArn(stack, 'Dlq', DLQ_ARN),
+    });
+    app.synth();
+    expect(JSON.stringify(Template.fromStack(stack).toJSON())).not.toContain('kms:');
+  });
+
+  it("gives park GenerateDataKey on the parking queue key, and preflight the users' role ARNs and KMS actions", () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const keyStack = new Stack(app, 'Keys', { env: ENV });
+    const parkingKey = new kms.Key(keyStack, 'ParkingKey', { enableKeyRotation: true });
+    const pipeline = new PipelineStack(app, 'Pipeline', {
+      env: ENV,
+      functionsDir,
+      parkingQueueEncryptionKey: parkingKey,
+    });
+    app.synth();
+    const template = Template.fromStack(pipeline);
+    template.hasResourceProperties('AWS::SQS::Queue', {
+      KmsMasterKeyId: Match.objectLike({ 'Fn::ImportValue': Match.stringLikeRegexp('ParkingKey') }),
+    });
+    const withDataKey = (Object.values(template.findResources('AWS::IAM::Policy')) as Policy[]).filter(
+      (policy) =>
+        policy.Properties.PolicyDocument.Statement.some(
+          (s) =>
+            [s.Action].flat().includes('kms:GenerateDataKey') &&
+            JSON.stringify(s.Resource).includes('ParkingKey'),
+        ),
+    );
+    expect(withDataKey.map((p) => JSON.stringify(p.Properties.Roles))).toEqual([
+      expect.stringContaining('ParkRole'),
+    ]);
+
+    const preflight = Object.values(template.findResources('AWS::Lambda::Function')).find((fn) =>
+      String(fn.Properties.Description).startsWith('dlq-redrive preflight'),
+    );
+    const users = JSON.stringify(preflight?.Properties.Environment.Variables.PIPELINE_KEY_USERS);
+    for (const [fn, role] of [
+      ['triage', 'TriageRole'],
+      ['park', 'ParkRole'],
+      ['sample-redrive', 'SampleRedriveRole'],
+      ['move-task', 'MoveTaskRole'],
+    ])
+      expect(users, fn).toMatch(new RegExp(`function[^a-z]+${fn}[^a-z][^}]*${role}`));
+    expect(users).not.toContain('notify');
+    const simulate = (Object.values(template.findResources('AWS::IAM::Policy')) as Policy[]).flatMap((p) =>
+      p.Properties.PolicyDocument.Statement.filter((s) =>
+        [s.Action].flat().includes('iam:SimulatePrincipalPolicy'),
+      ),
+    );
+    expect(simulate).toHaveLength(1);
+    expect(JSON.stringify(simulate[0]?.Resource)).toContain('ParkRole');
+    expect(JSON.stringify(simulate[0]?.Resource)).not.toContain('NotifyRole');
   });
 });
 

@@ -23,6 +23,8 @@
  *   in-flight limit), `TRIAGE_SAFETY_MARGIN_MS` (stop receiving with this much Lambda time left,
  *   default 15000), `ALARM_QUEUE_MAP` (JSON `{ "<alarm name or ARN>": ["<queue name>", ...] }` for
  *   alarms with no QueueName dimension, case C02).
+ * - `PIPELINE_KEY_USERS`: JSON array of {@link KeyUser} (preflight's check of every queue's KMS
+ *   key, docs/redrive-workflow.md); unset: the roles' use of keys is not simulated, key states still are.
  *
  * AWS endpoints are not configuration of ours: the SDK reads its standard variables
  * (`AWS_ENDPOINT_URL_SQS`, ...), see clients.ts.
@@ -67,6 +69,38 @@ function isQueueMap(value: unknown): value is Record<string, string[]> {
   );
 }
 
+/**
+ * One pipeline role that uses queue keys: the function, its role ARN and the KMS actions it needs
+ * on the key of each queue class (DLQ, redrive destination, parking queue). The stack writes the
+ * list into preflight's `PIPELINE_KEY_USERS` from the function catalogue (infra/function-catalog.ts).
+ */
+export interface KeyUser {
+  readonly function: string;
+  readonly roleArn: string;
+  readonly dlq: readonly string[];
+  readonly destination: readonly string[];
+  readonly parking: readonly string[];
+}
+
+function isKeyUsers(value: unknown): value is KeyUser[] {
+  const actions = (a: unknown) =>
+    Array.isArray(a) && a.every((x) => typeof x === 'string' && x.startsWith('kms:'));
+  return (
+    Array.isArray(value) &&
+    value.every(
+      (u) =>
+        typeof u === 'object' &&
+        u !== null &&
+        typeof u.function === 'string' &&
+        typeof u.roleArn === 'string' &&
+        /^arn:aws[a-z-]*:iam::\d{12}:role\//.test(u.roleArn) &&
+        actions(u.dlq) &&
+        actions(u.destination) &&
+        actions(u.parking),
+    )
+  );
+}
+
 const HttpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 
 /** The environment variables the pipeline reads, as zod checks them. */
@@ -101,6 +135,15 @@ const PipelineEnv = z.object({
       z.refine(isQueueMap, 'must be a JSON object of alarm name or ARN -> array of queue names'),
     ),
     {},
+  ),
+  PIPELINE_KEY_USERS: z._default(
+    JsonText.check(
+      z.refine(
+        isKeyUsers,
+        'must be a JSON array of { function, roleArn (an IAM role ARN), dlq, destination, parking (kms:* action lists) }',
+      ),
+    ),
+    [],
   ),
 });
 
@@ -145,6 +188,8 @@ export interface PipelineConfig {
   readonly receiveVisibilityTimeoutSeconds: number | undefined;
   readonly slack: SlackConfig;
   readonly triage: TriageSettings;
+  /** The pipeline roles preflight checks against each queue's KMS key (`PIPELINE_KEY_USERS`). */
+  readonly keyUsers: readonly KeyUser[];
 }
 
 /**
@@ -184,6 +229,8 @@ export function readConfig(env: Readonly<Record<string, string | undefined>> = p
       // Checked by isQueueMap (a zod/mini refinement does not narrow the output type).
       alarmQueueMap: e.ALARM_QUEUE_MAP as Record<string, string[]>,
     },
+    // Checked by isKeyUsers.
+    keyUsers: e.PIPELINE_KEY_USERS as KeyUser[],
   };
 }
 
