@@ -264,7 +264,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   let dynamo: DynamoLocal | undefined;
   let standins: Standins;
   try {
-    standins = await startStandins({ region, accountId });
+    standins = await startStandins({ region, accountId, sqsEndpoint: `http://127.0.0.1:${sqsPort}` });
     if (options.sqsEnforcesKms) {
       const proxy = await startKmsEnforcingSqs({ port: sqsPort, kms: standins.kms, region, accountId });
       const closeStandins = standins.close;
@@ -300,8 +300,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const stop = async () => {
     if (stopped) return;
     stopped = true;
-    if (sqsServer) await closeServer(sqsServer);
+    // Stand-ins first: their deliveries still in flight send to SQS.
     await standins.close();
+    if (sqsServer) await closeServer(sqsServer);
     if (dynamo) await dynamo.stop();
     else await client.send(new DeleteTableCommand({ TableName: tableName })).catch(() => undefined);
     liveTables.delete(tableName);

@@ -148,7 +148,28 @@ export function decodeQueryForm(text: string): { action: string; input: Record<s
       }
     }
   }
-  return { action, input };
+  return { action, input: foldEntries(input) as Record<string, unknown> };
+}
+
+/**
+ * awsQuery maps (`Attributes.entry.N.key/value`, SNS's `MessageAttributes.entry.N.Name/Value`)
+ * become plain objects: `{ entry: { 1: { Name: 'a', Value: v } } }` is `{ a: v }`.
+ */
+function foldEntries(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(foldEntries);
+  if (typeof value !== 'object' || value === null) return value;
+  const record = value as Record<string, unknown>;
+  const keys = Object.keys(record);
+  if (keys.length === 1 && keys[0] === 'entry' && typeof record.entry === 'object' && record.entry !== null) {
+    const map: Record<string, unknown> = {};
+    const entries = Object.entries(record.entry as Record<string, Record<string, unknown>>).sort(
+      ([a], [b]) => Number(a) - Number(b),
+    );
+    for (const [, entry] of entries)
+      map[String(entry.Name ?? entry.key)] = foldEntries(entry.Value ?? entry.value);
+    return map;
+  }
+  return Object.fromEntries(keys.map((k) => [k, foldEntries(record[k])]));
 }
 
 const escapeXml = (text: string) =>
@@ -204,6 +225,78 @@ export function awsQueryProtocol(options: { xmlns: string }): WireProtocol {
         status: error.status,
         headers: { 'content-type': 'text/xml' },
         body: `<ErrorResponse xmlns="${options.xmlns}"><Error><Type>${error.status >= 500 ? 'Receiver' : 'Sender'}</Type><Code>${escapeXml(error.queryCode ?? error.code)}</Code><Message>${escapeXml(error.message)}</Message></Error>${requestId()}</ErrorResponse>`,
+      };
+    },
+  };
+}
+
+/** One route of a {@link restJsonProtocol}: method and path pattern to an operation. */
+export interface RestRoute {
+  method: string;
+  /** Matched against the URL path (without the query string); named groups become input members. */
+  path: RegExp;
+  operation: string;
+  /** Header (lower case) -> input member. */
+  headers?: Record<string, string>;
+  /** The input member that takes the raw body (`Payload`), else the body is parsed as JSON. */
+  payloadMember?: string;
+}
+
+/** What a restJson handler may return beside its output: a status and response headers. */
+export interface RestOutput {
+  readonly status?: number;
+  readonly headers?: Record<string, string>;
+  /** The raw response body (a payload member), else `body` is JSON. */
+  readonly payload?: Uint8Array | string;
+  readonly body?: unknown;
+}
+
+/**
+ * The restJson1 protocol (Lambda at SDK 3.1164.0): the operation is chosen by method and path,
+ * input members come from the path, headers and body; errors are JSON with the error code in
+ * `x-amzn-ErrorType`. Handlers return a {@link RestOutput}.
+ * @see https://smithy.io/2.0/aws/protocols/aws-restjson1-protocol.html
+ */
+export function restJsonProtocol(routes: readonly RestRoute[]): WireProtocol {
+  return {
+    decode(request, body) {
+      const url = new URL(request.url ?? '/', 'http://localhost');
+      for (const route of routes) {
+        const match =
+          request.method === route.method ? route.path.exec(decodeURIComponent(url.pathname)) : null;
+        if (!match) continue;
+        const input: Record<string, unknown> = { ...(match.groups ?? {}) };
+        for (const [header, member] of Object.entries(route.headers ?? {})) {
+          const value = request.headers[header];
+          if (typeof value === 'string') input[member] = value;
+        }
+        if (route.payloadMember) input[route.payloadMember] = new Uint8Array(body);
+        else if (body.byteLength > 0) Object.assign(input, JSON.parse(body.toString('utf8')) as object);
+        return { operation: route.operation, input };
+      }
+      throw new StandinError(
+        'UnknownOperationException',
+        `no route for ${request.method} ${url.pathname}`,
+        404,
+      );
+    },
+    encodeResult(_operation, output) {
+      const out = (output ?? {}) as RestOutput;
+      const raw = out.payload;
+      return {
+        status: out.status ?? 200,
+        headers: {
+          'content-type': raw === undefined ? 'application/json' : 'application/octet-stream',
+          ...out.headers,
+        },
+        body: raw === undefined ? JSON.stringify(out.body ?? {}) : Buffer.from(raw).toString('utf8'),
+      };
+    },
+    encodeError(error) {
+      return {
+        status: error.status,
+        headers: { 'content-type': 'application/json', 'x-amzn-errortype': error.code },
+        body: JSON.stringify({ Type: error.status >= 500 ? 'Service' : 'User', message: error.message }),
       };
     },
   };

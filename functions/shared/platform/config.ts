@@ -25,6 +25,9 @@
  *   alarms with no QueueName dimension, case C02).
  * - `PIPELINE_KEY_USERS`: JSON array of {@link KeyUser} (preflight's check of every queue's KMS
  *   key, docs/redrive-workflow.md); unset: the roles' use of keys is not simulated, key states still are.
+ * - `REMOTE_ENDPOINTS`: JSON `{ "<account>/<region>": { "sqs": "<url>", "sns", "eventbridge",
+ *   "lambda" } }`, endpoints of targets in other accounts and Regions for the local stack (the
+ *   SDK's `AWS_ENDPOINT_URL_<SERVICE>` cannot tell accounts apart). Unset on AWS.
  *
  * AWS endpoints are not configuration of ours: the SDK reads its standard variables
  * (`AWS_ENDPOINT_URL_SQS`, ...), see clients.ts.
@@ -103,6 +106,26 @@ function isKeyUsers(value: unknown): value is KeyUser[] {
 
 const HttpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 
+/** The services a per-account endpoint override may name. */
+export const REMOTE_SERVICES = ['sqs', 'sns', 'eventbridge', 'lambda'] as const;
+export type RemoteService = (typeof REMOTE_SERVICES)[number];
+
+function isEndpointMap(value: unknown): value is Record<string, Partial<Record<RemoteService, string>>> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  return Object.entries(value).every(
+    ([scope, services]) =>
+      /^\d{12}\/[a-z]{2}(-[a-z]+)+-\d$/.test(scope) &&
+      typeof services === 'object' &&
+      services !== null &&
+      Object.entries(services).every(
+        ([service, url]) =>
+          (REMOTE_SERVICES as readonly string[]).includes(service) &&
+          typeof url === 'string' &&
+          /^https?:\/\/[^\s]+$/.test(url),
+      ),
+  );
+}
+
 /** The environment variables the pipeline reads, as zod checks them. */
 const PipelineEnv = z.object({
   TABLE_NAME: z._default(
@@ -144,6 +167,15 @@ const PipelineEnv = z.object({
       ),
     ),
     [],
+  ),
+  REMOTE_ENDPOINTS: z._default(
+    JsonText.check(
+      z.refine(
+        isEndpointMap,
+        'must be a JSON object of "<account>/<region>" -> { sqs?, sns?, eventbridge?, lambda?: http(s) URL }',
+      ),
+    ),
+    {},
   ),
 });
 
@@ -190,6 +222,11 @@ export interface PipelineConfig {
   readonly triage: TriageSettings;
   /** The pipeline roles preflight checks against each queue's KMS key (`PIPELINE_KEY_USERS`). */
   readonly keyUsers: readonly KeyUser[];
+  /**
+   * Endpoints of other accounts and Regions, by `<account>/<region>` and service (the local stack:
+   * the SDK's endpoint variables are per service, not per account). Empty on AWS.
+   */
+  readonly remoteEndpoints: Readonly<Record<string, Partial<Record<RemoteService, string>>>>;
 }
 
 /**
@@ -231,6 +268,7 @@ export function readConfig(env: Readonly<Record<string, string | undefined>> = p
     },
     // Checked by isKeyUsers.
     keyUsers: e.PIPELINE_KEY_USERS as KeyUser[],
+    remoteEndpoints: e.REMOTE_ENDPOINTS as Record<string, Partial<Record<RemoteService, string>>>,
   };
 }
 
