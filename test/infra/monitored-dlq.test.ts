@@ -154,9 +154,11 @@ describe('MonitoredDlq prop validation', () => {
 
     const item = registrationItem(props);
 
-    const { pk, sk, gsi1pk, gsi1sk, ...registration } = item;
+    const { pk, sk, gsi1pk, gsi1sk, shapeVersion, ...registration } = item;
     expect(pk).toBe(`DLQ#${DLQ_ARN}`);
     expect(sk).toBe('CONFIG');
+    // The registration's shape version, as queue-registry.ts writes it (docs/contracts.md).
+    expect(shapeVersion).toBe(1);
     // Listed by `dlq registrations` (one Query of the index), like a registration the CLI writes.
     expect([gsi1pk, gsi1sk]).toEqual(['REGISTRATIONS', DLQ_ARN]);
     expect(QueueRegistration.parse(registration)).toEqual({

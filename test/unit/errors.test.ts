@@ -24,6 +24,7 @@ import {
   StateConflictError,
   TaskClosedError,
   TransientError,
+  UnknownShapeVersionError,
 } from '#platform/errors.js';
 import { functionSources, withoutComments } from '../support/source-files.js';
 
@@ -40,6 +41,7 @@ const ONE_OF_EACH: Record<RedriveErrorCode, RedriveError> = {
   STATE_CONFLICT: new StateConflictError('envelope m-1', 'IN_DLQ', 'REDRIVEN'),
   TASK_CLOSED: new TaskClosedError('task-timed-out'),
   BODY_INTEGRITY: new BodyIntegrityError('m-1', 'found 1 of 2 chunks'),
+  UNKNOWN_SHAPE_VERSION: new UnknownShapeVersionError('envelope', 'envelope m-1', 2, 1),
   INTERNAL: new InternalError('boom'),
 };
 

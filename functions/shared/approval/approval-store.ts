@@ -17,6 +17,7 @@ import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } fr
 import { documentClient } from '#platform/clients.js';
 import { pipelineConfig } from '#platform/config.js';
 import { isConditionalCheckFailed, RecordNotFoundError, type TaskClosedReason } from '#platform/errors.js';
+import { readShape, shapeOf } from '#platform/record-shapes.js';
 import { keys } from '#platform/table.js';
 
 /**
@@ -181,8 +182,10 @@ const RECORD_FIELDS = [
   'requestMessage',
 ] as const;
 
-function toRecord(item: Record<string, unknown> | undefined): ApprovalRecord | null {
-  if (!item) return null;
+/** @throws UnknownShapeVersionError when a newer release wrote the record. */
+function toRecord(stored: Record<string, unknown> | undefined): ApprovalRecord | null {
+  if (!stored) return null;
+  const item = readShape('approval', stored, `approval ${String(stored.approvalId)}`);
   const out: Record<string, unknown> = {};
   for (const field of RECORD_FIELDS) out[field] = item[field] ?? null;
   return out as unknown as ApprovalRecord;
@@ -212,7 +215,7 @@ export function createApprovalStore(options: ApprovalStoreOptions = {}): Approva
         await client().send(
           new PutCommand({
             TableName,
-            Item: { ...key(record.approvalId), ...record },
+            Item: { ...key(record.approvalId), ...shapeOf('approval'), ...record },
             ConditionExpression: 'attribute_not_exists(pk)',
           }),
         );
@@ -359,7 +362,13 @@ export function createApprovalStore(options: ApprovalStoreOptions = {}): Approva
         await client().send(
           new PutCommand({
             TableName,
-            Item: { pk: keys.incident(incidentId), sk: SLACK_THREAD_SK, ...thread, expiresAt },
+            Item: {
+              pk: keys.incident(incidentId),
+              sk: SLACK_THREAD_SK,
+              ...shapeOf('slack-thread'),
+              ...thread,
+              expiresAt,
+            },
             ...(putOptions.overwrite ? {} : { ConditionExpression: 'attribute_not_exists(pk)' }),
           }),
         );
@@ -375,7 +384,7 @@ export function createApprovalStore(options: ApprovalStoreOptions = {}): Approva
       const out = await client().send(
         new GetCommand({ TableName, Key: { pk: keys.incident(incidentId), sk: SLACK_THREAD_SK } }),
       );
-      const item = out.Item;
+      const item = out.Item && readShape('slack-thread', out.Item, `Slack thread of incident ${incidentId}`);
       if (!item || typeof item.channel !== 'string' || typeof item.ts !== 'string') return null;
       return {
         channel: item.channel,

@@ -16,6 +16,7 @@ import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/
 import { documentClient } from '#platform/clients.js';
 import { pipelineConfig } from '#platform/config.js';
 import { isConditionalCheckFailed } from '#platform/errors.js';
+import { readShape, shapeOf } from '#platform/record-shapes.js';
 import { keys } from '#platform/table.js';
 
 /** What an audit entry records. */
@@ -114,6 +115,7 @@ export function createAuditTrail(
               pk: keys.incident(entry.incidentId),
               sk: `${AUDIT_SK_PREFIX}${entry.entryId}`,
               entity: 'audit',
+              ...shapeOf('audit-entry'),
               ...entry,
             },
             ConditionExpression: 'attribute_not_exists(pk)',
@@ -138,7 +140,8 @@ export function createAuditTrail(
           }),
         );
         for (const item of out.Items ?? []) {
-          const { pk: _pk, sk: _sk, entity: _e, ...entry } = item;
+          const record = `audit entry ${String(item.sk)} of incident ${incidentId}`;
+          const { pk: _pk, sk: _sk, entity: _e, ...entry } = readShape('audit-entry', item, record);
           entries.push(entry as AuditEntry);
         }
         start = out.LastEvaluatedKey;

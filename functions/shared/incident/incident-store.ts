@@ -21,6 +21,7 @@ import { documentClient } from '#platform/clients.js';
 import { pipelineConfig } from '#platform/config.js';
 import { isConditionalCheckFailed, RecordNotFoundError } from '#platform/errors.js';
 import { queryIndexPartition } from '#platform/index-query.js';
+import { type RecordKind, readShape, shapeOf } from '#platform/record-shapes.js';
 import { keys, TABLE } from '#platform/table.js';
 
 /** Where an incident stands. */
@@ -167,22 +168,24 @@ export function createIncidentStore(
   const transitionKey = (k: string) => ({ pk: keys.alarm(k), sk: keys.transitionSk });
   const inventoryKey = (dlqArn: string) => ({ pk: keys.dlq(dlqArn), sk: INVENTORY_SK });
   const latestKey = (alarmArn: string) => ({ pk: keys.alarm(alarmArn), sk: keys.alarmLatestSk });
-  const strip = <T>(item: Record<string, unknown>): T => {
-    const { pk: _pk, sk: _sk, entity: _e, gsi1pk: _g1, gsi1sk: _g2, ...rest } = item;
+  /** The record's own fields, once its shape version is one this code reads. */
+  const strip = <T>(kind: RecordKind, item: Record<string, unknown>): T => {
+    const record = `${kind} ${String(item.pk)} / ${String(item.sk)}`;
+    const { pk: _pk, sk: _sk, entity: _e, gsi1pk: _g1, gsi1sk: _g2, ...rest } = readShape(kind, item, record);
     return rest as T;
   };
 
   return {
     async getIncident(incidentId) {
       const out = await client().send(new GetCommand({ TableName: table, Key: incidentKey(incidentId) }));
-      return out.Item ? strip<Incident>(out.Item) : undefined;
+      return out.Item ? strip<Incident>('incident', out.Item) : undefined;
     },
     async listIncidents(opts = {}) {
       const items = await queryIndexPartition(client(), table, keys.incidentListing, {
         descending: true,
         limit: opts.limit ?? 50,
       });
-      return items.map((item) => strip<Incident>(item));
+      return items.map((item) => strip<Incident>('incident', item));
     },
     async putIncident(incident) {
       try {
@@ -192,6 +195,7 @@ export function createIncidentStore(
             Item: {
               ...incidentKey(incident.incidentId),
               entity: 'incident',
+              ...shapeOf('incident'),
               [TABLE.keyIndex.partitionKey]: keys.incidentListing,
               [TABLE.keyIndex.sortKey]: `${incident.createdAt}#${incident.incidentId}`,
               ...incident,
@@ -237,7 +241,7 @@ export function createIncidentStore(
       const out = await client().send(
         new GetCommand({ TableName: table, Key: transitionKey(dedupeKey), ConsistentRead: true }),
       );
-      return out.Item ? strip<TransitionRecord>(out.Item) : undefined;
+      return out.Item ? strip<TransitionRecord>('alarm-transition', out.Item) : undefined;
     },
     async claimTransition(claim, now) {
       const record: TransitionRecord = {
@@ -254,7 +258,12 @@ export function createIncidentStore(
         await client().send(
           new PutCommand({
             TableName: table,
-            Item: { ...transitionKey(claim.dedupeKey), entity: 'transition', ...record },
+            Item: {
+              ...transitionKey(claim.dedupeKey),
+              entity: 'transition',
+              ...shapeOf('alarm-transition'),
+              ...record,
+            },
             ConditionExpression: `attribute_not_exists(pk) OR #s IN (:failed, :partial) OR (#s = :progress AND leaseExpiresAt < :now)${sameOwner}`,
             ExpressionAttributeNames: { '#s': 'status', ...(claim.owner ? { '#o': 'owner' } : {}) },
             ExpressionAttributeValues: {
@@ -275,7 +284,7 @@ export function createIncidentStore(
         return {
           claimed: false,
           existing: item
-            ? strip<TransitionRecord>(unmarshall(item))
+            ? strip<TransitionRecord>('alarm-transition', unmarshall(item))
             : await this.getTransition(claim.dedupeKey),
         };
       }
@@ -288,6 +297,7 @@ export function createIncidentStore(
             Item: {
               ...inventoryKey(claim.dlqArn),
               entity: 'inventory-lease',
+              ...shapeOf('inventory-lease'),
               owner: claim.owner,
               leaseExpiresAt: claim.leaseExpiresAt,
               updatedAt: new Date(now).toISOString(),
@@ -302,7 +312,9 @@ export function createIncidentStore(
       } catch (error) {
         if (!isConditionalCheckFailed(error)) throw error;
         const item = (error as { Item?: Record<string, AttributeValue> }).Item;
-        const holder = item ? (unmarshall(item) as { owner?: string }).owner : undefined;
+        const holder = item
+          ? strip<{ owner?: string }>('inventory-lease', unmarshall(item)).owner
+          : undefined;
         return { claimed: false, holder };
       }
     },
@@ -327,7 +339,12 @@ export function createIncidentStore(
         await client().send(
           new PutCommand({
             TableName: table,
-            Item: { ...latestKey(latest.alarmArn), entity: 'alarm-latest', ...latest },
+            Item: {
+              ...latestKey(latest.alarmArn),
+              entity: 'alarm-latest',
+              ...shapeOf('alarm-latest'),
+              ...latest,
+            },
             // ISO-8601 timestamps of one alarm share a format, so string order is time order. The
             // same transition written again (a retry) keeps a clear already announced for it.
             ConditionExpression:
@@ -345,7 +362,7 @@ export function createIncidentStore(
       const out = await client().send(
         new GetCommand({ TableName: table, Key: latestKey(alarmArn), ConsistentRead: true }),
       );
-      return out.Item ? strip<LatestAlarmIncidents>(out.Item) : undefined;
+      return out.Item ? strip<LatestAlarmIncidents>('alarm-latest', out.Item) : undefined;
     },
     async claimAlarmCleared(alarmArn, clearDedupeKey) {
       try {

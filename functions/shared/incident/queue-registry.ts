@@ -10,6 +10,7 @@ import { pipelineConfig } from '#platform/config.js';
 import { InvalidInputError } from '#platform/errors.js';
 import { queryIndexPartition } from '#platform/index-query.js';
 import { formatIssues } from '#platform/middleware.js';
+import { readShape, shapeOf } from '#platform/record-shapes.js';
 import { keys, TABLE } from '#platform/table.js';
 
 /** `gsi1pk` of every registration item: the listing partition of the index (`dlq registrations`). */
@@ -25,6 +26,7 @@ export function registrationItem(registration: QueueRegistration) {
     sk: keys.config,
     [TABLE.keyIndex.partitionKey]: REGISTRATION_LISTING,
     [TABLE.keyIndex.sortKey]: registration.dlqArn,
+    ...shapeOf('registration'),
     ...registration,
   };
 }
@@ -52,9 +54,18 @@ export interface QueueRegistry {
   >;
 }
 
-/** The registration's own fields of a stored item (keys and index attributes removed). */
+/**
+ * The registration's own fields of a stored item (keys, index attributes and shape version removed).
+ * @throws UnknownShapeVersionError when a newer release wrote it.
+ */
 function fieldsOf(item: Record<string, unknown>): Record<string, unknown> {
-  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, ...raw } = item;
+  const {
+    pk: _pk,
+    sk: _sk,
+    gsi1pk: _g1,
+    gsi1sk: _g2,
+    ...raw
+  } = readShape('registration', item, `registration of ${String(item.dlqArn)}`);
   return raw;
 }
 
@@ -75,8 +86,7 @@ export function createQueueRegistry(
       new GetCommand({ TableName: table, Key: { pk: keys.dlq(dlqArn), sk: keys.config } }),
     );
     if (!out.Item) return null;
-    const { pk: _pk, sk: _sk, ...raw } = out.Item;
-    return parse(raw, dlqArn);
+    return parse(fieldsOf(out.Item), dlqArn);
   };
   return {
     findRegistration: find,

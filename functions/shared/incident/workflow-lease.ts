@@ -22,6 +22,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { documentClient } from '#platform/clients.js';
 import { pipelineConfig } from '#platform/config.js';
 import { isConditionalCheckFailed } from '#platform/errors.js';
+import { readShape, shapeOf } from '#platform/record-shapes.js';
 import { keys } from '#platform/table.js';
 
 /** `RequestApproval` TimeoutSeconds in statemachines/redrive.asl.json, seconds. */
@@ -90,7 +91,9 @@ export function leaseRefusal(lease: LeaseHolder): string {
 
 const leaseKey = (dlqArn: string) => ({ pk: keys.dlq(dlqArn), sk: keys.workflowLease });
 
-function toLease(item: Record<string, unknown>): WorkflowLease {
+/** @throws UnknownShapeVersionError when a newer release wrote the lease. */
+function toLease(stored: Record<string, unknown>): WorkflowLease {
+  const item = readShape('workflow-lease', stored, `workflow lease of ${String(stored.dlqArn)}`);
   return {
     dlqArn: String(item.dlqArn),
     incidentId: String(item.incidentId),
@@ -120,7 +123,7 @@ export function createWorkflowLeaseStore(
         await client.send(
           new PutCommand({
             TableName: table,
-            Item: { ...leaseKey(dlqArn), entity: 'workflowLease', ...lease },
+            Item: { ...leaseKey(dlqArn), entity: 'workflowLease', ...shapeOf('workflow-lease'), ...lease },
             ConditionExpression:
               'attribute_not_exists(pk) OR (incidentId = :i AND executionName = :e) OR expiresAt <= :now',
             ExpressionAttributeValues: {

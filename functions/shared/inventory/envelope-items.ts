@@ -9,6 +9,7 @@
  * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ql-reference.update.html
  */
 import { type Item, itemBytes, type Statement } from '#platform/dynamo-batches.js';
+import { readShape, shapeOf } from '#platform/record-shapes.js';
 import { keys, TABLE } from '#platform/table.js';
 import { BODY_CHUNK_BYTES, cutText, type EnvelopeWrite } from './envelope.js';
 import type { Envelope, StoredMessageAttribute } from './model.js';
@@ -61,6 +62,7 @@ export function envelopeItem(w: EnvelopeWrite): Item {
     [TABLE.keyIndex.sortKey]: `${keys.dlq(e.dlqArn)}#${keys.message(e.messageId)}`,
     entity: ENVELOPE_ENTITY,
     [TABLE.ttlAttribute]: envelopeExpiresAt(e),
+    ...shapeOf('envelope'),
   };
   if (!e.bodyChunked) item.body = w.body;
   if (itemBytes(item) > MAX_ENVELOPE_ITEM_BYTES) return shrinkAttributes(item);
@@ -76,6 +78,7 @@ export function chunkItems(w: EnvelopeWrite): Item[] {
       pk: keys.dlq(e.dlqArn),
       sk: keys.chunk(e.messageId, i),
       entity: CHUNK_ENTITY,
+      ...shapeOf('body-chunk'),
       messageId: e.messageId,
       index: i,
       [TABLE.ttlAttribute]: envelopeExpiresAt(e),
@@ -112,7 +115,13 @@ export function touchStatement(table: string, u: EnvelopeTouch): Statement {
   };
 }
 
-/** The {@link StoredEnvelope} of an envelope item (keys and bookkeeping attributes dropped). */
+/** How an error names an envelope item. */
+export const envelopeRecord = (item: Item) => `envelope ${String(item.messageId)} in ${String(item.dlqArn)}`;
+
+/**
+ * The {@link StoredEnvelope} of an envelope item (keys and bookkeeping attributes dropped).
+ * @throws UnknownShapeVersionError when a newer release wrote it.
+ */
 export function fromItem(item: Item): StoredEnvelope {
   const {
     pk: _pk,
@@ -124,7 +133,7 @@ export function fromItem(item: Item): StoredEnvelope {
     stateChangedAt: _s,
     expiresAt: _ttl,
     ...rest
-  } = item as Item & { body?: Uint8Array };
+  } = readShape('envelope', item, envelopeRecord(item)) as Item & { body?: Uint8Array };
   const envelope = rest as unknown as StoredEnvelope;
   if (body !== undefined) envelope.inlineBody = body;
   return envelope;

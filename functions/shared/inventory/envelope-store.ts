@@ -55,6 +55,7 @@ import {
   RecordNotFoundError,
   StateConflictError,
 } from '#platform/errors.js';
+import { readShape, shapeOf } from '#platform/record-shapes.js';
 import { keys, TABLE } from '#platform/table.js';
 import type { EnvelopeWrite } from './envelope.js';
 import {
@@ -63,6 +64,7 @@ import {
   type EnvelopeTouch,
   envelopeItem,
   envelopeKey,
+  envelopeRecord,
   fromItem,
   type StoredEnvelope,
   touchStatement,
@@ -217,8 +219,12 @@ async function findExisting(
   for (let i = 0; i < writes.length; i += KEYS_PER_GET) groups.push(writes.slice(i, i + KEYS_PER_GET));
   await pool(groups, db.concurrency, async (group) => {
     const keysOf = group.map((w) => envelopeKey(w.envelope.dlqArn, w.envelope.messageId));
-    const r = await db.batches.get(keysOf, 'pk, sk, incidentId, inventoryId', deadline);
-    for (const item of r.items)
+    const r = await db.batches.get(
+      keysOf,
+      'pk, sk, dlqArn, messageId, incidentId, inventoryId, shapeVersion',
+      deadline,
+    );
+    for (const item of r.items.map((i) => readShape('envelope', i, envelopeRecord(i))))
       found.set(`${item.pk}|${item.sk}`, {
         incidentId: item.incidentId as string | undefined,
         inventoryId: item.inventoryId as string | undefined,
@@ -420,7 +426,14 @@ async function readChunks(db: Db, envelope: Envelope): Promise<Uint8Array[]> {
       ':prefix': `${keys.message(envelope.messageId)}#CHUNK#`,
     },
   });
-  for await (const item of items) parts.push(item.data as Uint8Array);
+  for await (const item of items) {
+    const chunk = readShape(
+      'body-chunk',
+      item,
+      `body chunk ${String(item.sk)} of envelope ${envelope.messageId}`,
+    );
+    parts.push(chunk.data as Uint8Array);
+  }
   return parts;
 }
 
@@ -429,14 +442,21 @@ const cursorKey = (dlqArn: string) => ({ pk: keys.dlq(dlqArn), sk: keys.cursor }
 async function getCursor(db: Db, dlqArn: string): Promise<InventoryCursor | undefined> {
   const out = await db.client().send(new GetCommand({ TableName: db.table, Key: cursorKey(dlqArn) }));
   if (!out.Item) return undefined;
-  const { pk: _pk, sk: _sk, ...cursor } = out.Item;
+  const {
+    pk: _pk,
+    sk: _sk,
+    ...cursor
+  } = readShape('inventory-cursor', out.Item, `inventory cursor of ${dlqArn}`);
   return cursor as InventoryCursor;
 }
 
 async function putCursor(db: Db, cursor: InventoryCursor): Promise<void> {
-  await db
-    .client()
-    .send(new PutCommand({ TableName: db.table, Item: { ...cursorKey(cursor.dlqArn), ...cursor } }));
+  await db.client().send(
+    new PutCommand({
+      TableName: db.table,
+      Item: { ...cursorKey(cursor.dlqArn), ...shapeOf('inventory-cursor'), ...cursor },
+    }),
+  );
 }
 
 async function clearCursor(db: Db, dlqArn: string): Promise<void> {

@@ -33,6 +33,7 @@ export type RedriveErrorCode =
   | 'STATE_CONFLICT'
   | 'TASK_CLOSED'
   | 'BODY_INTEGRITY'
+  | 'UNKNOWN_SHAPE_VERSION'
   | 'INTERNAL';
 
 /** Base class of every error the pipeline throws deliberately; throw one of its subclasses. */
@@ -191,6 +192,28 @@ export class BodyIntegrityError extends RedriveError {
   public override readonly name = 'Redrive.BodyIntegrity';
   public constructor(messageId: string, problem: string) {
     super('BODY_INTEGRITY', `body of ${messageId}: ${problem}`);
+  }
+}
+
+/**
+ * A stored record carries a `shapeVersion` this code does not read (a newer release wrote it, or
+ * the attribute is not a positive integer): nothing was read from it (platform/record-shapes.ts).
+ * Not retryable: deploy the release that knows the version to every function that reads the table.
+ */
+export class UnknownShapeVersionError extends RedriveError {
+  public override readonly name = 'Redrive.UnknownShapeVersion';
+  /** The kind of record, e.g. `envelope`. */
+  public readonly kind: string;
+  /** The `shapeVersion` found, as stored. */
+  public readonly found: unknown;
+  public constructor(kind: string, record: string, found: unknown, known: number) {
+    super(
+      'UNKNOWN_SHAPE_VERSION',
+      `${record} has shapeVersion ${JSON.stringify(found)}; this release reads ${kind} versions 1..${known}` +
+        ' (a newer release wrote it: deploy that release to every function)',
+    );
+    this.kind = kind;
+    this.found = found;
   }
 }
 

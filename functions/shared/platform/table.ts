@@ -28,6 +28,8 @@
  *   item never equals a transition's pk, and the sort keys differ anyway.
  * - `APPROVAL#<approvalId>` / `APPROVAL`: a pending approval with its task token (server-side only).
  *
+ * Every item carries `shapeVersion` for its kind (record-shapes.ts; absent = 1).
+ *
  * `expiresAt` (epoch seconds) is the TTL attribute. Retention deadlines are stored as
  * `retentionDeadline`; an envelope and its chunks expire `ENVELOPE_TTL_GRACE_SECONDS` (14 days)
  * after it (inventory/envelope-items.ts), so raw payloads are not kept longer than needed.

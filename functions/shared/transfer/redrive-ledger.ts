@@ -38,6 +38,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { documentClient } from '#platform/clients.js';
 import { pipelineConfig } from '#platform/config.js';
 import { errorMessage, isConditionalCheckFailed, isRetryable, TransientError } from '#platform/errors.js';
+import { readShape, shapeOf } from '#platform/record-shapes.js';
 import { keys, TABLE } from '#platform/table.js';
 
 /** What the pipeline does with the message. */
@@ -105,7 +106,9 @@ export interface RedriveLedger {
 const ENTITY = 'redrive-ledger';
 type Item = Record<string, unknown>;
 
-function toEntry(item: Item): LedgerEntry {
+/** @throws UnknownShapeVersionError when a newer release wrote the entry. */
+function toEntry(stored: Item): LedgerEntry {
+  const item = readShape('ledger-entry', stored, `ledger entry ${String(stored.key)}`);
   return {
     key: String(item.key),
     redriveId: String(item.redriveId),
@@ -174,6 +177,7 @@ export function createRedriveLedger(
         [TABLE.keyIndex.partitionKey]: `RUN#${entry.redriveId}`,
         [TABLE.keyIndex.sortKey]: keys.idempotencyKey(entry.key),
         entity: ENTITY,
+        ...shapeOf('ledger-entry'),
         ...entry,
         status: 'IN_PROGRESS',
         sentMessageId: null,

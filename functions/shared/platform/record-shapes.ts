@@ -1,0 +1,83 @@
+/**
+ * Shape versions of the records the pipeline keeps in its table, so a deployment can change a
+ * record's shape without older or newer code misreading it (issue 7, safe upgrades).
+ *
+ * Every item a store writes carries `shapeVersion` (a positive integer) for its kind, from
+ * {@link SHAPE_VERSIONS}. Every reader passes the item through {@link readShape}, which accepts the
+ * versions this code knows (1 up to the current one) and refuses any other with
+ * {@link UnknownShapeVersionError} (`Redrive.UnknownShapeVersion`) naming the record, the version
+ * found and the versions known, instead of misreading it. An item without `shapeVersion` was
+ * written before versions existed: it is version 1, the shape all of them have.
+ *
+ * Rules (docs/contracts.md "Record shape versions"): a change older readers would misread (a
+ * field renamed, retyped or given another meaning) bumps the kind's version, and the readers of the
+ * new code handle every older version; an additive change that older code can ignore (a new
+ * optional field) does not. Updates in place keep an item's version (they change only fields that
+ * version has); the release that bumps a version says how items written before it are read.
+ */
+import { UnknownShapeVersionError } from './errors.js';
+
+/** The shape version this code writes, per kind of record (key layout in table.ts). */
+export const SHAPE_VERSIONS = {
+  /** `DLQ#<dlqArn>` / `MSG#<messageId>` */
+  envelope: 1,
+  /** `DLQ#<dlqArn>` / `MSG#<messageId>#CHUNK#<n>` */
+  'body-chunk': 1,
+  /** `DLQ#<dlqArn>` / `CURSOR` */
+  'inventory-cursor': 1,
+  /** `DLQ#<dlqArn>` / `INVENTORY` */
+  'inventory-lease': 1,
+  /** `DLQ#<dlqArn>` / `CONFIG` (also written by the MonitoredDlq construct) */
+  registration: 1,
+  /** `DLQ#<dlqArn>` / `WORKFLOW` */
+  'workflow-lease': 1,
+  /** `KEY#<idempotencyKey>` / `REDRIVE` */
+  'ledger-entry': 1,
+  /** `INCIDENT#<incidentId>` / `INCIDENT` */
+  incident: 1,
+  /** `INCIDENT#<incidentId>` / `AUDIT#<entryId>` */
+  'audit-entry': 1,
+  /** `INCIDENT#<incidentId>` / `SLACK#THREAD` */
+  'slack-thread': 1,
+  /** `ALARM#<dedupeKey>` / `TRANSITION` */
+  'alarm-transition': 1,
+  /** `ALARM#<alarmArn>` / `LATEST` */
+  'alarm-latest': 1,
+  /** `APPROVAL#<approvalId>` / `APPROVAL` */
+  approval: 1,
+} as const;
+
+/** A kind of record the pipeline writes. */
+export type RecordKind = keyof typeof SHAPE_VERSIONS;
+
+/** The attribute that holds an item's shape version. */
+export const SHAPE_VERSION_ATTRIBUTE = 'shapeVersion';
+
+/** `{ shapeVersion }` of the current shape of `kind`, spread into every item written. */
+export function shapeOf(kind: RecordKind): { shapeVersion: number } {
+  return { shapeVersion: SHAPE_VERSIONS[kind] };
+}
+
+/**
+ * The item's attributes without `shapeVersion`, once its version is one this code reads
+ * (absent = 1).
+ *
+ * @param record - names the record in the error, e.g. `envelope m-1 in arn:aws:sqs:...`.
+ * @throws UnknownShapeVersionError for any other version.
+ */
+export function readShape<T extends Record<string, unknown>>(
+  kind: RecordKind,
+  item: T,
+  record: string,
+): Omit<T, typeof SHAPE_VERSION_ATTRIBUTE> {
+  const { [SHAPE_VERSION_ATTRIBUTE]: version, ...rest } = item;
+  if (version === undefined) return rest;
+  if (
+    typeof version !== 'number' ||
+    !Number.isInteger(version) ||
+    version < 1 ||
+    version > SHAPE_VERSIONS[kind]
+  )
+    throw new UnknownShapeVersionError(kind, record, version, SHAPE_VERSIONS[kind]);
+  return rest;
+}
