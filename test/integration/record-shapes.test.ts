@@ -7,6 +7,7 @@ import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApprovalStore } from '#approval/approval-store.js';
 import { createAuditTrail } from '#incident/audit-trail.js';
+import { createCancelRequests } from '#incident/cancel-requests.js';
 import { createIncidentStore, type Incident } from '#incident/incident-store.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import { createWorkflowLeaseStore } from '#incident/workflow-lease.js';
@@ -120,6 +121,15 @@ describe('record shape versions on DynamoDB Local', () => {
       via: 'slack',
     });
 
+    await createCancelRequests().request({
+      incidentId: 'inc-1',
+      executionName: 'inc-1',
+      by: 'alice',
+      via: 'cli',
+      at: now,
+      reason: null,
+    });
+
     const out = await documentClient().send(new ScanCommand({ TableName: stack.tableName }));
     const items = out.Items ?? [];
     const family = (i: Record<string, unknown>) =>
@@ -135,6 +145,7 @@ describe('record shape versions on DynamoDB Local', () => {
         'INCIDENT / INCIDENT',
         'INCIDENT / SLACK#',
         'INCIDENT / AUDIT#',
+        'INCIDENT / CANCEL#',
         'ALARM / TRANSITION',
         'ALARM / LATEST',
         'APPROVAL / APPROVAL',

@@ -13,7 +13,8 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, type TableAccess } from '#platform/clients.js';
 import { pipelineConfig } from '#platform/config.js';
-import { awsErrorName } from '#platform/errors.js';
+import { isConditionalCheckFailed } from '#platform/errors.js';
+import { readShape, shapeOf } from '#platform/record-shapes.js';
 import { keys } from '#platform/table.js';
 import type { AuditVia } from './audit-trail.js';
 
@@ -53,7 +54,8 @@ export function createCancelRequests(table: Partial<TableAccess> = {}): CancelRe
       new GetCommand({ TableName: tableName(), Key: key(incidentId, executionName), ConsistentRead: true }),
     );
     if (!out.Item) return null;
-    const { pk: _pk, sk: _sk, entity: _e, ...request } = out.Item;
+    const record = `cancel request of ${executionName} (incident ${incidentId})`;
+    const { pk: _pk, sk: _sk, entity: _e, ...request } = readShape('cancel-request', out.Item, record);
     return request as CancelRequest;
   };
   return {
@@ -62,13 +64,18 @@ export function createCancelRequests(table: Partial<TableAccess> = {}): CancelRe
         await client().send(
           new PutCommand({
             TableName: tableName(),
-            Item: { ...key(request.incidentId, request.executionName), entity: 'cancel-request', ...request },
+            Item: {
+              ...key(request.incidentId, request.executionName),
+              entity: 'cancel-request',
+              ...shapeOf('cancel-request'),
+              ...request,
+            },
             ConditionExpression: 'attribute_not_exists(pk)',
           }),
         );
         return { recorded: true };
       } catch (error) {
-        if (awsErrorName(error) !== 'ConditionalCheckFailedException') throw error;
+        if (!isConditionalCheckFailed(error)) throw error;
         return { recorded: false, existing: await get(request.incidentId, request.executionName) };
       }
     },

@@ -37,6 +37,8 @@ export const SHAPE_VERSIONS = {
   incident: 1,
   /** `INCIDENT#<incidentId>` / `AUDIT#<entryId>` */
   'audit-entry': 1,
+  /** `INCIDENT#<incidentId>` / `CANCEL#<executionName>` */
+  'cancel-request': 1,
   /** `INCIDENT#<incidentId>` / `SLACK#THREAD` */
   'slack-thread': 1,
   /** `ALARM#<dedupeKey>` / `TRANSITION` */
