@@ -178,6 +178,9 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
       'sqs:GetQueueAttributes',
       'sqs:ListDeadLetterSourceQueues',
       'sqs:ListMessageMoveTasks',
+      // The recheck inventories messages that reached the DLQ after triage (late arrivals, N02).
+      'sqs:ReceiveMessage',
+      'sqs:ChangeMessageVisibility',
     ],
     sourceQueues: ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes'],
     // The parking queue's KmsMasterKeyId (check 6a).
@@ -191,8 +194,9 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     stateMachine: none,
     executions: none,
     selfInvoke: false,
-    timeoutSeconds: 60,
-    memoryMiB: 512,
+    // The recheck's inventory of late arrivals runs within the remaining time.
+    timeoutSeconds: 300,
+    memoryMiB: 1024,
   },
   'request-approval': {
     description: 'RequestApproval: posts the Slack approval and stores the task token server-side',
@@ -260,8 +264,8 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     memoryMiB: 1024,
   },
   'move-task': {
-    description: 'StartMoveTask / CheckProgress / StepUp: the ramped StartMessageMoveTask',
-    // Plus a peek at the DLQ (receive, then release with ChangeMessageVisibility) for re-inflow.
+    description: 'StartMoveTask / CheckProgress / StepUp / ResumeRamp: the ramped StartMessageMoveTask',
+    // Plus the gate's inventory of late arrivals (receive, then release with ChangeMessageVisibility).
     dlq: [...MOVE_TASK_DLQ_ACTIONS, 'sqs:ChangeMessageVisibility'],
     sourceQueues: [...MOVE_TASK_DESTINATION_ACTIONS, 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
     parkingQueue: none,
@@ -270,8 +274,9 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     stateMachine: none,
     executions: none,
     selfInvoke: false,
-    timeoutSeconds: 60,
-    memoryMiB: 512,
+    // A gate check may stop the task (up to 20 s) and inventory the DLQ within its remaining time.
+    timeoutSeconds: 300,
+    memoryMiB: 1024,
   },
   reconcile: {
     description: 'Reconcile: every inventoried envelope in exactly one state, counts add up',
@@ -295,7 +300,8 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   },
   notify: {
     description: 'Notify / RecordFailure: outcome to Slack (or the logs) and the incident record',
-    dlq: none,
+    // RecordFailure cancels a move task its run started and can no longer supervise.
+    dlq: ['sqs:ListMessageMoveTasks', 'sqs:CancelMessageMoveTask'],
     sourceQueues: none,
     parkingQueue: none,
     table: 'readWrite',
@@ -326,7 +332,8 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   'execution-ended': {
     description:
       'EventBridge: a redrive execution ended ABORTED/TIMED_OUT/FAILED -> release its workflow lease, notify',
-    dlq: none,
+    // It cancels a move task the ended execution started that still runs unsupervised.
+    dlq: ['sqs:ListMessageMoveTasks', 'sqs:CancelMessageMoveTask'],
     sourceQueues: none,
     parkingQueue: none,
     // Reads the lease (GetItem) and the incident; deletes the lease (conditional DeleteItem).

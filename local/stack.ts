@@ -319,6 +319,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     AWS_ENDPOINT_URL_DYNAMODB: dynamoEndpoint,
     ...standins.env,
     TABLE_NAME: tableName,
+    // local-aws-sqs counts in-flight messages inside ApproximateNumberOfMessages; the SQS port
+    // subtracts them (functions/shared/platform/sqs-queues.ts), real SQS is read as is.
+    LOCAL_SQS_VISIBLE_INCLUDES_IN_FLIGHT: 'true',
   };
 
   liveTables.add(tableName);

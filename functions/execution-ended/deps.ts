@@ -5,8 +5,10 @@
 import { sharedNotifier } from '#approval/slack-notifier.js';
 import { createIncidentStore } from '#incident/incident-store.js';
 import { createWorkflowLeaseStore } from '#incident/workflow-lease.js';
-import { tableAccess } from '#platform/clients.js';
+import { sqsClient, tableAccess } from '#platform/clients.js';
 import { type DepsOptions, pipelineConfig } from '#platform/config.js';
+import { createMoveTaskRecords } from '#transfer/move-task-record.js';
+import { createMoveTasks } from '#transfer/move-tasks.js';
 import type { ExecutionEndedDeps } from './execution-ended.js';
 
 /** Builds the ports of `executionEnded`; `options.overrides` replaces any of them. */
@@ -18,6 +20,7 @@ export async function createExecutionEndedDeps(
   return {
     incidents: createIncidentStore(table),
     leases: createWorkflowLeaseStore(table),
+    moveTasks: { records: createMoveTaskRecords(table), tasks: createMoveTasks({ client: sqsClient() }) },
     ...options.overrides,
     notifier: options.overrides?.notifier ?? (await sharedNotifier(config)),
   };

@@ -28,6 +28,8 @@ import type { WorkflowLeaseStore } from '#incident/workflow-lease.js';
 import { InvalidInputError } from '#platform/errors.js';
 import { logger } from '#platform/middleware.js';
 import * as z from '#platform/zod.js';
+import { cancelOrphanedTask, type MoveTaskRecords, type OrphanedTask } from '#transfer/move-task-record.js';
+import type { MoveTasks } from '#transfer/move-tasks.js';
 
 /** Execution statuses that end a run; the infra rule routes exactly these. */
 export const ENDED_STATUSES = ['ABORTED', 'TIMED_OUT', 'FAILED'] as const;
@@ -66,6 +68,8 @@ export interface ExecutionEndedDeps {
   /** Finds the DLQ when the event carries no input (execution name = incident id). */
   incidents: Pick<IncidentStore, 'getIncident'>;
   notifier: Notifier;
+  /** Cancels a move task the ended execution started that still runs unsupervised. Absent: none. */
+  moveTasks?: { records: Pick<MoveTaskRecords, 'get'>; tasks: Pick<MoveTasks, 'list' | 'cancel'> };
 }
 
 /** What the function did. */
@@ -83,6 +87,8 @@ export interface ExecutionEndedResult {
   /** False when only a log line was written (a FAILED run whose lease was already released). */
   notified: boolean;
   text: string;
+  /** The move task the execution started that was still running, now cancelled. */
+  orphanedTask: OrphanedTask | null;
 }
 
 /** The execution input as an object, or null when the event does not carry it. */
@@ -150,7 +156,20 @@ export async function executionEnded(
     }
   }
 
-  const text = endedText({ name, status, dlqArn, input, leaseReleased, heldBy });
+  // Nobody supervises a move task of an ended execution: cancel it (only the one its record names).
+  const orphanedTask =
+    dlqArn !== null && deps.moveTasks
+      ? await cancelOrphanedTask(
+          dlqArn,
+          { incidentId, executionName: name },
+          { records: deps.moveTasks.records, moveTasks: deps.moveTasks.tasks },
+        )
+      : null;
+  const text = `${endedText({ name, status, dlqArn, input, leaseReleased, heldBy })}${
+    orphanedTask?.cancelled
+      ? ` Its move task ${orphanedTask.taskHandle} was still running with no health gate watching it: cancelled after moving ${orphanedTask.moved} message(s).`
+      : ''
+  }`;
   const fields = {
     executionName: name,
     status,
@@ -159,10 +178,20 @@ export async function executionEnded(
     heldBy,
     error: event.detail.error ?? null,
   };
-  const notified = status !== 'FAILED' || leaseReleased;
+  const notified = status !== 'FAILED' || leaseReleased || orphanedTask !== null;
   if (notified) await deps.notifier.notify({ incidentId, kind: EXECUTION_ENDED_KIND, text, fields });
   else logger.info(text, { incidentId, kind: EXECUTION_ENDED_KIND, fields });
-  return { executionName: name, status, dlqArn, dlqFrom, leaseReleased, heldBy, notified, text };
+  return {
+    executionName: name,
+    status,
+    dlqArn,
+    dlqFrom,
+    leaseReleased,
+    heldBy,
+    notified,
+    text,
+    orphanedTask,
+  };
 }
 
 /** The sentence a person on call reads. */
@@ -181,7 +210,7 @@ export function endedText(r: {
       : `${head}; its input is not in the event and no incident is named ${r.name}, so its DLQ is unknown and no workflow lease was released. If a DLQ stays blocked, delete its DLQ#<dlqArn> / WORKFLOW item once its executionName is ${r.name}, or wait for expiresAt.`;
   }
   if (r.leaseReleased) {
-    return `${head} before Notify; released its workflow lease on ${r.dlqArn}: the DLQ can be redriven again (a move task it started keeps running until it ends; Preflight refuses while one is active).`;
+    return `${head} before Notify; released its workflow lease on ${r.dlqArn}: the DLQ can be redriven again.`;
   }
   if (r.heldBy !== null) {
     return `${head}; the workflow lease on ${r.dlqArn} is held by execution ${r.heldBy}, left as is.`;

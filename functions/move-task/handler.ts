@@ -1,6 +1,6 @@
 /**
- * MoveTask (states `StartMoveTask`, `CheckProgress`, `StepUp`): `{ action, plan, preflight, ramp? }`
- * in, `$.ramp` out.
+ * MoveTask (states `StartMoveTask`, `CheckProgress`, `StepUp`, `ResumeRamp`):
+ * `{ action, plan, preflight, ramp?, executionName? }` in, `$.ramp` out.
  *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_StartMessageMoveTask.html
  */
@@ -14,4 +14,4 @@ import { MoveTaskInput, moveTask, type RampResult } from './move-task.js';
 export const handler = middy<MoveTaskInput, RampResult>()
   .use(standardMiddleware())
   .use(parser({ schema: MoveTaskInput }))
-  .handler((input) => moveTask(input, createMoveTaskDeps()));
+  .handler((input, context) => moveTask(input, createMoveTaskDeps(context)));

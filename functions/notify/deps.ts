@@ -7,8 +7,10 @@ import { sharedNotifier } from '#approval/slack-notifier.js';
 import { createAuditTrail } from '#incident/audit-trail.js';
 import { createIncidentStore } from '#incident/incident-store.js';
 import { createWorkflowLeaseStore } from '#incident/workflow-lease.js';
-import { tableAccess } from '#platform/clients.js';
+import { sqsClient, tableAccess } from '#platform/clients.js';
 import { type DepsOptions, pipelineConfig } from '#platform/config.js';
+import { createMoveTaskRecords } from '#transfer/move-task-record.js';
+import { createMoveTasks } from '#transfer/move-tasks.js';
 import type { NotifyDeps } from './notify.js';
 
 /** Builds the ports of `notify`; `options.overrides` replaces any of them. */
@@ -19,6 +21,7 @@ export async function createNotifyDeps(options: DepsOptions<NotifyDeps> = {}): P
     incidents: createIncidentStore(table),
     leases: createWorkflowLeaseStore(table),
     audit: createAuditTrail(table),
+    moveTasks: { records: createMoveTaskRecords(table), tasks: createMoveTasks({ client: sqsClient() }) },
     ...options.overrides,
     notifier: options.overrides?.notifier ?? (await sharedNotifier(config)),
   };

@@ -20,6 +20,8 @@ import {
 } from '#incident/notifier.js';
 import type { WorkflowLeaseStore } from '#incident/workflow-lease.js';
 import * as z from '#platform/zod.js';
+import { cancelOrphanedTask, type MoveTaskRecords, type OrphanedTask } from '#transfer/move-task-record.js';
+import type { MoveTasks } from '#transfer/move-tasks.js';
 
 const Slot = z.nullish(z.looseObject({}));
 
@@ -53,6 +55,8 @@ export interface NotifyResult {
   recorded: boolean;
   /** True when this call released the DLQ's workflow lease (false: not held by this execution). */
   leaseReleased: boolean;
+  /** The move task of this execution that RecordFailure found still running and cancelled. */
+  orphanedTask: OrphanedTask | null;
 }
 
 /** Ports of {@link notify}. */
@@ -65,6 +69,11 @@ export interface NotifyDeps {
   audit?: Pick<AuditTrail, 'record'>;
   /** Now, epoch milliseconds. @default Date.now */
   now?: () => number;
+  /**
+   * The move-task record and SQS move tasks: RecordFailure cancels a task this execution started
+   * that is still running (nobody would supervise it). Without them nothing is cancelled.
+   */
+  moveTasks?: { records: Pick<MoveTaskRecords, 'get'>; tasks: Pick<MoveTasks, 'list' | 'cancel'> };
 }
 
 type Run = NotifyInput['run'];
@@ -160,8 +169,18 @@ export async function notify(input: NotifyInput, deps: NotifyDeps): Promise<Noti
           executionName: input.executionName ?? run.plan.incidentId,
         })
       : false;
-  const text = outcomeText(outcome, run);
+  // A failed run supervises nothing any more: its running move task must not go on unwatched.
+  const orphanedTask =
+    outcome === 'failed' && run.plan && deps.moveTasks
+      ? await cancelOrphanedTask(
+          run.plan.dlqArn,
+          { incidentId: run.plan.incidentId, executionName: input.executionName ?? run.plan.incidentId },
+          { records: deps.moveTasks.records, moveTasks: deps.moveTasks.tasks },
+        )
+      : null;
+  const text = `${outcomeText(outcome, run)}${orphanedTask ? ` ${orphanedTaskText(orphanedTask)}` : ''}`;
   const fields = counts(run);
+  if (orphanedTask) fields.orphanedTask = orphanedTask.taskHandle;
   await deps.notifier.notify({ incidentId, kind: outcome, text, fields });
   const checks = run.recheck ?? run.preflight;
   const warnings = Array.isArray(checks?.warnings)
@@ -178,7 +197,7 @@ export async function notify(input: NotifyInput, deps: NotifyDeps): Promise<Noti
           ...(warnings.length > 0 ? { warnings } : {}),
         });
   if (recorded && deps.audit) await deps.audit.record(runEndedEntry(input, incidentId, text, fields, deps));
-  return { notified: true, outcome, text, recorded, leaseReleased };
+  return { notified: true, outcome, text, recorded, leaseReleased, orphanedTask };
 }
 
 /** The `run-ended` audit entry: outcome, counts, the plan the run followed and who approved it. */
@@ -212,4 +231,11 @@ function runEndedEntry(
         ? { decision: approval.decision, by: str(approval.approvedBy), reason: str(approval.reason) }
         : null,
   };
+}
+
+/** What happened to a move task its run could no longer supervise. */
+export function orphanedTaskText(task: OrphanedTask): string {
+  return task.cancelled
+    ? `Its move task ${task.taskHandle} was cancelled after moving ${task.moved} message(s): no health gate watches it any more; the rest stays in the DLQ, and Reconcile of the next run accounts for it.`
+    : `Its move task ${task.taskHandle} ended on its own after moving ${task.moved} message(s).`;
 }

@@ -1,23 +1,37 @@
 /** Preflight's (and the recheck's) ports, from the pipeline configuration and the shared clients. */
+import type { Context } from 'aws-lambda';
+import { createQueueRegistry } from '#incident/queue-registry.js';
 import { createWorkflowLeaseStore } from '#incident/workflow-lease.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { iamClient, kmsClient, sqsClient, tableAccess } from '#platform/clients.js';
 import { type DepsOptions, pipelineConfig } from '#platform/config.js';
 import { createSqsQueues } from '#platform/sqs-queues.js';
+import { newcomersPort } from '#transfer/late-arrivals.js';
 import { createMoveTasks } from '#transfer/move-tasks.js';
 import { createKeyAccess } from './kms-keys.js';
 import type { PreflightDeps } from './preflight.js';
 
-/** Builds the ports of `preflight`; `options.overrides` replaces any of them. */
-export function createPreflightDeps(options: DepsOptions<PreflightDeps> = {}): PreflightDeps {
+/**
+ * Builds the ports of `preflight`; `options.overrides` replaces any of them.
+ *
+ * @param context - the invocation's Lambda context (its remaining time bounds the recheck's inventory).
+ */
+export function createPreflightDeps(
+  context: Partial<Pick<Context, 'getRemainingTimeInMillis'>> = {},
+  options: DepsOptions<PreflightDeps> = {},
+): PreflightDeps {
   const config = options.config ?? pipelineConfig();
   const table = tableAccess(config);
+  const queues = createSqsQueues({ client: sqsClient() });
+  const envelopes = createEnvelopeStore(table);
+  const registrations = createQueueRegistry(table);
   return {
-    queues: createSqsQueues({ client: sqsClient() }),
+    queues,
     moveTasks: createMoveTasks({ client: sqsClient() }),
-    envelopes: createEnvelopeStore(table),
+    envelopes,
     leases: createWorkflowLeaseStore(table),
     keys: { access: createKeyAccess({ kms: kmsClient(), iam: iamClient() }), users: config.keyUsers },
+    newcomers: newcomersPort({ queues, envelopes, registrations }, context),
     now: Date.now,
     ...options.overrides,
   };

@@ -14,4 +14,4 @@ import { PreflightInput, type PreflightResult, preflight } from './preflight.js'
 export const handler = middy<PreflightInput, PreflightResult>()
   .use(standardMiddleware())
   .use(parser({ schema: PreflightInput }))
-  .handler((input) => preflight(input, createPreflightDeps()));
+  .handler((input, context) => preflight(input, createPreflightDeps(context)));

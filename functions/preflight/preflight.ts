@@ -22,7 +22,8 @@
  *    (and extending) a lease its own execution already holds. Dry-run mode moves nothing and takes
  *    no lease; it only warns when another run holds it. An empty DLQ (dlqDepth 0) takes none either:
  *    the run ends at once. Notify / RecordFailure release it (functions/shared/incident/workflow-lease.ts);
- * and reports the verification window (source visibility timeout x maxReceiveCount + margin)
+ * and reports the verification window, which is also each redriven message's return window
+ * (destination DelaySeconds + visibility timeout x maxReceiveCount + margin, case N05)
  * and the retention headroom (earliest envelope deadline - now).
  *
  * Refusals are data (`ok: false`), never throws, so the workflow notifies and ends cleanly.
@@ -36,8 +37,9 @@ import { leaseRefusal, leaseSeconds, type WorkflowLeaseStore } from '#incident/w
 import type { EnvelopeStore } from '#inventory/envelope-store.js';
 import type { KeyUser } from '#platform/config.js';
 import { QueueNotFoundError } from '#platform/errors.js';
-import type { QueueInfo, SqsQueues } from '#platform/sqs-queues.js';
+import { type QueueInfo, queueDepth, type SqsQueues } from '#platform/sqs-queues.js';
 import * as z from '#platform/zod.js';
+import type { Newcomers } from '#transfer/late-arrivals.js';
 import { activeTask, activeTaskRefusal, type MoveTasks } from '#transfer/move-tasks.js';
 import {
   checkQueueTypes,
@@ -75,6 +77,11 @@ export interface PreflightResult {
   earliestRetentionDeadline: number | null;
   retentionHeadroomSeconds: number | null;
   activeMoveTask: string | null;
+  /**
+   * The recheck: messages that reached the DLQ after triage (no envelope) and were inventoried and
+   * classified now, so Park keeps their poison out of the bulk move (case N02). 0 for Preflight.
+   */
+  lateArrivals: number;
   warnings: string[];
 }
 
@@ -93,6 +100,11 @@ export interface PreflightDeps {
    * The handler always passes them; without them check 6a is skipped.
    */
   keys?: { access: KeyAccess; users: readonly KeyUser[] };
+  /**
+   * The recheck's inventory of messages first seen now (late-arrivals.ts `inventoryNewcomers`).
+   * Without it the recheck does not look for late arrivals (StartMoveTask still does).
+   */
+  newcomers?: (plan: ExecutionPlan) => Promise<Newcomers>;
   /** Epoch milliseconds. */
   now: () => number;
 }
@@ -110,6 +122,7 @@ function refused(reason: string, partial: Partial<PreflightResult> = {}): Prefli
     earliestRetentionDeadline: null,
     retentionHeadroomSeconds: null,
     activeMoveTask: null,
+    lateArrivals: 0,
     warnings: [],
     ...partial,
   };
@@ -153,7 +166,7 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
     if (error instanceof QueueNotFoundError) return refused(`queue not found: ${plan.dlqArn}`);
     throw error;
   }
-  const dlqDepth = dlq.visible + dlq.inFlight;
+  const dlqDepth = queueDepth(dlq);
   // Every receive of this run (inventory, park, sample, verify, progress peeks, reconcile) counts
   // toward the DLQ's own maxReceiveCount: SQS may pass messages on while the run scans them.
   if (dlq.redrivePolicy)
@@ -172,8 +185,10 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
   let unknownOrigin = 0;
   let earliest: number | null = null;
   let toPark = 0;
+  let inDlq = 0;
   for await (const envelope of deps.envelopes.listEnvelopes(plan.dlqArn)) {
     if (envelope.state !== 'IN_DLQ') continue;
+    inDlq += 1;
     if (parkReason(envelope, plan)) toPark += 1;
     if (envelope.sourceArn === 'unknown') unknownOrigin += 1;
     else envelopeSources.set(envelope.sourceArn, (envelopeSources.get(envelope.sourceArn) ?? 0) + 1);
@@ -286,6 +301,7 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
   const windowSources = targets.map((t) => ({
     visibilityTimeoutSeconds: t.visibilityTimeoutSeconds,
     maxReceiveCount: t.redrivePolicy?.maxReceiveCount ?? 1,
+    delaySeconds: t.delaySeconds,
   }));
   const window = verifyWindowSeconds(windowSources, plan.verifyMarginSeconds);
   const now = deps.now();
@@ -302,6 +318,24 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
     warnings.push(
       'FIFO: redriven messages interleave with new traffic; order within a group is not preserved',
     );
+
+  // After the approval (which can take an hour), messages that dead-lettered since triage have no
+  // envelope: the alarm does not fire again while it is in ALARM (N02). Inventory and classify
+  // them now, so Park takes their poison out; one that cannot be seen refuses the run.
+  let lateArrivals = 0;
+  if (input.action === 'recheck' && plan.mode !== 'dry-run' && deps.newcomers && dlqDepth > inDlq) {
+    const found = await deps.newcomers(plan);
+    if (found.partial)
+      return refused(
+        `${dlqDepth - inDlq} message(s) reached the DLQ after triage and ${found.partialReason}: they cannot all be classified, so poison among them could reach the bulk move; start the redrive again`,
+        { dlqDepth, warnings },
+      );
+    lateArrivals = found.late.length + found.returned.length;
+    if (lateArrivals > 0)
+      warnings.push(
+        `${lateArrivals} message(s) reached the DLQ after triage: inventoried and classified now (${found.toPark} to park before the bulk move)`,
+      );
+  }
 
   // 7: one workflow per DLQ (taken last, so a run refused for any other reason holds nothing).
   const holder = { incidentId: plan.incidentId, executionName: input.executionName ?? plan.incidentId };
@@ -326,6 +360,7 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
     earliestRetentionDeadline: earliest,
     retentionHeadroomSeconds: headroom,
     activeMoveTask: null,
+    lateArrivals,
     warnings,
   };
 }

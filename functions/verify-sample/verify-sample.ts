@@ -17,7 +17,7 @@ import { ExecutionPlan } from '#incident/execution-input.js';
 import { scanDlq, type VisitResult } from '#inventory/dlq-scan.js';
 import type { EnvelopeStore } from '#inventory/envelope-store.js';
 import { idempotencyKeyOfMessage } from '#inventory/idempotency-key.js';
-import type { SqsQueues } from '#platform/sqs-queues.js';
+import { queueDepth, type SqsQueues } from '#platform/sqs-queues.js';
 import * as z from '#platform/zod.js';
 
 /** Input of the VerifySample function. */
@@ -68,7 +68,7 @@ export async function verifySample(
   const sampleKeys = new Set(sample.keys);
   if (sampleKeys.size === 0) {
     const dlq = await deps.queues.describe(plan.dlqUrl);
-    const left = dlq.visible + dlq.inFlight;
+    const left = queueDepth(dlq);
     return left === 0
       ? {
           verdict: 'pass',

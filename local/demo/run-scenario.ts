@@ -13,10 +13,16 @@ import { createAuditTrail } from '#incident/audit-trail.js';
 import { createIncidentStore } from '#incident/incident-store.js';
 import { buildOnCallReport, type OnCallReport } from '#incident/on-call-report.js';
 import { sqsClient } from '#platform/clients.js';
+import type { TriageResult } from '../../functions/triage/triage.js';
 import { createAlarmEvaluator } from '../alarm-evaluator.js';
 import { type Approver, autoApprover } from '../approver.js';
-import { LocalWorkflowRunner } from '../runner.js';
-import { createLocalWorkflowStarter } from '../workflow-starter-local.js';
+import {
+  type ExecutionResult,
+  LocalWorkflowRunner,
+  type RunnerOptions,
+  type RunningExecution,
+} from '../runner.js';
+import { createLocalWorkflowStarter, type LocalWorkflowStarter } from '../workflow-starter-local.js';
 import { queueDepth } from './queues.js';
 import {
   conservationProblems,
@@ -25,7 +31,7 @@ import {
   type ReconcileCounts,
   type RunReport,
 } from './report.js';
-import { prepareIncident } from './scenario.js';
+import { type PreparedIncident, prepareIncident, type ScenarioOptions } from './scenario.js';
 import type { ExposureBound, Scenario, ScenarioContext } from './scenarios/types.js';
 import { runTriage } from './triage-local.js';
 
@@ -53,6 +59,9 @@ export interface RunScenarioOptions {
 
 type Json = Record<string, unknown>;
 
+/** The states whose result is `$.ramp`. */
+const RAMP_STATES = new Set(['StartMoveTask', 'CheckProgress', 'StepUp', 'ResumeRamp']);
+
 const num = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
 
 /**
@@ -71,12 +80,11 @@ export function rampExposureBound(
   return { value, basis: sampled > 0 ? `${sampled} sampled + ${ramp}` : ramp };
 }
 
-/** The return window the ramp reported, else the verification window Preflight computed. */
-export function returnWindowOf(taskResults: Readonly<Record<string, unknown>>): number {
-  const ramp = taskResults.CheckProgress ?? taskResults.StepUp ?? taskResults.StartMoveTask;
-  const fromRamp = (ramp as Json | undefined)?.returnWindowSeconds;
+/** The return window the ramp reported, else the verification window Preflight computed, seconds. */
+export function returnWindowOf(ctx: Pick<ScenarioContext, 'ramp' | 'taskResults'>): number {
+  const fromRamp = ctx.ramp?.returnWindowSeconds;
   if (typeof fromRamp === 'number') return fromRamp;
-  return num((taskResults.Preflight as Json | undefined)?.verifyWindowSeconds);
+  return num((ctx.taskResults.Preflight as Json | undefined)?.verifyWindowSeconds);
 }
 
 /**
@@ -96,13 +104,14 @@ function defaultExposureBound(
 }
 
 /** Why the run ended where it did, from the slot of the state that decided it. */
-function reasonOf(outcome: string | null, results: Readonly<Record<string, unknown>>, cause: string | null) {
-  const field = (state: string, key: string): string | null => {
-    const value = (results[state] as Json | undefined)?.[key];
-    return typeof value === 'string' && value.length > 0 ? value : null;
-  };
-  const ramp =
-    field('CheckProgress', 'reason') ?? field('StepUp', 'reason') ?? field('StartMoveTask', 'reason');
+function reasonOf(
+  outcome: string | null,
+  ctx: Pick<ScenarioContext, 'ramp' | 'taskResults'>,
+  cause: string | null,
+): string | null {
+  const text = (value: unknown) => (typeof value === 'string' && value.length > 0 ? value : null);
+  const field = (state: string, key: string) => text((ctx.taskResults[state] as Json | undefined)?.[key]);
+  const ramp = text(ctx.ramp?.reason);
   switch (outcome) {
     case 'SampleFailed':
       return field('VerifySample', 'reason');
@@ -118,28 +127,63 @@ function reasonOf(outcome: string | null, results: Readonly<Record<string, unkno
   }
 }
 
+/** Hooks and options of {@link runLocalIncident}: a scenario, or a test's own choices. */
+export interface LocalIncidentOptions {
+  /** The incident to prepare (queues, orders, consumer, registration). */
+  setup: ScenarioOptions & { name: string };
+  approver?: Approver;
+  /** Receives the run's story line by line. @default silent */
+  say?: (line: string) => void;
+  /** Extra runner options (Task bindings, Wait overrides). */
+  runner?: (ctx: ScenarioContext) => Partial<RunnerOptions>;
+  beforeTriage?: (ctx: ScenarioContext) => Promise<void>;
+  /** On approval. @default the fix is deployed: `consumer.endOutage()` */
+  onApproved?: (ctx: ScenarioContext) => void | Promise<void>;
+  /** After each Task (the execution waits for a returned promise). */
+  onTaskResult?: (ctx: ScenarioContext, state: string, result: unknown) => void | Promise<void>;
+  /** Wait between Retry attempts, milliseconds. @default 200 */
+  retryIntervalMs?: number;
+  /** Each function's timeout, milliseconds. @default the runner's (300 s) */
+  lambdaTimeoutMs?: number;
+}
+
+/** Everything one local run produced, for a report or a test's assertions. */
+export interface LocalIncidentRun {
+  ctx: ScenarioContext;
+  incident: PreparedIncident;
+  runner: LocalWorkflowRunner;
+  starter: LocalWorkflowStarter;
+  alarmEvent: unknown;
+  triage: TriageResult;
+  execution: RunningExecution;
+  result: ExecutionResult;
+  /** Every ramp result with a task (rate, dwell), in order. */
+  rampSteps: Array<{ rate: number; dwellSeconds: number }>;
+  startedAt: number;
+}
+
 /**
- * Runs `scenario` and returns its report; never throws for a run that ends badly (the report says
- * so), only when the run cannot be set up (the alarm did not fire, triage started nothing).
+ * One incident end to end on the local stack: prepare it, fire the DLQ alarm, run the real triage
+ * handler (which starts the workflow through the local starter) and wait for the execution. The
+ * consumer is stopped before this returns.
+ *
+ * @throws Error when the alarm does not fire or triage starts no workflow.
  */
-export async function runScenario(scenario: Scenario, options: RunScenarioOptions = {}): Promise<RunReport> {
+export async function runLocalIncident(options: LocalIncidentOptions): Promise<LocalIncidentRun> {
   const startedAt = Date.now();
   const say = options.say ?? (() => undefined);
   const elapsed = () => `${((Date.now() - startedAt) / 1000).toFixed(1)}s`;
   const sqs = sqsClient();
-  const setup = scenario.incident(options.messages);
-  say(
-    `[${elapsed()}] Scenario ${scenario.name}: ${scenario.summary}\n[${elapsed()}] Producing ${setup.messages ?? 300} orders; the consumer fails on poison payloads and, after a while, its dependency goes down...`,
-  );
-  const incident = await prepareIncident(sqs, setup);
+  const incident = await prepareIncident(sqs, options.setup);
   const { queues, consumer } = incident;
   const taskResults: Record<string, unknown> = {};
-  const ctx: ScenarioContext = {
+  const ctx: { -readonly [K in keyof ScenarioContext]: ScenarioContext[K] } = {
     sqs,
     incident,
     say: (line) => say(`[${elapsed()}] ${line}`),
     elapsed,
     taskResults,
+    ramp: undefined,
     notes: {},
   };
   const rampSteps: Array<{ rate: number; dwellSeconds: number }> = [];
@@ -147,11 +191,12 @@ export async function runScenario(scenario: Scenario, options: RunScenarioOption
     ctx.say(
       `Source queue drained: ${consumer.stats.processed} processed, ${incident.dlqDepth} dead-lettered to ${queues.dlqArn} (${incident.produced.poisonIds.length} poison).`,
     );
-    await scenario.beforeTriage?.(ctx);
+    await options.beforeTriage?.(ctx);
     const approver = options.approver ?? autoApprover();
-    const extra = scenario.runner?.(ctx) ?? {};
+    const extra = options.runner?.(ctx) ?? {};
     const runner = new LocalWorkflowRunner({
       retryIntervalMs: options.retryIntervalMs ?? 200,
+      ...(options.lambdaTimeoutMs ? { lambdaTimeoutMs: options.lambdaTimeoutMs } : {}),
       ...extra,
       approver: {
         name: approver.name,
@@ -159,7 +204,7 @@ export async function runScenario(scenario: Scenario, options: RunScenarioOption
           approver.requestApproval(request, {
             sendTaskSuccess: async (token, output) => {
               if ((output as { decision?: string }).decision === 'approved') {
-                if (scenario.onApproved) await scenario.onApproved(ctx);
+                if (options.onApproved) await options.onApproved(ctx);
                 else {
                   consumer.endOutage();
                   ctx.say('Approved. The dependency is back (fix deployed): the consumer is healthy again.');
@@ -174,10 +219,11 @@ export async function runScenario(scenario: Scenario, options: RunScenarioOption
         taskResults[state] = result;
         const r = (result ?? {}) as Json;
         narrate(ctx, state, r);
-        if ((state === 'StartMoveTask' || state === 'StepUp' || state === 'CheckProgress') && r.taskHandle)
-          rampSteps.push({ rate: num(r.rate), dwellSeconds: num(r.dwellSeconds) });
-        options.onTaskResult?.(state, result, ctx);
-        await scenario.onTaskResult?.(ctx, state, result);
+        if (RAMP_STATES.has(state)) {
+          ctx.ramp = r;
+          if (r.taskHandle) rampSteps.push({ rate: num(r.rate), dwellSeconds: num(r.dwellSeconds) });
+        }
+        await options.onTaskResult?.(ctx, state, result);
         await extra.onTaskResult?.(state, result, executionName);
       },
     });
@@ -185,84 +231,106 @@ export async function runScenario(scenario: Scenario, options: RunScenarioOption
       inputDefaults: { verifyMarginSeconds: LOCAL_VERIFY_MARGIN_SECONDS },
     });
     const dlqName = queues.dlqArn.split(':').pop() as string;
-    const alarm = await createAlarmEvaluator({ dlqUrl: queues.dlqUrl, queueName: dlqName }).evaluate();
-    if (!alarm) throw new Error(`the ${dlqName} alarm did not fire: the DLQ is empty`);
+    const alarmEvent = await createAlarmEvaluator({ dlqUrl: queues.dlqUrl, queueName: dlqName }).evaluate();
+    if (!alarmEvent) throw new Error(`the ${dlqName} alarm did not fire: the DLQ is empty`);
     ctx.say(
       `DLQ alarm ${dlqName}-not-empty: ApproximateNumberOfMessagesVisible >= 1 -> ALARM; triage runs...`,
     );
-    const triage = await runTriage(alarm, starter);
+    const triage = await runTriage(alarmEvent, starter);
     ctx.say(`Triage: ${triage.message}`);
     const execution = starter.executions[0];
     if (!execution) throw new Error(`triage started no workflow: ${triage.message}`);
     ctx.say(`Workflow ${execution.executionName} started; waiting for approval (${approver.name})...`);
     const result = await execution.result;
-    await consumer.stop();
-
-    const reconcile = result.taskResults.Reconcile as ReconcileCounts | undefined;
-    const outcome = result.path.at(-1) ?? null;
-    const dlqNow = await queueDepth(sqs, queues.dlqUrl);
-    const inventoried = reconcile?.inventoried ?? incident.dlqDepth;
-    const sample = (result.taskResults.SampleRedrive ?? {}) as Json;
-    const ramp = (result.taskResults.CheckProgress ??
-      result.taskResults.StepUp ??
-      result.taskResults.StartMoveTask ??
-      {}) as Json;
-    const report: RunReport = {
-      scenario: scenario.name,
-      expected: `${scenario.expected.outcome}: ${scenario.expected.text}`,
-      asExpected: false,
-      problems: [],
-      incidentId: triage.queues[0]?.incidentId ?? null,
-      executionName: execution.executionName,
-      status: result.status,
-      outcome,
-      reason: reasonOf(outcome, result.taskResults, result.cause),
-      inventoried,
-      redriven: reconcile?.redriven ?? 0,
-      parked: reconcile?.parked ?? 0,
-      discarded: reconcile?.discarded ?? 0,
-      remaining: reconcile?.inDlq ?? dlqNow.visible + dlqNow.inFlight,
-      lost: reconcile?.lost ?? 0,
-      lateArrivals: reconcile?.lateArrivals ?? 0,
-      lateMovedUnclassified: reconcile?.lateMovedUnclassified ?? 0,
-      returned: reconcile?.returned ?? 0,
-      sampled: num(sample.sent) + num(sample.alreadySent),
-      bulkMoved: num(ramp.movedBefore) + num(ramp.moved),
-      duplicateSendsPrevented: reconcile?.duplicateSendsPrevented ?? 0,
-      possibleDuplicateSends: reconcile?.possibleDuplicateSends ?? 0,
-      countsAddUp: reconcile ? countsAddUp(reconcile) : dlqNow.visible + dlqNow.inFlight === inventoried,
-      exposed: consumer.stats.exposed,
-      exposureBound: 0,
-      exposureBoundBasis: '',
-      stateTransitions: result.stateTransitions,
-      consumer: {
-        processed: consumer.stats.processed,
-        duplicatesSkipped: consumer.stats.duplicatesSkipped,
-        processedTwice: consumer.stats.processedTwice,
-      },
-      durationMs: 0,
-    };
-    const bound =
-      scenario.exposureBound?.(ctx, report) ??
-      defaultExposureBound(report, rampSteps, returnWindowOf(result.taskResults));
-    report.exposureBound = bound.value;
-    report.exposureBoundBasis = bound.basis;
     if (result.status !== 'SUCCEEDED')
       ctx.say(`Workflow ended ${result.status}: ${result.error ?? ''} ${result.cause ?? ''}`.trim());
-    const problems: string[] = [];
-    if (outcome !== scenario.expected.outcome)
-      problems.push(`ended ${outcome ?? 'nowhere'}, expected ${scenario.expected.outcome}`);
-    problems.push(...(scenario.check ?? defaultCheck)(report, ctx));
-    report.problems = problems;
-    report.asExpected = problems.length === 0;
-    report.durationMs = Date.now() - startedAt;
-    report.startedAt = new Date(startedAt).toISOString();
-    report.endedAt = new Date().toISOString();
-    report.onCall = report.incidentId ? await onCallReportOf(report.incidentId) : null;
-    return report;
+    return { ctx, incident, runner, starter, alarmEvent, triage, execution, result, rampSteps, startedAt };
   } finally {
     await consumer.stop();
   }
+}
+
+/**
+ * Runs `scenario` and returns its report; never throws for a run that ends badly (the report says
+ * so), only when the run cannot be set up (the alarm did not fire, triage started nothing).
+ */
+export async function runScenario(scenario: Scenario, options: RunScenarioOptions = {}): Promise<RunReport> {
+  const setup = scenario.incident(options.messages);
+  options.say?.(
+    `[0.0s] Scenario ${scenario.name}: ${scenario.summary}\n[0.0s] Producing ${setup.messages ?? 300} orders; the consumer fails on poison payloads and, after a while, its dependency goes down...`,
+  );
+  const run = await runLocalIncident({
+    setup,
+    ...(options.approver ? { approver: options.approver } : {}),
+    ...(options.say ? { say: options.say } : {}),
+    ...(scenario.runner ? { runner: scenario.runner } : {}),
+    ...(scenario.beforeTriage ? { beforeTriage: scenario.beforeTriage } : {}),
+    ...(scenario.onApproved ? { onApproved: scenario.onApproved } : {}),
+    onTaskResult: async (ctx, state, result) => {
+      options.onTaskResult?.(state, result, ctx);
+      await scenario.onTaskResult?.(ctx, state, result);
+    },
+    ...(options.retryIntervalMs ? { retryIntervalMs: options.retryIntervalMs } : {}),
+  });
+  const { ctx, incident, result, triage, execution } = run;
+  await scenario.afterRun?.(ctx);
+  const reconcile = result.taskResults.Reconcile as ReconcileCounts | undefined;
+  const outcome = result.path.at(-1) ?? null;
+  const dlqNow = await queueDepth(ctx.sqs, incident.queues.dlqUrl);
+  const inventoried = reconcile?.inventoried ?? incident.dlqDepth;
+  const sample = (result.taskResults.SampleRedrive ?? {}) as Json;
+  const ramp = ctx.ramp ?? {};
+  const { consumer } = incident;
+  const report: RunReport = {
+    scenario: scenario.name,
+    expected: `${scenario.expected.outcome}: ${scenario.expected.text}`,
+    asExpected: false,
+    problems: [],
+    incidentId: triage.queues[0]?.incidentId ?? null,
+    executionName: execution.executionName,
+    status: result.status,
+    outcome,
+    reason: reasonOf(outcome, ctx, result.cause),
+    inventoried,
+    redriven: reconcile?.redriven ?? 0,
+    parked: reconcile?.parked ?? 0,
+    discarded: reconcile?.discarded ?? 0,
+    remaining: reconcile?.inDlq ?? dlqNow.visible + dlqNow.inFlight,
+    lost: reconcile?.lost ?? 0,
+    lateArrivals: reconcile?.lateArrivals ?? num(ramp.lateArrivals),
+    lateMovedUnclassified: reconcile?.lateMovedUnclassified ?? 0,
+    returned: reconcile?.returned ?? 0,
+    sampled: num(sample.sent) + num(sample.alreadySent),
+    bulkMoved: num(ramp.movedBefore) + num(ramp.moved),
+    duplicateSendsPrevented: reconcile?.duplicateSendsPrevented ?? 0,
+    possibleDuplicateSends: reconcile?.possibleDuplicateSends ?? 0,
+    countsAddUp: reconcile ? countsAddUp(reconcile) : dlqNow.visible + dlqNow.inFlight === inventoried,
+    exposed: consumer.stats.exposed,
+    exposureBound: 0,
+    exposureBoundBasis: '',
+    stateTransitions: result.stateTransitions,
+    consumer: {
+      processed: consumer.stats.processed,
+      duplicatesSkipped: consumer.stats.duplicatesSkipped,
+      processedTwice: consumer.stats.processedTwice,
+    },
+    durationMs: 0,
+  };
+  const bound =
+    scenario.exposureBound?.(ctx, report) ?? defaultExposureBound(report, run.rampSteps, returnWindowOf(ctx));
+  report.exposureBound = bound.value;
+  report.exposureBoundBasis = bound.basis;
+  const problems: string[] = [];
+  if (outcome !== scenario.expected.outcome)
+    problems.push(`ended ${outcome ?? 'nowhere'}, expected ${scenario.expected.outcome}`);
+  problems.push(...(scenario.check ?? defaultCheck)(report, ctx));
+  report.problems = problems;
+  report.asExpected = problems.length === 0;
+  report.durationMs = Date.now() - run.startedAt;
+  report.startedAt = new Date(run.startedAt).toISOString();
+  report.endedAt = new Date().toISOString();
+  report.onCall = report.incidentId ? await onCallReportOf(report.incidentId) : null;
+  return report;
 }
 
 /** The incident's on-call report as `dlq show` builds it (stores of the environment's stack). */

@@ -60,19 +60,17 @@ const LINKED_NOT_CALLED: Partial<Record<FunctionName, readonly string[]>> = {
   preflight: [
     'sqs:StartMessageMoveTask',
     'sqs:CancelMessageMoveTask',
-    'sqs:ReceiveMessage',
-    'sqs:ChangeMessageVisibility',
-    'dynamodb:PutItem',
     'dynamodb:UpdateItem',
     'dynamodb:DeleteItem',
-    'dynamodb:BatchWriteItem',
-    'dynamodb:PartiQLUpdate',
   ],
   reconcile: ['sqs:StartMessageMoveTask', 'sqs:CancelMessageMoveTask', 'sqs:ListDeadLetterSourceQueues'],
   park: ['sqs:ListDeadLetterSourceQueues'],
   'sample-redrive': ['sqs:ListDeadLetterSourceQueues'],
   'verify-sample': ['sqs:ListDeadLetterSourceQueues'],
   'move-task': ['sqs:ListDeadLetterSourceQueues'],
+  // Only cancel an orphaned move task of their run; never start one.
+  notify: ['sqs:StartMessageMoveTask'],
+  'execution-ended': ['sqs:StartMessageMoveTask'],
 };
 
 /** Resolves the pseudo parameters of the sample events' account and Region in a template value. */

@@ -1,12 +1,10 @@
 import { DeleteQueueCommand, StartMessageMoveTaskCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { sqsClient } from '#platform/clients.js';
 import { sleep } from '#platform/sleep.js';
-import { createSqsQueues } from '#platform/sqs-queues.js';
-import { createMoveTasks, type MoveTasks } from '#transfer/move-tasks.js';
+import { createMoveTasks } from '#transfer/move-tasks.js';
 import { handler } from '../../functions/move-task/handler.js';
-import { moveTask, type RampResult } from '../../functions/move-task/move-task.js';
+import type { RampResult } from '../../functions/move-task/move-task.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { createQueue, drain, lambdaContext, planFor, seedAndInventory } from '../support/redrive-fixtures.js';
 
@@ -34,18 +32,19 @@ describe('MoveTask against the local stack', () => {
       incidentId: 'inc-mt-shared',
     });
     const plan = planFor(dlq, { rampRates: [100] });
-    const preflight = { sourceArns: dlq.sources.map((s) => s.arn) };
+    const preflight = { sourceArns: dlq.sources.map((s) => s.arn), verifyWindowSeconds: 1 };
     const started = await run({ action: 'start', plan, preflight });
     expect([started.decision, started.rate, started.status]).toEqual(['hold', 100, 'RUNNING']);
     expect(started.taskHandle).toBeTruthy();
 
     let ramp = started;
-    for (let i = 0; i < 15 && ramp.decision === 'hold'; i++) {
+    // The ramp holds one return window (1 s here) after the last message left before it is done.
+    for (let i = 0; i < 20 && ramp.decision === 'hold'; i++) {
       await sleep(700);
       ramp = await run({ action: 'check', plan, preflight, ramp });
     }
     expect(ramp.decision).toBe('done');
-    expect(ramp.moved).toBe(3);
+    expect(ramp.movedBefore + ramp.moved).toBe(3);
     expect((await drain(sqsClient(), dlq.sources[0]?.url as string)).map((m) => m.Body).sort()).toEqual([
       'o-1',
       'o-2',
@@ -53,7 +52,7 @@ describe('MoveTask against the local stack', () => {
     expect((await drain(sqsClient(), dlq.sources[1]?.url as string)).map((m) => m.Body)).toEqual(['p-9']);
   });
 
-  it('C06 maps a Start refused with InvalidParameterValue (a task is already active) to the active-task refusal, with one Start call', async () => {
+  it('C06 refuses a move task started by hand before StartMoveTask, names its handle and starts none of its own', async () => {
     const dlq = await seedAndInventory({
       sqs: sqsClient(),
       dlqName: 'mt-active-dlq',
@@ -64,22 +63,15 @@ describe('MoveTask against the local stack', () => {
     const console = await sqsClient().send(
       new StartMessageMoveTaskCommand({ SourceArn: dlq.dlqArn, MaxNumberOfMessagesPerSecond: 1 }),
     );
+    const ramp = await run({
+      action: 'start',
+      plan: planFor(dlq),
+      preflight: { sourceArns: [dlq.sources[0]?.arn as string], verifyWindowSeconds: 1 },
+    });
+    expect(ramp.decision).toBe('refuse');
+    expect(ramp.reason).toContain(`move task ${console.TaskHandle} on this DLQ was not started by this run`);
     const real = createMoveTasks();
-    let starts = 0;
-    const counted: MoveTasks = {
-      ...real,
-      start: (input) => {
-        starts += 1;
-        return real.start(input);
-      },
-    };
-    const ramp = await moveTask(
-      { action: 'start', plan: planFor(dlq), preflight: { sourceArns: [dlq.sources[0]?.arn as string] } },
-      { moveTasks: counted, queues: createSqsQueues(), envelopes: createEnvelopeStore() },
-    );
-    expect(ramp.decision).toBe('halt');
-    expect(ramp.reason).toBe(`redrive refused: task ${console.TaskHandle} already active`);
-    expect(starts).toBe(1);
+    expect((await real.list(dlq.dlqArn)).map((t) => t.taskHandle)).toEqual([console.TaskHandle]);
     await real.cancel(console.TaskHandle as string);
   });
 
@@ -92,7 +84,7 @@ describe('MoveTask against the local stack', () => {
       incidentId: 'inc-mt-step',
     });
     const plan = planFor(dlq, { rampRates: [1, 5], dwellSeconds: 60 });
-    const preflight = { sourceArns: [dlq.sources[0]?.arn as string] };
+    const preflight = { sourceArns: [dlq.sources[0]?.arn as string], verifyWindowSeconds: 1 };
     const started = await run({ action: 'start', plan, preflight });
     await sleep(1200);
     const checked = await run({ action: 'check', plan, preflight, ramp: started });
@@ -134,9 +126,9 @@ describe('MoveTask against the local stack', () => {
     expect(checked.decision).toBe('halt');
     expect(checked.status).toBe('FAILED');
     expect(checked.failureReason).toBe('AWS.SimpleQueueService.NonExistentQueue');
-    expect(checked.moved).toBeGreaterThan(0);
-    expect(checked.moved).toBeLessThan(10);
-    expect(checked.reason).toContain(`after moving ${checked.moved} of 10`);
+    expect(checked.movedBefore).toBeGreaterThan(0);
+    expect(checked.movedBefore).toBeLessThan(10);
+    expect(checked.reason).toContain(`after moving ${checked.movedBefore} of 10`);
     expect((await drain(sqsClient(), dlq.dlqUrl)).length).toBeGreaterThan(0);
   });
 

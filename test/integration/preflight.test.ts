@@ -8,6 +8,7 @@ import { handler } from '../../functions/preflight/handler.js';
 import { type PreflightDeps, type PreflightResult, preflight } from '../../functions/preflight/preflight.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { createQueue, drain, lambdaContext, planFor, seedAndInventory } from '../support/redrive-fixtures.js';
+import { seedDlq } from '../support/seed-dlq.js';
 
 /** Real ports, with every AWS call counted. */
 function countingDeps(): PreflightDeps & { calls: string[] } {
@@ -59,6 +60,37 @@ describe('Preflight against the local stack', () => {
     expect(result.refusal).toBe(`redrive refused: task ${started.TaskHandle} already active`);
     expect(result.activeMoveTask).toBe(started.TaskHandle);
     await createMoveTasks().cancel(started.TaskHandle as string);
+  });
+
+  it('N02 the recheck after the approval inventories and classifies messages that dead-lettered after triage', async () => {
+    const names = { dlqName: 'n02-recheck-dlq', sourceNames: ['n02-recheck-src'] };
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      ...names,
+      messages: Array.from({ length: 4 }, (_, i) => ({ body: `{"n":${i}}` })),
+      incidentId: 'inc-n02-recheck',
+    });
+    // The alarm is already in ALARM: these three make no new transition and get no triage.
+    const oom = { 'error-class': { DataType: 'String', StringValue: 'OutOfMemoryError' } };
+    await seedDlq({
+      sqs: sqsClient(),
+      ...names,
+      messages: [1, 2, 3].map((i) => ({ body: `{"late":${i}}`, attributes: oom })),
+    });
+    const parking = await createQueue(sqsClient(), 'n02-recheck-parking');
+    const result = await run({
+      action: 'recheck',
+      plan: planFor(dlq, { parkingQueueUrl: parking }),
+      executionName: 'exec-n02',
+    });
+    expect([result.ok, result.dlqDepth, result.lateArrivals]).toEqual([true, 7, 3]);
+    expect(result.warnings).toContain(
+      '3 message(s) reached the DLQ after triage: inventoried and classified now (3 to park before the bulk move)',
+    );
+    const late = [];
+    for await (const e of createEnvelopeStore().listEnvelopes(dlq.dlqArn)) if (e.lateArrival) late.push(e);
+    expect(late.map((e) => e.classification)).toEqual(['poison', 'poison', 'poison']);
+    expect(late.every((e) => e.incidentId === 'inc-n02-recheck')).toBe(true);
   });
 
   it('C06 rejects a ramp step above 500 msg/s before any API call', async () => {

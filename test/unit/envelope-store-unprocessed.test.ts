@@ -62,7 +62,9 @@ describe('envelope store: UnprocessedItems', () => {
       created: 60,
       unprocessedMessageIds: [],
       duplicates: 0,
+      createdMessageIds: expect.any(Array),
     });
+    expect(new Set(result.createdMessageIds).size).toBe(60);
     expect(mock.stored.size).toBe(60);
     expect(mock.calls()).toBe(5);
   });

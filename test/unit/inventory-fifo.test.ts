@@ -52,6 +52,7 @@ const store: EnvelopeStore = {
     written: items.length,
     unprocessed: 0,
     created: items.length,
+    createdMessageIds: [],
     unprocessedMessageIds: [],
   }),
 } as unknown as EnvelopeStore;
@@ -66,6 +67,9 @@ function dlq(visible: number): QueueInfo {
     visibilityTimeoutSeconds: 30,
     visible,
     inFlight: 0,
+    delayed: 0,
+    delaySeconds: 0,
+    maximumMessageSize: 262_144,
     redrivePolicy: null,
     attributes: {},
   };

@@ -46,8 +46,8 @@ describe('workflow cost on the local stack (real ASL, real handlers)', () => {
       const skeleton = (path: string[]) => path.filter((s) => !RAMP_LOOP.has(s));
       expect(skeleton(large.result.path)).toEqual(skeleton(small.result.path));
       // A slower machine moves 500 messages in more dwell periods; the bound leaves room for that
-      // (five loops) and is still far below one state per message.
-      expect(Math.abs(extra)).toBeLessThanOrEqual(15);
+      // (five loops of up to four states) and is still far below one state per message.
+      expect(Math.abs(extra)).toBeLessThanOrEqual(20);
       expect(large.result.stateTransitions).toBeLessThan(small.result.stateTransitions * 2);
     },
     scaled(150_000),

@@ -47,4 +47,14 @@ describe('fault scenarios on the local stack (npm start -- --scenario NAME)', {
     const depth = await queueDepth(sqs, dlq.QueueUrl as string);
     expect(depth.visible).toBe(report.remaining);
   });
+
+  it('N05 delay-queue: verification waits out DelaySeconds, so a consumer still failing behind a delay queue ends SampleFailed', async () => {
+    const report = await runNamedScenario('delay-queue');
+    expect(report.problems).toEqual([]);
+    expect(report).toMatchObject({ asExpected: true, outcome: 'SampleFailed', bulkMoved: 0, sampled: 3 });
+    // The samples came back: the window (4 s delay + 1 s x 3 receives + 2 s margin) outlasted them.
+    expect(report.returned).toBe(3);
+    expect(report.reason).toContain('planned 9 s');
+    expect(report.exposed).toBeLessThanOrEqual(3);
+  });
 });

@@ -83,6 +83,8 @@ export interface PutEnvelopesResult {
   unprocessed: number;
   /** Envelopes that did not exist before this call. */
   created: number;
+  /** MessageIds of the envelopes this call created (`created` of them). */
+  createdMessageIds: string[];
   /** MessageIds of the unprocessed envelopes. */
   unprocessedMessageIds: string[];
   /**
@@ -118,6 +120,11 @@ export interface EnvelopeStore {
   getEnvelope(dlqArn: string, messageId: string): Promise<StoredEnvelope | undefined>;
   /** Every envelope of one DLQ, paginated lazily (chunk items skipped). */
   listEnvelopes(dlqArn: string): AsyncIterable<StoredEnvelope>;
+  /**
+   * How many envelopes of one DLQ are in `state` (a COUNT query: no item leaves DynamoDB, though
+   * every item of the DLQ is read and billed).
+   */
+  countEnvelopes(dlqArn: string, state: EnvelopeState): Promise<number>;
   /** Every envelope carrying this idempotency key, across DLQs and MessageIds (GSI `byIdempotencyKey`). */
   findByIdempotencyKey(key: string): Promise<StoredEnvelope[]>;
   /**
@@ -191,6 +198,7 @@ export function createEnvelopeStore(options: EnvelopeStoreOptions = {}): Envelop
     putEnvelopes: (items, opts) => putEnvelopes(db, items, opts.deadlineMs),
     getEnvelope: (dlqArn, messageId) => getEnvelope(db, dlqArn, messageId),
     listEnvelopes: (dlqArn) => ({ [Symbol.asyncIterator]: () => listEnvelopes(db, dlqArn) }),
+    countEnvelopes: (dlqArn, state) => countEnvelopes(db, dlqArn, state),
     findByIdempotencyKey: (key) => findByIdempotencyKey(db, key),
     setState: (dlqArn, messageId, state, reason, opts = {}) =>
       setState(db, { dlqArn, messageId, state, reason, expectedState: opts.expectedState }),
@@ -279,11 +287,13 @@ async function putEnvelopes(
   );
   const envFailed = envLeft.map((r) => String(r.PutRequest.Item.messageId));
   failed.push(...envFailed);
-  const created = toPut.length - envFailed.length;
+  const notCreated = new Set(envFailed);
+  const createdMessageIds = toPut.map((w) => w.envelope.messageId).filter((id) => !notCreated.has(id));
   return {
-    written: touched + created + duplicates,
+    written: touched + createdMessageIds.length + duplicates,
     unprocessed: failed.length,
-    created,
+    created: createdMessageIds.length,
+    createdMessageIds,
     unprocessedMessageIds: failed,
     duplicates,
   };
@@ -321,6 +331,33 @@ async function* listEnvelopes(db: Db, dlqArn: string): AsyncGenerator<StoredEnve
     ExpressionAttributeValues: { ':pk': keys.dlq(dlqArn), ':msg': 'MSG#', ':envelope': ENVELOPE_ENTITY },
   });
   for await (const item of items) yield fromItem(item);
+}
+
+/** How many envelopes of a DLQ are in `state`: COUNT pages, nothing but the counts comes back. */
+async function countEnvelopes(db: Db, dlqArn: string, state: EnvelopeState): Promise<number> {
+  let count = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await db.client().send(
+      new QueryCommand({
+        TableName: db.table,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :msg)',
+        FilterExpression: 'entity = :envelope AND #state = :state',
+        ExpressionAttributeNames: { '#state': 'state' },
+        ExpressionAttributeValues: {
+          ':pk': keys.dlq(dlqArn),
+          ':msg': 'MSG#',
+          ':envelope': ENVELOPE_ENTITY,
+          ':state': state,
+        },
+        Select: 'COUNT',
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }),
+    );
+    count += out.Count ?? 0;
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return count;
 }
 
 async function findByIdempotencyKey(db: Db, key: string): Promise<StoredEnvelope[]> {

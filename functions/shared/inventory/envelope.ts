@@ -57,6 +57,8 @@ export interface EnvelopeContext {
   incidentId?: string;
   /** The inventory (its session id) that saw the message; set on the envelope as `inventoryId`. */
   inventoryId?: string;
+  /** The message dead-lettered after triage's inventory (set by later inventories, N02). */
+  lateArrival?: boolean;
   /** Where consumers put failure reasons. @default DEFAULT_FAILURE_ATTRIBUTES */
   failureAttributes?: FailureAttributeNames;
   /** Message classification rules. @default DEFAULT_RULES */
@@ -211,5 +213,6 @@ export function buildEnvelope(message: Message, ctx: EnvelopeContext): EnvelopeW
   if (origin) envelope.origin = origin;
   if (ctx.incidentId !== undefined) envelope.incidentId = ctx.incidentId;
   if (ctx.inventoryId !== undefined) envelope.inventoryId = ctx.inventoryId;
+  if (ctx.lateArrival) envelope.lateArrival = true;
   return { envelope, body };
 }

@@ -73,6 +73,11 @@ export interface InventoryInput {
   failureAttributes?: FailureAttributeNames;
   /** Long-poll wait of each receive, seconds. @default 1 */
   waitTimeSeconds?: number;
+  /**
+   * Mark the envelopes this run creates `lateArrival: true`: any inventory after triage's (the
+   * recheck, the ramp's gate, Reconcile) finds messages that dead-lettered after triage (N02).
+   */
+  lateArrival?: boolean;
 }
 
 /** What one inventory run did. */
@@ -84,6 +89,8 @@ export interface InventoryResult {
   duplicatesInRun: number;
   written: number;
   created: number;
+  /** MessageIds of the envelopes this run created (messages the pipeline had never seen). */
+  createdMessageIds: string[];
   unprocessed: number;
   unprocessedMessageIds: string[];
   /** Messages whose envelope could not be built (kept in the DLQ, reported). */
@@ -126,6 +133,7 @@ export async function inventoryDlq(input: InventoryInput, deps: InventoryDeps): 
     duplicatesInRun: 0,
     written: 0,
     created: 0,
+    createdMessageIds: [],
     unprocessed: 0,
     unprocessedMessageIds: [],
     buildErrors: [],
@@ -161,6 +169,7 @@ export async function inventoryDlq(input: InventoryInput, deps: InventoryDeps): 
         (r) => {
           result.written += r.written;
           result.created += r.created;
+          result.createdMessageIds.push(...r.createdMessageIds);
           result.unprocessed += r.unprocessed;
           result.unprocessedMessageIds.push(...r.unprocessedMessageIds);
         },
@@ -222,6 +231,7 @@ export async function inventoryDlq(input: InventoryInput, deps: InventoryDeps): 
             now,
             registration: input.registration,
             incidentId: input.incidentId,
+            ...(input.lateArrival ? { lateArrival: true } : {}),
             ...(input.rules ? { rules: input.rules } : {}),
             ...(input.failureAttributes ? { failureAttributes: input.failureAttributes } : {}),
           });

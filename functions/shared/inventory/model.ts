@@ -111,6 +111,11 @@ export interface Envelope {
    * message seen again by the same inventory is a duplicate delivery, not a second message.
    */
   inventoryId?: string;
+  /**
+   * True when the envelope was first stored by an inventory after triage's (the recheck after the
+   * approval, the ramp's gate, Reconcile): the message dead-lettered after triage (case N02).
+   */
+  lateArrival?: boolean;
 }
 
 /**

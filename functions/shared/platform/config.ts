@@ -21,7 +21,8 @@
  * - `TRIAGE_MESSAGE_BUDGET` (most new envelopes per run, default 5000), `TRIAGE_PAGE_BUDGET`
  *   (most messages held in flight at once, 10..100000, default 10000: below SQS's 120,000
  *   in-flight limit), `TRIAGE_SAFETY_MARGIN_MS` (stop receiving with this much Lambda time left,
- *   default 15000), `ALARM_QUEUE_MAP` (JSON `{ "<alarm name or ARN>": ["<queue name>", ...] }` for
+ *   default 15000), `LOCAL_SQS_VISIBLE_INCLUDES_IN_FLIGHT` (`true` on the local stack only: its SQS
+ *   stand-in counts in-flight messages inside ApproximateNumberOfMessages), `ALARM_QUEUE_MAP` (JSON `{ "<alarm name or ARN>": ["<queue name>", ...] }` for
  *   alarms with no QueueName dimension, case C02).
  * - `PIPELINE_KEY_USERS`: JSON array of {@link KeyUser} (preflight's check of every queue's KMS
  *   key, docs/redrive-workflow.md); unset: the roles' use of keys is not simulated, key states still are.
@@ -153,6 +154,7 @@ const PipelineEnv = z.object({
   TRIAGE_MESSAGE_BUDGET: z._default(intFromEnv(1, 1_000_000), 5000),
   TRIAGE_PAGE_BUDGET: z._default(intFromEnv(10, 100_000), 10_000),
   TRIAGE_SAFETY_MARGIN_MS: z._default(intFromEnv(0, 600_000), 15_000),
+  LOCAL_SQS_VISIBLE_INCLUDES_IN_FLIGHT: z.optional(z.enum(['true', 'false'])),
   ALARM_QUEUE_MAP: z._default(
     JsonText.check(
       z.refine(isQueueMap, 'must be a JSON object of alarm name or ARN -> array of queue names'),
@@ -227,6 +229,11 @@ export interface PipelineConfig {
    * the SDK's endpoint variables are per service, not per account). Empty on AWS.
    */
   readonly remoteEndpoints: Readonly<Record<string, Partial<Record<RemoteService, string>>>>;
+  /**
+   * The SQS endpoint counts in-flight messages inside ApproximateNumberOfMessages (the local
+   * stand-in does; real SQS does not): the SQS port then subtracts them.
+   */
+  readonly sqsVisibleIncludesInFlight: boolean;
 }
 
 /**
@@ -269,6 +276,7 @@ export function readConfig(env: Readonly<Record<string, string | undefined>> = p
     // Checked by isKeyUsers.
     keyUsers: e.PIPELINE_KEY_USERS as KeyUser[],
     remoteEndpoints: e.REMOTE_ENDPOINTS as Record<string, Partial<Record<RemoteService, string>>>,
+    sqsVisibleIncludesInFlight: e.LOCAL_SQS_VISIBLE_INCLUDES_IN_FLIGHT === 'true',
   };
 }
 

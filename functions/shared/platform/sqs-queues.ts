@@ -16,6 +16,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { sqsClient } from './clients.js';
+import { pipelineConfig } from './config.js';
 import {
   AccessDeniedError,
   awsErrorName,
@@ -35,10 +36,20 @@ export interface QueueInfo {
   retentionPeriodSeconds: number;
   /** VisibilityTimeout, seconds. */
   visibilityTimeoutSeconds: number;
-  /** ApproximateNumberOfMessages at lookup time. */
+  /**
+   * ApproximateNumberOfMessages at lookup time: visible messages. The local SQS stand-in counts
+   * in-flight messages in it too; with `LOCAL_SQS_VISIBLE_INCLUDES_IN_FLIGHT=true` (set by the
+   * local stack) they are subtracted, so `visible + inFlight + delayed` is the depth on both.
+   */
   visible: number;
   /** ApproximateNumberOfMessagesNotVisible at lookup time. */
   inFlight: number;
+  /** ApproximateNumberOfMessagesDelayed at lookup time (delay queues, per-message timers). */
+  delayed: number;
+  /** DelaySeconds: how long every new message stays hidden, seconds. */
+  delaySeconds: number;
+  /** MaximumMessageSize: body plus message attributes, bytes. */
+  maximumMessageSize: number;
   /** The queue's own RedrivePolicy, parsed, when it has one. */
   redrivePolicy: { deadLetterTargetArn: string; maxReceiveCount: number } | null;
   attributes: Record<string, string>;
@@ -123,14 +134,29 @@ function parseRedrivePolicy(raw: string | undefined): QueueInfo['redrivePolicy']
   }
 }
 
+/** Visible + in flight + delayed: every message a queue holds (approximate, as SQS counts). */
+export function queueDepth(info: Pick<QueueInfo, 'visible' | 'inFlight' | 'delayed'>): number {
+  return info.visible + info.inFlight + info.delayed;
+}
+
 /** Queue name from a queue URL (last path segment). */
 export function queueNameOfUrl(url: string): string {
   return url.replace(/\/+$/, '').split('/').pop() ?? url;
 }
 
-/** Creates the SQS port. @param options.client - @default the shared client */
-export function createSqsQueues(options: { client?: SQSClient } = {}): SqsQueues {
+/**
+ * Creates the SQS port.
+ * @param options.client - @default the shared client
+ * @param options.visibleIncludesInFlight - the endpoint counts in-flight messages inside
+ *   ApproximateNumberOfMessages (the local stand-in does, real SQS does not). @default the
+ *   configuration (`LOCAL_SQS_VISIBLE_INCLUDES_IN_FLIGHT`, set by the local stack only)
+ */
+export function createSqsQueues(
+  options: { client?: SQSClient; visibleIncludesInFlight?: boolean } = {},
+): SqsQueues {
   const client = () => options.client ?? sqsClient();
+  const visibleIncludesInFlight = () =>
+    options.visibleIncludesInFlight ?? pipelineConfig().sqsVisibleIncludesInFlight;
   const call = async <T>(action: string, resource: string, fn: () => Promise<T>): Promise<T> => {
     try {
       return await fn();
@@ -146,6 +172,8 @@ export function createSqsQueues(options: { client?: SQSClient } = {}): SqsQueues
     const a = out.Attributes ?? {};
     const arn = a.QueueArn ?? '';
     const name = arn.split(':').pop() || queueNameOfUrl(url);
+    const inFlight = Number(a.ApproximateNumberOfMessagesNotVisible ?? 0);
+    const approximate = Number(a.ApproximateNumberOfMessages ?? 0);
     return {
       url,
       arn,
@@ -153,8 +181,11 @@ export function createSqsQueues(options: { client?: SQSClient } = {}): SqsQueues
       fifo: a.FifoQueue === 'true' || name.endsWith('.fifo'),
       retentionPeriodSeconds: Number(a.MessageRetentionPeriod ?? 345_600),
       visibilityTimeoutSeconds: Number(a.VisibilityTimeout ?? 30),
-      visible: Number(a.ApproximateNumberOfMessages ?? 0),
-      inFlight: Number(a.ApproximateNumberOfMessagesNotVisible ?? 0),
+      visible: visibleIncludesInFlight() ? Math.max(0, approximate - inFlight) : approximate,
+      inFlight,
+      delayed: Number(a.ApproximateNumberOfMessagesDelayed ?? 0),
+      delaySeconds: Number(a.DelaySeconds ?? 0),
+      maximumMessageSize: Number(a.MaximumMessageSize ?? 262_144),
       redrivePolicy: parseRedrivePolicy(a.RedrivePolicy),
       attributes: a,
     };

@@ -12,6 +12,8 @@
  * - `DLQ#<dlqArn>` / `WORKFLOW`: the workflow lease (`incidentId`, `executionName`, `acquiredAt`,
  *   `expiresAt`): at most one redrive workflow per DLQ. Taken by Preflight, released by Notify /
  *   RecordFailure, expires after the longest run (see functions/shared/incident/workflow-lease.ts).
+ * - `DLQ#<dlqArn>` / `MOVETASK`: who started the DLQ's move task (intent before the call, handle
+ *   after; functions/shared/transfer/move-task-record.ts).
  * - `KEY#<idempotencyKey>` / `REDRIVE`: the redrive ledger entry (IN_PROGRESS, then SENT).
  * - `KEY#<idempotencyKey>` / `PROCESSED#<consumer>`: written by the consumer-side middleware.
  * - `INCIDENT#<incidentId>` / `INCIDENT`: the incident and its summary. `gsi1pk = INCIDENTS`,
@@ -58,6 +60,7 @@ export const keys = {
   config: 'CONFIG',
   cursor: 'CURSOR',
   workflowLease: 'WORKFLOW',
+  moveTask: 'MOVETASK',
   idempotencyKey: (key: string) => `KEY#${key}`,
   redriveLedger: 'REDRIVE',
   processed: (consumer: string) => `PROCESSED#${consumer}`,

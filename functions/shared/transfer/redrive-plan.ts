@@ -117,19 +117,28 @@ export function checkQueueTypes(dlqArn: string, targets: readonly string[]): Pla
 }
 
 /**
- * The verification window: long enough for a consumer that still fails to receive a sample
- * `maxReceiveCount` times and for SQS to move it back to the DLQ.
+ * The return window of a redriven message, which is also the verification window: long enough for
+ * a consumer that still fails to first see the message (a delay queue hides every new message,
+ * a redriven one too, for its DelaySeconds, case N05), receive it `maxReceiveCount` times, and for
+ * SQS to move it back to the DLQ: DelaySeconds + VisibilityTimeout x maxReceiveCount + margin.
  *
- * @param sources - each source queue's VisibilityTimeout (seconds) and maxReceiveCount.
+ * @param sources - each destination's VisibilityTimeout and DelaySeconds (seconds, DelaySeconds
+ *   0 when absent) and maxReceiveCount.
  * @param marginSeconds - added on top (consumer start-up, polling delay).
  * @returns seconds (the longest over the sources).
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-delay-queues.html
  */
 export function verifyWindowSeconds(
-  sources: ReadonlyArray<{ visibilityTimeoutSeconds: number; maxReceiveCount: number }>,
+  sources: ReadonlyArray<{
+    visibilityTimeoutSeconds: number;
+    maxReceiveCount: number;
+    delaySeconds?: number;
+  }>,
   marginSeconds: number,
 ): number {
   const longest = sources.reduce(
-    (max, s) => Math.max(max, s.visibilityTimeoutSeconds * Math.max(1, s.maxReceiveCount)),
+    (max, s) =>
+      Math.max(max, (s.delaySeconds ?? 0) + s.visibilityTimeoutSeconds * Math.max(1, s.maxReceiveCount)),
     0,
   );
   return longest + marginSeconds;

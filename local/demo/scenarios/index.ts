@@ -4,14 +4,25 @@
  * {@link SCENARIOS}, and add its test to test/workflow/scenarios.test.ts (docs/local-run.md, "Fault
  * scenarios").
  */
+import { consoleMoveTask } from './console-move-task.js';
+import { consumerBreaksDuringRamp } from './consumer-breaks-during-ramp.js';
 import { consumerStillBroken } from './consumer-still-broken.js';
+import { delayQueue } from './delay-queue.js';
 import { healthy } from './healthy.js';
+import { latePoisonArrivals } from './late-poison-arrivals.js';
 import type { Scenario } from './types.js';
 
 export type { Scenario, ScenarioContext, TerminalState } from './types.js';
 
 /** Every scenario; the first is the default. */
-export const SCENARIOS: readonly Scenario[] = [healthy, consumerStillBroken];
+export const SCENARIOS: readonly Scenario[] = [
+  healthy,
+  consumerStillBroken,
+  consumerBreaksDuringRamp,
+  latePoisonArrivals,
+  delayQueue,
+  consoleMoveTask,
+];
 
 /** The scenario `npm start` runs without `--scenario`. */
 export const DEFAULT_SCENARIO = healthy.name;

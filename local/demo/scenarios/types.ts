@@ -33,6 +33,8 @@ export interface ScenarioContext {
   elapsed(): string;
   /** The latest result of each Task state so far, by state name. */
   readonly taskResults: Readonly<Record<string, unknown>>;
+  /** The latest `$.ramp` (StartMoveTask, CheckProgress, StepUp or ResumeRamp, whichever ran last). */
+  readonly ramp: Readonly<Record<string, unknown>> | undefined;
   /** Free slot for a scenario's own facts (a break time, a hand-started task handle...). */
   readonly notes: Record<string, unknown>;
 }
@@ -75,6 +77,11 @@ export interface Scenario {
    * hook can act between two states (start a move task by hand during the verification wait).
    */
   onTaskResult?(ctx: ScenarioContext, state: string, result: unknown): void | Promise<void>;
+  /**
+   * Runs once the execution has ended, before the report is built: gather facts for `check`
+   * (into `ctx.notes`) or clean up what the scenario did by hand (cancel a task it started).
+   */
+  afterRun?(ctx: ScenarioContext): Promise<void>;
   /** The exposure bound that applies. @default {@link defaultExposureBound} in run-scenario.ts */
   exposureBound?(ctx: ScenarioContext, report: RunReport): ExposureBound;
   /**

@@ -1,0 +1,80 @@
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { GetQueueUrlCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sqsClient } from '#platform/clients.js';
+import { type LocalStack, startLocalStack } from '../../local/stack.js';
+import { runNamedScenario } from '../support/scenarios.js';
+
+// The fault scenarios of the ramp (npm start -- --scenario NAME), on the same code path as the CLI:
+// the real triage handler, the real ASL and the real task handlers on the local stack.
+const SCENARIO_TIMEOUT_MS = 300_000;
+
+async function drainBodies(sqs: SQSClient, queueName: string): Promise<string[]> {
+  const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: queueName }));
+  const bodies: string[] = [];
+  for (let empty = 0; empty < 2; ) {
+    const out = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 60 }),
+    );
+    if (!out.Messages?.length) empty += 1;
+    for (const m of out.Messages ?? []) bodies.push(m.Body ?? '');
+  }
+  return bodies;
+}
+
+describe('ramp fault scenarios on the local stack', { timeout: SCENARIO_TIMEOUT_MS }, () => {
+  let stack: LocalStack;
+  let sqs: SQSClient;
+  beforeAll(async () => {
+    stack = await startLocalStack();
+    sqs = sqsClient();
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('consumer-breaks-during-ramp: re-inflow behind the backlog is seen by accounting, the task cancelled, the run halted within the exposure bound', async () => {
+    const report = await runNamedScenario('consumer-breaks-during-ramp');
+    expect(report.problems).toEqual([]);
+    expect(report).toMatchObject({ asExpected: true, outcome: 'RedriveHalted', lost: 0 });
+    expect(report.exposed).toBeGreaterThan(0);
+    expect(report.exposed).toBeLessThanOrEqual(report.exposureBound);
+    expect(report.exposureBoundBasis).toMatch(/^\d+ msg\/s x \(5 s return window \+ \d+ s dwell\)$/);
+    expect(report.reason).toMatch(
+      /^re-inflow: \d+ message\(s\) this run redriven came back to the DLQ \(breaks: \d+\)/,
+    );
+    // Not everything was moved: the halt left the rest in the DLQ.
+    expect(report.bulkMoved).toBeLessThan(report.inventoried - report.parked - report.sampled);
+    expect(report.remaining).toBeGreaterThan(0);
+  });
+
+  it('N02 late-poison-arrivals: poison that dead-letters after triage is inventoried and parked, never delivered to the consumer again', async () => {
+    const report = await runNamedScenario('late-poison-arrivals');
+    expect(report.problems).toEqual([]);
+    expect(report).toMatchObject({ asExpected: true, outcome: 'Done', exposed: 0, lost: 0, remaining: 0 });
+    expect(report.lateArrivals).toBe(20);
+    // Every late poison order sits in the parking queue, beside the poison triage found.
+    const parked = (await drainBodies(sqs, 'late-parking')).map(
+      (b) => (JSON.parse(b) as { orderId: string }).orderId,
+    );
+    expect(parked.filter((id) => id.startsWith('late-poison-')).sort()).toEqual(
+      Array.from({ length: 20 }, (_, i) => `late-poison-${String(i + 1).padStart(6, '0')}`),
+    );
+    expect(report.parked).toBe(parked.length);
+  });
+
+  it('C06 console-move-task: a task started by hand during verification is refused by its handle and never adopted', async () => {
+    const report = await runNamedScenario('console-move-task');
+    expect(report.problems).toEqual([]);
+    expect(report).toMatchObject({
+      asExpected: true,
+      outcome: 'RedriveRefused',
+      bulkMoved: 0,
+      status: 'FAILED',
+    });
+    expect(report.reason).toMatch(
+      /^redrive refused: move task \S+ on this DLQ was not started by this run \(2 msg\/s/,
+    );
+    expect(report.countsAddUp).toBe(true);
+  });
+});
