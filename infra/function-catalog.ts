@@ -144,7 +144,7 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     parkingQueue: none,
     table: 'readWrite',
     // Notifications (unresolvable, refused, partial, systemic, alarm-cleared: C04) go to Slack via
-    // notifierFromEnv() when SLACK_SECRET_ARN is set.
+    // sharedNotifier() when SLACK_SECRET_ARN is set.
     slackSecret: true,
     stateMachine: ['states:StartExecution'],
     // Starting an execution whose name exists already (C19) is answered by describing it.
@@ -305,7 +305,7 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     sourceQueues: none,
     parkingQueue: none,
     table: 'readWrite',
-    // docs/contracts.md (Slack): Notify takes its notifier from notifierFromEnv(), Slack when
+    // docs/contracts.md (Slack): Notify takes its notifier from sharedNotifier(), Slack when
     // SLACK_SECRET_ARN is set.
     slackSecret: true,
     stateMachine: none,
@@ -338,7 +338,7 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     parkingQueue: none,
     // Reads the lease (GetItem) and the incident; deletes the lease (conditional DeleteItem).
     table: 'readWrite',
-    // Notifies through notifierFromEnv() like notify: Slack when SLACK_SECRET_ARN is set.
+    // Notifies through sharedNotifier() like notify: Slack when SLACK_SECRET_ARN is set.
     slackSecret: true,
     stateMachine: none,
     executions: none,

@@ -104,7 +104,7 @@ function loadEvent(path: string): Record<string, unknown> {
 
 /**
  * Grants docs/contracts.md requires before the code calls them: Notify takes its notifier from
- * `notifierFromEnv()` (Slack when `SLACK_SECRET_ARN` is set); its handler still uses the log notifier.
+ * `sharedNotifier()` (Slack when `SLACK_SECRET_ARN` is set); its handler still uses the log notifier.
  */
 const REQUIRED_BY_CONTRACT: Partial<Record<FunctionName, readonly string[]>> = {
   notify: ['secretsmanager:GetSecretValue'],
