@@ -124,7 +124,34 @@ beforeEach(() => {
 });
 
 describe('ValidateInput against the local stack', () => {
-  const examples = readdirSync(EVENTS).filter((f) => f.endsWith('.json') && !f.includes('fifo'));
+  const all = readdirSync(EVENTS).filter((f) => f.endsWith('.json') && !f.includes('fifo'));
+  const moverFields = (input: Record<string, unknown>) =>
+    (['selection', 'unpark', 'transform'] as const).filter(
+      (f) => input[f] !== undefined && input[f] !== false,
+    );
+  const raw = (name: string) =>
+    JSON.parse(readFileSync(new URL(name, EVENTS), 'utf8')) as Record<string, unknown>;
+  const examples = all.filter((name) => moverFields(raw(name)).length === 0);
+  const moverExamples = all.filter((name) => !examples.includes(name));
+
+  it('has console examples of both kinds (plain and recording-mover)', () => {
+    expect(examples.length).toBeGreaterThan(0);
+    expect(moverExamples.length).toBeGreaterThan(0);
+  });
+
+  // Until the recording mover is wired into the workflow, ValidateInput refuses these fields by name
+  // (a move task would move the whole DLQ) and makes no SQS call.
+  it.each(moverExamples)(
+    'refuses the recording-mover console example %s, naming each field',
+    async (name) => {
+      const input = load(EVENTS, name) as Record<string, unknown>;
+      const error = await invoke({ input }).catch((e: unknown) => e);
+      expect(error).toMatchObject({ name: 'Redrive.InvalidInput' });
+      for (const field of moverFields(input))
+        expect(String((error as Error).message)).toContain(`${field}: needs the recording mover`);
+      expect(sent.filter((c) => c !== 'GetItemCommand')).toEqual([]);
+    },
+  );
 
   it.each(examples)('turns the console example %s into a plan with the real DLQ URL', async (name) => {
     const input = load(EVENTS, name) as { dlqArn: string };
