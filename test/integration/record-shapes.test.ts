@@ -17,6 +17,7 @@ import { documentClient } from '#platform/clients.js';
 import { UnknownShapeVersionError } from '#platform/errors.js';
 import { SHAPE_VERSIONS } from '#platform/record-shapes.js';
 import { keys } from '#platform/table.js';
+import { createMoveTaskRecords } from '#transfer/move-task-record.js';
 import { createRedriveLedger } from '#transfer/redrive-ledger.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { pendingApprovalRecord } from '../support/approval-record.js';
@@ -121,6 +122,16 @@ describe('record shape versions on DynamoDB Local', () => {
       via: 'slack',
     });
 
+    await createMoveTaskRecords().recordIntent({
+      dlqArn: DLQ,
+      incidentId: 'inc-1',
+      executionName: 'inc-1',
+      seq: 1,
+      rate: 5,
+      rateIndex: 0,
+      destinationArn: null,
+      requestedAt: now,
+    });
     await createCancelRequests().request({
       incidentId: 'inc-1',
       executionName: 'inc-1',
@@ -141,6 +152,7 @@ describe('record shape versions on DynamoDB Local', () => {
         'DLQ / CONFIG',
         'DLQ / WORKFLOW',
         'DLQ / INVENTORY',
+        'DLQ / MOVETASK',
         'KEY / REDRIVE',
         'INCIDENT / INCIDENT',
         'INCIDENT / SLACK#',

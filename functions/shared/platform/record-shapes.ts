@@ -31,6 +31,8 @@ export const SHAPE_VERSIONS = {
   registration: 1,
   /** `DLQ#<dlqArn>` / `WORKFLOW` */
   'workflow-lease': 1,
+  /** `DLQ#<dlqArn>` / `MOVETASK` */
+  'move-task-record': 1,
   /** `KEY#<idempotencyKey>` / `REDRIVE` */
   'ledger-entry': 1,
   /** `INCIDENT#<incidentId>` / `INCIDENT` */

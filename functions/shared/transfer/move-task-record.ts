@@ -23,7 +23,8 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '#platform/clients.js';
 import { pipelineConfig } from '#platform/config.js';
-import { awsErrorName, errorMessage, isRetryable, TransientError } from '#platform/errors.js';
+import { errorMessage, isConditionalCheckFailed, isRetryable, TransientError } from '#platform/errors.js';
+import { readShape, shapeOf } from '#platform/record-shapes.js';
 import { keys } from '#platform/table.js';
 import type { MoveTasks } from './move-tasks.js';
 
@@ -90,7 +91,12 @@ export function createMoveTaskRecords(
           new GetCommand({ TableName: table(), Key: key(dlqArn), ConsistentRead: true }),
         );
         if (!out.Item) return undefined;
-        const { pk: _pk, sk: _sk, entity: _e, ...record } = out.Item;
+        const {
+          pk: _pk,
+          sk: _sk,
+          entity: _e,
+          ...record
+        } = readShape('move-task-record', out.Item, `move task record of ${dlqArn}`);
         return record as MoveTaskRecord;
       } catch (error) {
         throw wrap('dynamodb:GetItem (move task record)', error);
@@ -104,6 +110,7 @@ export function createMoveTaskRecords(
             Item: {
               ...key(record.dlqArn),
               entity: 'moveTaskRecord',
+              ...shapeOf('move-task-record'),
               ...record,
               taskHandle: null,
               updatedAt: now(),
@@ -132,7 +139,7 @@ export function createMoveTaskRecords(
           }),
         );
       } catch (error) {
-        if (awsErrorName(error) === 'ConditionalCheckFailedException') return;
+        if (isConditionalCheckFailed(error)) return;
         throw wrap('dynamodb:UpdateItem (move task handle)', error);
       }
     },
