@@ -67,7 +67,7 @@ export function contextFromEnv(io: CliIO, env: NodeJS.ProcessEnv = process.env):
       const arn = flag ?? config.stateMachineArn;
       if (!arn)
         throw new CliError(
-          '--state-machine-arn: is required (or set STATE_MACHINE_ARN to the pipeline stack output StateMachineArn)',
+          '--state-machine-arn: is required (or set STATE_MACHINE_ARN to the pipeline stack output StateMachineAliasArn)',
           2,
         );
       return arn;

@@ -45,7 +45,7 @@ import { ALARM_DELIVERIES, type AlarmDelivery, AlarmRouting } from './constructs
 import { PipelineFunctions } from './constructs/pipeline-functions.js';
 import { PipelineQueues } from './constructs/pipeline-queues.js';
 import { PipelineTable } from './constructs/pipeline-table.js';
-import { RedriveWorkflow } from './constructs/redrive-workflow.js';
+import { RedriveWorkflow, redriveWorkflowProblems } from './constructs/redrive-workflow.js';
 import { SlackEndpoint, slackEndpointProblems } from './constructs/slack-endpoint.js';
 import type { FunctionName } from './function-catalog.js';
 import { flatLogicalId } from './logical-ids.js';
@@ -119,6 +119,14 @@ export interface PipelineStackProps extends StackProps {
    * @see https://docs.aws.amazon.com/step-functions/latest/dg/cw-events.html
    */
   readonly executionEndedRule?: boolean;
+  /**
+   * Name of the state machine alias every execution starts through (triage, the CLI, the
+   * console): each deploy that changes the definition publishes a version and moves the alias to
+   * it, while running executions finish on theirs.
+   * @default 'live'
+   * @see https://docs.aws.amazon.com/step-functions/latest/dg/concepts-state-machine-alias.html
+   */
+  readonly workflowAliasName?: string;
 }
 
 /** Ids of the constructs the stack is composed of; they do not take part in logical ids. */
@@ -142,6 +150,7 @@ function pipelineStackProblems(props: PipelineStackProps): string[] {
       { secretArn: props.slackSecretArn, defaultChannel: props.slackDefaultChannel },
       { secretArn: 'slackSecretArn', defaultChannel: 'slackDefaultChannel' },
     ),
+    ...redriveWorkflowProblems({ aliasName: props.workflowAliasName }, 'workflowAliasName'),
   ];
 }
 
@@ -157,6 +166,8 @@ export class PipelineStack extends Stack {
   public readonly missingFunctions: readonly FunctionName[];
   /** The redrive workflow, when the definition file exists. */
   public readonly stateMachine: sfn.StateMachine | undefined;
+  /** The alias executions start through (`STATE_MACHINE_ARN`), when the definition file exists. */
+  public readonly stateMachineAlias: sfn.CfnStateMachineAlias | undefined;
   /** Messages kept out of the bulk move (poison, permanent, over maxRedrives). */
   public readonly parkingQueue: sqs.Queue;
   /**
@@ -212,6 +223,7 @@ export class PipelineStack extends Stack {
         functions,
         definitionPath,
         ...(props.logRetention === undefined ? {} : { logRetention: props.logRetention }),
+        ...(props.workflowAliasName === undefined ? {} : { aliasName: props.workflowAliasName }),
       });
     } else {
       Annotations.of(this).addWarningV2(
@@ -239,6 +251,7 @@ export class PipelineStack extends Stack {
     this.slackSecret = slack.secret;
     this.slackInteractionUrl = slack.interactionUrl;
     this.stateMachine = workflow?.stateMachine;
+    this.stateMachineAlias = workflow?.alias;
     this.alarmRule = this.routing.alarmRule;
     this.alarmTopic = this.routing.alarmTopic;
     this.executionEndedRule = this.routing.executionEndedRule;
@@ -286,7 +299,12 @@ export class PipelineStack extends Stack {
       },
       StateMachineArn: {
         value: this.stateMachine?.stateMachineArn,
-        description: 'Start a redrive from the console with {"dlqArn": ...}',
+        description: 'The redrive state machine (its executions, versions and aliases)',
+      },
+      StateMachineAliasArn: {
+        value: this.stateMachineAlias?.attrArn,
+        description:
+          'Start redrives here (STATE_MACHINE_ARN of the CLI; console: the alias > Start execution)',
       },
       TableName: { value: this.table.tableName, description: 'Envelopes, incidents, registrations, ledger' },
       ParkingQueueUrl: {

@@ -44,9 +44,15 @@ export function executionNameOf(incidentId: string): string {
   return `${clean.slice(0, MAX_EXECUTION_NAME - suffix.length - 1)}-${suffix}`;
 }
 
-/** The execution ARN Step Functions gives an execution of `stateMachineArn` named `name`. */
+/**
+ * The execution ARN Step Functions gives an execution named `name` started with
+ * `stateMachineArn`. That ARN may name a version or an alias (`...:stateMachine:<name>:live`, as
+ * `STATE_MACHINE_ARN` does): executions are named under the state machine itself, whichever
+ * version or alias started them, so the qualifier is dropped.
+ * @see https://docs.aws.amazon.com/step-functions/latest/dg/execution-alias-version-associate.html
+ */
 export function executionArnOf(stateMachineArn: string, name: string): string {
-  return `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`;
+  return `${stateMachineArn.replace(/:stateMachine:([^:]+)(:[^:]+)?$/, ':execution:$1')}:${name}`;
 }
 
 /**

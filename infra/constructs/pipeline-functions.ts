@@ -151,6 +151,9 @@ export class PipelineFunctions extends Construct {
       },
       ...(name === 'triage' ? { deadLetterQueue: props.asyncFailureQueue, retryAttempts: 2 } : {}),
       bundling: PIPELINE_BUNDLING,
+      // A version the workflow calls outlives the deploy that replaces it: executions running on
+      // an older state machine version still call it (RedriveWorkflow).
+      currentVersionOptions: { removalPolicy: RemovalPolicy.RETAIN },
     });
     this.functions[name] = fn;
     this.roles[name] = role;

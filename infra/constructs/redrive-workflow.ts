@@ -1,33 +1,51 @@
 /**
  * `RedriveWorkflow`: the redrive state machine from `statemachines/redrive.asl.json` (JSONPath
- * ASL; every `${XFunctionArn}` placeholder is the function's ARN, and the synth fails naming any
+ * ASL; every `${XFunctionArn}` placeholder is a function's ARN, and the synth fails naming any
  * placeholder without a function), Standard type, logs at level ALL without execution data (the
- * approval task's input carries a task token), X-Ray tracing. Its role may invoke exactly the
- * functions the definition names.
+ * approval task's input carries a task token), X-Ray tracing.
  *
- * It also wires the functions that use the workflow, per their catalogue entries: the state
- * machine's ARN in `STATE_MACHINE_ARN` with the `states:` actions listed, `DescribeExecution` on
- * this state machine's executions, and `APPROVAL_TIMEOUT_SECONDS` on `request-approval` (the
- * approval state's `TimeoutSeconds`, so the approval record's TTL outlives the task token).
+ * Safe upgrades: an execution finishes on the definition and the function code it started with.
+ * - Every deploy that changes a function publishes a Lambda version of it (`currentVersion`,
+ *   retained), and the definition calls those versions, not `$LATEST`.
+ * - Every deploy that changes the definition publishes a state machine version (retained), and
+ *   the alias ({@link aliasName}, `live` by default) routes all new executions to it.
+ * - Everything that starts executions starts them through the alias: its ARN is in
+ *   `STATE_MACHINE_ARN`, and the start permission is scoped to it
+ *   (`states:StateMachineQualifier`).
+ * A run parked at the approval task while a new definition is deployed keeps running on its own
+ * version, which keeps calling the Lambda versions of its deploy; the task token (answered by
+ * the Slack interaction with SendTaskSuccess) belongs to that execution, whatever the alias points
+ * to now. Running executions of an older version go on even when that version is deleted.
  *
- * @see https://docs.aws.amazon.com/cdk/api/v2/docs/aws-cdk-lib.aws_stepfunctions.StateMachine.html
- * @see https://docs.aws.amazon.com/step-functions/latest/dg/cw-logs.html
+ * It also wires the functions that use the workflow, per their catalogue entries: the alias ARN
+ * in `STATE_MACHINE_ARN` with the `states:` actions listed, `DescribeExecution` on this state
+ * machine's executions, and `APPROVAL_TIMEOUT_SECONDS` on `request-approval` (the approval
+ * state's `TimeoutSeconds`, so the approval record's TTL outlives the task token).
+ *
+ * @see https://docs.aws.amazon.com/step-functions/latest/dg/concepts-cd-aliasing-versioning.html
+ * @see https://docs.aws.amazon.com/step-functions/latest/dg/execution-alias-version-associate.html
+ * @see https://docs.aws.amazon.com/step-functions/latest/dg/auth-version-alias.html
+ * @see https://docs.aws.amazon.com/step-functions/latest/apireference/API_UpdateStateMachine.html
+ * @see https://docs.aws.amazon.com/cdk/api/v2/docs/aws-cdk-lib.aws_lambda.Function.html#currentversion
  */
 import { readFileSync } from 'node:fs';
 import {
   ArnFormat,
+  type CfnElement,
   aws_iam as iam,
-  type aws_lambda as lambda,
   aws_logs as logs,
   RemovalPolicy,
   Stack,
   aws_stepfunctions as sfn,
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { aslTaskResources, DEFAULT_DEFINITION_PATH, substitutionsFor } from '../asl.js';
+import { aslPlaceholders, aslTaskResources, DEFAULT_DEFINITION_PATH, substitutionsFor } from '../asl.js';
 import { FUNCTION_ACCESS, placeholderOf } from '../function-catalog.js';
 import { acknowledge, nagArnPrefix } from '../nag.js';
+import { aliasNameProblem, throwIfInvalid } from '../validation.js';
 import type { PipelineFunctions } from './pipeline-functions.js';
+
+const START_EXECUTION = 'states:StartExecution';
 
 /** Task resources the definition may use besides `${XFunctionArn}` placeholders. */
 const LAMBDA_INVOKE_INTEGRATIONS = [
@@ -51,27 +69,55 @@ export interface RedriveWorkflowProps {
    * @see https://docs.aws.amazon.com/step-functions/latest/dg/cw-logs.html
    */
   readonly logRetention?: logs.RetentionDays;
+  /**
+   * Name of the alias executions start through: 1-80 of letters, digits, `-` and `_`, not only
+   * digits.
+   * @default 'live'
+   * @see https://docs.aws.amazon.com/step-functions/latest/dg/concepts-state-machine-alias.html
+   */
+  readonly aliasName?: string;
+}
+
+/** The problems of `props` (for {@link PipelineStack}, which checks all of its props at once). */
+export function redriveWorkflowProblems(
+  props: { readonly aliasName?: string | undefined },
+  name = 'aliasName',
+): string[] {
+  return aliasNameProblem(name, props.aliasName);
 }
 
 /** See the file header. */
 export class RedriveWorkflow extends Construct {
-  /** The redrive state machine. */
+  /** The redrive state machine (its unqualified ARN names it in IAM and in execution events). */
   public readonly stateMachine: sfn.StateMachine;
+  /** The version published from the current definition. */
+  public readonly version: sfn.CfnStateMachineVersion;
+  /** The alias every execution starts through; it routes to {@link version}. */
+  public readonly alias: sfn.CfnStateMachineAlias;
+  /** The alias's name (`live` by default). */
+  public readonly aliasName: string;
+  /** The alias's ARN: `<state machine ARN>:<alias name>`. */
+  public readonly aliasArn: string;
 
   public constructor(scope: Construct, id: string, props: RedriveWorkflowProps) {
     super(scope, id);
+    // Check props.
+    throwIfInvalid('RedriveWorkflow', this, redriveWorkflowProblems(props));
     const definitionPath = props.definitionPath ?? DEFAULT_DEFINITION_PATH;
     const text = readFileSync(definitionPath, 'utf8');
     const { functions } = props;
+    this.aliasName = props.aliasName ?? 'live';
 
-    // Build: the functions the definition names, then the state machine.
-    const available: Record<string, string> = {};
-    for (const [name, fn] of functions.entries()) available[placeholderOf(name)] = fn.functionArn;
-    const substitutions = substitutionsFor(text, available);
-    const invoked: lambda.IFunction[] = functions
+    // Build: the versions of the functions the definition names, then the state machine.
+    const used = new Set(aslPlaceholders(text));
+    const named = functions
       .entries()
-      .filter(([name]) => substitutions[placeholderOf(name)] !== undefined)
-      .map(([, fn]) => fn);
+      .filter(([name]) => used.has(placeholderOf(name)))
+      .map(([name, fn]) => ({ name, fn, version: fn.currentVersion }));
+    const substitutions = substitutionsFor(
+      text,
+      Object.fromEntries(named.map(({ name, version }) => [placeholderOf(name), version.functionArn])),
+    );
     const unsupported = aslTaskResources(JSON.parse(text)).filter(
       (resource) =>
         !/^\$\{[A-Za-z0-9]+FunctionArn\}$/.test(resource) && !LAMBDA_INVOKE_INTEGRATIONS.includes(resource),
@@ -95,18 +141,44 @@ export class RedriveWorkflow extends Construct {
       // token: keep it out of the logs.
       logs: { destination: logGroup, level: sfn.LogLevel.ALL, includeExecutionData: false },
     });
-    // Unqualified ARNs only: the definition calls functions by ARN, never a version or alias.
+    // The definition calls function versions (`<function ARN>:<n>`). Executions of older state
+    // machine versions still call older Lambda versions, and runs started before definitions
+    // named versions call the unqualified ARN: the one role serves them all.
     this.stateMachine.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['lambda:InvokeFunction'],
-        resources: invoked.map((fn) => fn.functionArn),
+        resources: named.flatMap(({ fn }) => [fn.functionArn, `${fn.functionArn}:*`]),
       }),
     );
-    acknowledge(this.stateMachine, {
-      id: 'AwsSolutions-IAM5[Resource::*]',
-      reason:
-        'Resource "*" only for CloudWatch Logs vended-log delivery (logs:CreateLogDelivery, GetLogDelivery, ...; no resource-level permissions) and X-Ray tracing, both added by CDK for logging and tracing. Lambda invoke is scoped to the listed function ARNs.',
+    const stack = Stack.of(this);
+    acknowledge(
+      this.stateMachine,
+      {
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason:
+          'Resource "*" only for CloudWatch Logs vended-log delivery (logs:CreateLogDelivery, GetLogDelivery, ...; no resource-level permissions) and X-Ray tracing, both added by CDK for logging and tracing. Lambda invoke is scoped to the listed function ARNs.',
+      },
+      ...named.map(({ fn }) => ({
+        id: `AwsSolutions-IAM5[Resource::<${stack.getLogicalId(fn.node.defaultChild as CfnElement)}.Arn>:*]`,
+        reason:
+          'Versions of one named function: each state machine version calls the Lambda versions published with it, and executions still running on an older version keep calling theirs.',
+      })),
+    );
+
+    this.version = new sfn.CfnStateMachineVersion(this, 'RedriveWorkflowVersion', {
+      stateMachineArn: this.stateMachine.stateMachineArn,
+      // A new revision (definition, role, logging or tracing changed) publishes a new version.
+      stateMachineRevisionId: this.stateMachine.stateMachineRevisionId,
+      description: 'dlq-redrive: published by the stack from the deployed definition',
     });
+    // Kept when a new one replaces it: the alias can be pointed back at it (docs/deploy.md).
+    this.version.applyRemovalPolicy(RemovalPolicy.RETAIN);
+    this.alias = new sfn.CfnStateMachineAlias(this, 'RedriveWorkflowAlias', {
+      name: this.aliasName,
+      description: 'dlq-redrive: where executions start (the latest published version)',
+      routingConfiguration: [{ stateMachineVersionArn: this.version.attrArn, weight: 100 }],
+    });
+    this.aliasArn = this.alias.attrArn;
 
     // Wire: who starts, answers and describes it.
     this.wireCallers(functions);
@@ -120,18 +192,34 @@ export class RedriveWorkflow extends Construct {
     }
   }
 
-  /** `STATE_MACHINE_ARN` and the `states:` grants of every function whose catalogue entry lists them. */
+  /**
+   * The alias ARN in `STATE_MACHINE_ARN` and the `states:` grants of every function whose
+   * catalogue entry lists them. Step Functions authorises calls on a version or alias against the
+   * state machine's own ARN; the qualifier is the `states:StateMachineQualifier` condition key, so
+   * StartExecution is allowed through the alias only (not the unqualified ARN, nor a version).
+   */
   private wireCallers(functions: PipelineFunctions): void {
     const stack = Stack.of(this);
     const sm = this.stateMachine;
     for (const [name, fn, role] of functions.entries()) {
       const access = FUNCTION_ACCESS[name];
-      if (access.stateMachine.length > 0) {
+      const starts = access.stateMachine.filter((action) => action === START_EXECUTION);
+      const others = access.stateMachine.filter((action) => action !== START_EXECUTION);
+      if (starts.length > 0) {
         role.addToPrincipalPolicy(
-          new iam.PolicyStatement({ actions: [...access.stateMachine], resources: [sm.stateMachineArn] }),
+          new iam.PolicyStatement({
+            actions: starts,
+            resources: [sm.stateMachineArn],
+            conditions: { 'ForAnyValue:StringEquals': { 'states:StateMachineQualifier': [this.aliasName] } },
+          }),
         );
-        fn.addEnvironment('STATE_MACHINE_ARN', sm.stateMachineArn);
       }
+      if (others.length > 0) {
+        role.addToPrincipalPolicy(
+          new iam.PolicyStatement({ actions: others, resources: [sm.stateMachineArn] }),
+        );
+      }
+      if (access.stateMachine.length > 0) fn.addEnvironment('STATE_MACHINE_ARN', this.aliasArn);
       if (access.executions.length > 0) {
         const executions = stack.formatArn({
           service: 'states',

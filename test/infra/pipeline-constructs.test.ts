@@ -5,6 +5,7 @@
  * problem in one error. Built from stub handlers with bundling skipped.
  */
 import { App, Aws, CfnElement, Stack, aws_sqs as sqs } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Construct } from 'constructs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AlarmRouting } from '../../infra/constructs/alarm-routing.js';
@@ -113,6 +114,26 @@ describe('props', () => {
       'arn:aws:secretsmanager:us-east-1:111122223333:secret:slack-AbC123',
     );
     expect(() => pipeline({ slackDefaultChannel: Aws.ACCOUNT_ID })).not.toThrow();
+  });
+
+  it('names the alias executions start through, and refuses a name that reads as a version', () => {
+    const stack = pipeline({ workflowAliasName: 'prod' });
+    const template = Template.fromStack(stack);
+
+    template.hasResourceProperties('AWS::StepFunctions::StateMachineAlias', { Name: 'prod' });
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Action: 'states:StartExecution',
+            Condition: { 'ForAnyValue:StringEquals': { 'states:StateMachineQualifier': ['prod'] } },
+          }),
+        ]),
+      },
+    });
+    expect(() => pipeline({ workflowAliasName: '2026' })).toThrow(
+      'PipelineStack DlqRedrivePipeline: invalid props: workflowAliasName: must be 1-80 of A-Z a-z 0-9 - _ and not only digits (given: "2026")',
+    );
   });
 
   it('checks the props of a construct used on its own, naming its path', () => {

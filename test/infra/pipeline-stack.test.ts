@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, type Stack } from 'aws-cdk-lib';
+import { App, type CfnElement, type Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { build } from 'esbuild';
@@ -313,19 +313,28 @@ describe('state machine', () => {
     );
   });
 
-  it('lets the state machine role invoke exactly the functions the definition names', () => {
+  it('lets the state machine role invoke exactly the functions the definition names, each function and its versions', () => {
     const machineRole = Object.entries(template.findResources('AWS::IAM::Role')).find(([id]) =>
       id.startsWith('RedriveWorkflowRole'),
     )?.[0] as string;
     const invoke = statementsOf(machineRole).filter((s) =>
       [s.Action].flat().includes('lambda:InvokeFunction'),
     );
-    const invoked = JSON.stringify(invoke.map((s) => s.Resource));
     const named = aslPlaceholders(definition).map((p) => p.replace(/FunctionArn$/, ''));
+    const expected = named.flatMap((name) => {
+      const fn =
+        pipeline.functions[
+          FUNCTION_NAMES.find((n) => placeholderOf(n) === `${name}FunctionArn`) as FunctionName
+        ];
+      const arn = { 'Fn::GetAtt': [pipeline.getLogicalId(fn?.node.defaultChild as CfnElement), 'Arn'] };
+      // The function itself (runs started before definitions named versions) and its versions.
+      return [arn, { 'Fn::Join': ['', [arn, ':*']] }];
+    });
 
     expect(invoke).toHaveLength(1);
-    for (const name of named) expect(invoked).toContain(`${name}`);
-    expect([invoke[0]?.Resource].flat()).toHaveLength(named.length);
+    expect(named.length).toBeGreaterThan(0);
+    const sorted = (values: unknown[]) => values.map((v) => JSON.stringify(v)).sort();
+    expect(sorted([invoke[0]?.Resource].flat())).toEqual(sorted(expected));
     expect(
       aslTaskResources(JSON.parse(definition)).every((r) => r.startsWith('${') || r.includes(':lambda:')),
     ).toBe(true);
@@ -336,6 +345,88 @@ describe('state machine', () => {
       LoggingConfiguration: { Level: 'ALL', IncludeExecutionData: false },
       TracingConfiguration: { Enabled: true },
     });
+  });
+});
+
+describe('safe upgrades: state machine versions and the alias', () => {
+  const logicalId = (construct: { node: { defaultChild?: unknown } } | undefined) =>
+    pipeline.getLogicalId((construct?.node.defaultChild ?? construct) as CfnElement);
+
+  it('publishes a version from the current revision, keeps it when a new one replaces it, and routes the alias live to it', () => {
+    const smId = logicalId(pipeline.stateMachine);
+    const versions = template.findResources('AWS::StepFunctions::StateMachineVersion');
+    const [versionId] = Object.keys(versions);
+
+    expect(Object.keys(versions)).toHaveLength(1);
+    expect(versions[versionId as string]).toMatchObject({
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+      Properties: {
+        StateMachineArn: { Ref: smId },
+        StateMachineRevisionId: { 'Fn::GetAtt': [smId, 'StateMachineRevisionId'] },
+      },
+    });
+    template.resourceCountIs('AWS::StepFunctions::StateMachineAlias', 1);
+    template.hasResourceProperties('AWS::StepFunctions::StateMachineAlias', {
+      Name: 'live',
+      RoutingConfiguration: [{ StateMachineVersionArn: { 'Fn::GetAtt': [versionId, 'Arn'] }, Weight: 100 }],
+    });
+  });
+
+  it('calls the Lambda versions published by the same deploy, and keeps old versions for the runs still on them', () => {
+    const resources = template.toJSON().Resources as Record<string, Resource & { DeletionPolicy?: string }>;
+    const [machine] = Object.values(template.findResources('AWS::StepFunctions::StateMachine')) as Resource[];
+    const substitutions = Object.entries(
+      machine?.Properties.DefinitionSubstitutions as Record<string, { Ref: string }>,
+    );
+
+    expect(substitutions.length).toBe(aslPlaceholders(readFileSync(DEFAULT_DEFINITION_PATH, 'utf8')).length);
+    for (const [placeholder, value] of substitutions) {
+      const name = FUNCTION_NAMES.find((n) => placeholderOf(n) === placeholder) as FunctionName;
+      const version = resources[value.Ref];
+      expect(version?.Type, placeholder).toBe('AWS::Lambda::Version');
+      expect(version?.Properties.FunctionName, placeholder).toEqual({
+        Ref: logicalId(pipeline.functions[name]),
+      });
+      expect(version?.DeletionPolicy, placeholder).toBe('Retain');
+    }
+  });
+
+  it('has triage start executions through the alias only: STATE_MACHINE_ARN is the alias, StartExecution needs its qualifier', () => {
+    const aliasId = logicalId(pipeline.stateMachineAlias);
+    const smId = logicalId(pipeline.stateMachine);
+    const env = functionResource('triage').Properties.Environment.Variables;
+    const starts = (Object.keys(pipeline.functions) as FunctionName[]).flatMap((name) =>
+      statementsOf(roleIdOf(name))
+        .filter((s) => [s.Action].flat().includes('states:StartExecution'))
+        .map((s) => ({ name, ...s })),
+    );
+
+    expect(env.STATE_MACHINE_ARN).toEqual({ 'Fn::GetAtt': [aliasId, 'Arn'] });
+    expect(starts).toEqual([
+      {
+        name: 'triage',
+        Action: 'states:StartExecution',
+        Effect: 'Allow',
+        Resource: { Ref: smId },
+        Condition: { 'ForAnyValue:StringEquals': { 'states:StateMachineQualifier': ['live'] } },
+      },
+    ]);
+    expect(template.toJSON().Outputs.StateMachineAliasArn.Value).toEqual({ 'Fn::GetAtt': [aliasId, 'Arn'] });
+  });
+
+  it('lets slack-interaction answer task tokens of executions of any version (SendTaskSuccess on the state machine)', () => {
+    const answers = statementsOf(roleIdOf('slack-interaction')).filter((s) =>
+      [s.Action].flat().includes('states:SendTaskSuccess'),
+    );
+
+    expect(answers).toEqual([
+      {
+        Action: 'states:SendTaskSuccess',
+        Effect: 'Allow',
+        Resource: { Ref: logicalId(pipeline.stateMachine) },
+      },
+    ]);
   });
 });
 

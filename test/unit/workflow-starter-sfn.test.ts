@@ -1,14 +1,18 @@
 import type { SFNClient } from '@aws-sdk/client-sfn';
 import { describe, expect, it } from 'vitest';
 import { incidentIdOf } from '#incident/incident-store.js';
-import { createSfnWorkflowStarter, executionNameOf } from '../../functions/triage/workflow-starter.js';
+import {
+  createSfnWorkflowStarter,
+  executionArnOf,
+  executionNameOf,
+} from '../../functions/triage/workflow-starter.js';
 
 const STATE_MACHINE = 'arn:aws:states:us-east-1:111122223333:stateMachine:dlq-redrive';
 const ALARM = 'arn:aws:cloudwatch:us-east-1:111122223333:alarm:orders-dlq-not-empty';
 const DLQ = 'arn:aws:sqs:us-east-1:111122223333:orders-dlq';
 
 /** A Step Functions client mock for the rare path: the second start answers ExecutionAlreadyExists. */
-function sfnMock() {
+function sfnMock(startedWith: { stateMachineArn?: string } = {}) {
   const calls: Array<{ command: string; input: Record<string, unknown> }> = [];
   const names = new Set<string>();
   const client = {
@@ -22,6 +26,8 @@ function sfnMock() {
             $metadata: { httpStatusCode: 400 },
           });
         names.add(name);
+        startedWith.stateMachineArn = String(command.input.stateMachineArn);
+        // Step Functions names executions under the state machine, whatever alias started them.
         return { executionArn: `${STATE_MACHINE.replace(':stateMachine:', ':execution:')}:${name}` };
       }
       return { executionArn: command.input.executionArn, status: 'SUCCEEDED' };
@@ -66,5 +72,40 @@ describe('Step Functions workflow starter', () => {
       input: { executionArn: first.executionArn },
     });
     expect(logged).toEqual(['duplicate workflow start: execution already exists']);
+  });
+
+  it('names executions under the state machine whether started through an alias, a version or neither', () => {
+    expect(executionArnOf(`${STATE_MACHINE}:live`, 'inc-1')).toBe(
+      'arn:aws:states:us-east-1:111122223333:execution:dlq-redrive:inc-1',
+    );
+    expect(executionArnOf(`${STATE_MACHINE}:7`, 'inc-1')).toBe(
+      'arn:aws:states:us-east-1:111122223333:execution:dlq-redrive:inc-1',
+    );
+    expect(executionArnOf(STATE_MACHINE, 'inc-1')).toBe(
+      'arn:aws:states:us-east-1:111122223333:execution:dlq-redrive:inc-1',
+    );
+  });
+
+  it('C19 starts through the alias STATE_MACHINE_ARN names and, on a duplicate, describes the execution of the state machine', async () => {
+    const startedWith: { stateMachineArn?: string } = {};
+    const mock = sfnMock(startedWith);
+    const starter = createSfnWorkflowStarter({
+      client: mock.client,
+      stateMachineArn: `${STATE_MACHINE}:live`,
+    });
+    const incidentId = incidentIdOf(ALARM, '2026-01-02T10:35:00.000+0000', DLQ);
+    const input = { dlqArn: DLQ, incidentId, requestedBy: 'triage' };
+
+    await starter.startWorkflow({ incidentId, input });
+    const retry = await starter.startWorkflow({ incidentId, input });
+
+    expect(startedWith.stateMachineArn).toBe(`${STATE_MACHINE}:live`);
+    expect(mock.calls.at(-1)).toEqual({
+      command: 'DescribeExecutionCommand',
+      input: {
+        executionArn: `arn:aws:states:us-east-1:111122223333:execution:dlq-redrive:${executionNameOf(incidentId)}`,
+      },
+    });
+    expect(retry.alreadyStarted).toBe(true);
   });
 });
