@@ -18,6 +18,8 @@ export default defineConfig({
     // Handlers log JSON lines; tests that expect failures would fill the output with ERROR lines.
     env: {
       POWERTOOLS_LOG_LEVEL: 'SILENT',
+      // EMF metric lines would fill the output; test/unit/metrics.test.ts turns them on.
+      POWERTOOLS_METRICS_DISABLED: 'true',
       VITEST_TIMEOUT_SCALE: String(Math.min(4, load)),
     },
     testTimeout: scaled(120_000),

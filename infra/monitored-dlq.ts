@@ -50,6 +50,7 @@ import { registrationItem as storedRegistrationItem } from '#incident/queue-regi
 import { QueueRegistration } from '#inventory/model.js';
 import { InvalidInputError } from '#platform/errors.js';
 import { keys } from '#platform/table.js';
+import { dlqWidgets } from './constructs/pipeline-monitoring.js';
 import {
   FUNCTION_ACCESS,
   FUNCTION_NAMES,
@@ -180,6 +181,11 @@ export class MonitoredDlq extends Construct {
   public readonly registration: RegistrationItem;
   /** The ARNs routed to the pipeline's EventBridge rule (empty with SNS-only delivery). */
   public readonly routedAlarmArns: readonly string[];
+  /**
+   * This DLQ's dashboard, in the DLQ's own stack: its depth and oldest age beside the pipeline's
+   * metrics for it (dimension `DlqName`), so the pipeline stack never refers to this stack.
+   */
+  public readonly dashboard: cloudwatch.Dashboard;
 
   public constructor(scope: Construct, id: string, props: MonitoredDlqProps) {
     super(scope, id);
@@ -219,6 +225,32 @@ export class MonitoredDlq extends Construct {
       if (action !== undefined) alarm.addAlarmAction(action);
     }
     this.routedAlarmArns = routed;
+    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
+      dashboardName: `${stem}-redrive`.replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 255),
+      widgets: [
+        [
+          new cloudwatch.GraphWidget({
+            title: 'DLQ depth and oldest message age',
+            left: [
+              dlq.metricApproximateNumberOfMessagesVisible({
+                period: Duration.minutes(1),
+                statistic: 'Maximum',
+              }),
+            ],
+            right: [
+              dlq.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(5), statistic: 'Maximum' }),
+            ],
+            width: 12,
+          }),
+          new cloudwatch.AlarmStatusWidget({
+            title: 'DLQ alarms',
+            alarms: [this.depthAlarm, this.ageAlarm],
+            width: 12,
+          }),
+        ],
+        ...dlqWidgets(literalQueueName(dlq) ?? dlq.queueName).map((w) => [w]),
+      ],
+    });
 
     this.register(pipeline, checked.item);
     const dlqKeys = [props.dlqEncryptionKey ?? dlq.encryptionMasterKey].flatMap((k) => (k ? [k.keyArn] : []));

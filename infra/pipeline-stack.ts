@@ -7,7 +7,9 @@
  * - {@link SlackEndpoint}: the Slack secret and the interactivity URL (a Function URL);
  * - {@link RedriveWorkflow}: the redrive state machine;
  * - {@link AlarmRouting}: alarm events to triage (EventBridge rule and/or SNS topic) and
- *   execution-ended events to their function.
+ *   execution-ended events to their function;
+ * - {@link PipelineMonitoring}: the dashboard of the pipeline's metrics and its alarms (missing
+ *   messages, halted runs).
  *
  * Queue access is NOT granted here: {@link MonitoredDlq} grants each function what it needs on
  * each registered DLQ and its source queues, so no SQS action is ever allowed on `*`.
@@ -43,6 +45,7 @@ import type { Construct } from 'constructs';
 import { DEFAULT_DEFINITION_PATH } from './asl.js';
 import { ALARM_DELIVERIES, type AlarmDelivery, AlarmRouting } from './constructs/alarm-routing.js';
 import { PipelineFunctions } from './constructs/pipeline-functions.js';
+import { PipelineMonitoring } from './constructs/pipeline-monitoring.js';
 import { PipelineQueues } from './constructs/pipeline-queues.js';
 import { PipelineTable } from './constructs/pipeline-table.js';
 import { RedriveWorkflow, redriveWorkflowProblems } from './constructs/redrive-workflow.js';
@@ -137,6 +140,7 @@ const PARTS = {
   slack: 'Slack',
   workflow: 'Workflow',
   routing: 'Routing',
+  monitoring: 'Monitoring',
 } as const;
 const TRANSPARENT: ReadonlySet<string> = new Set(Object.values(PARTS));
 /** Which element holds which logical id, per stack (ids are allocated before fields exist). */
@@ -187,6 +191,8 @@ export class PipelineStack extends Stack {
   public readonly alarmRule: events.Rule | undefined;
   /** Topic the owned alarms notify (`sns` / `both`). */
   public readonly alarmTopic: sns.Topic | undefined;
+  /** The pipeline's dashboard and its alarms (missing messages, halted runs). */
+  public readonly monitoring: PipelineMonitoring;
 
   private readonly routing: AlarmRouting;
 
@@ -240,6 +246,8 @@ export class PipelineStack extends Stack {
         ? { executionEnded: { handler: ended, stateMachine: workflow.stateMachine } }
         : {}),
     });
+
+    this.monitoring = new PipelineMonitoring(this, PARTS.monitoring);
 
     this.table = table.table;
     this.parkingQueue = queues.parkingQueue;

@@ -6,6 +6,7 @@
  */
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import middy from '@middy/core';
+import { sharedRunMetrics } from '#platform/metrics.js';
 import { standardMiddleware } from '#platform/middleware.js';
 import { createMoveTaskDeps } from './deps.js';
 import { MoveTaskInput, moveTask, type RampResult } from './move-task.js';
@@ -14,4 +15,11 @@ import { MoveTaskInput, moveTask, type RampResult } from './move-task.js';
 export const handler = middy<MoveTaskInput, RampResult>()
   .use(standardMiddleware())
   .use(parser({ schema: MoveTaskInput }))
-  .handler((input, context) => moveTask(input, createMoveTaskDeps(context)));
+  .handler(async (input, context) => {
+    const ramp = await moveTask(input, createMoveTaskDeps(context));
+    sharedRunMetrics().record(input.plan.dlqArn, {
+      RampRate: ramp.taskHandle ? ramp.rate : 0,
+      MovedByTask: (ramp.movedBefore ?? 0) + ramp.moved,
+    });
+    return ramp;
+  });

@@ -11,6 +11,7 @@ import { sqsClient, tableAccess } from '#platform/clients.js';
 import { type DepsOptions, pipelineConfig } from '#platform/config.js';
 import { createMoveTaskRecords } from '#transfer/move-task-record.js';
 import { createMoveTasks } from '#transfer/move-tasks.js';
+import { sharedRunMetrics } from '#platform/metrics.js';
 import type { NotifyDeps } from './notify.js';
 
 /** Builds the ports of `notify`; `options.overrides` replaces any of them. */
@@ -22,6 +23,7 @@ export async function createNotifyDeps(options: DepsOptions<NotifyDeps> = {}): P
     leases: createWorkflowLeaseStore(table),
     audit: createAuditTrail(table),
     moveTasks: { records: createMoveTaskRecords(table), tasks: createMoveTasks({ client: sqsClient() }) },
+    metrics: sharedRunMetrics(),
     ...options.overrides,
     notifier: options.overrides?.notifier ?? (await sharedNotifier(config)),
   };

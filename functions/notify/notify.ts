@@ -19,6 +19,7 @@ import {
   recordRunOnIncident,
 } from '#incident/notifier.js';
 import type { WorkflowLeaseStore } from '#incident/workflow-lease.js';
+import { outcomeMetric, type PipelineMetric, type RunMetrics } from '#platform/metrics.js';
 import * as z from '#platform/zod.js';
 import { cancelOrphanedTask, type MoveTaskRecords, type OrphanedTask } from '#transfer/move-task-record.js';
 import type { MoveTasks } from '#transfer/move-tasks.js';
@@ -30,6 +31,8 @@ export const NotifyInput = z.object({
   outcome: z.string().check(z.minLength(1, 'must name the outcome')),
   /** `$$.Execution.Name`: releases the workflow lease only if this execution holds it. Absent: the incident id. */
   executionName: z.optional(z.string().check(z.minLength(1, 'executionName must not be empty'))),
+  /** `$$.Execution.StartTime` (ISO-8601): the run's duration metric. */
+  startedAt: z.optional(z.string()),
   run: z.looseObject({
     input: z.nullish(z.looseObject({ incidentId: z.optional(z.string()), dlqArn: z.optional(z.unknown()) })),
     plan: z.nullish(z.looseObject({ incidentId: z.string(), dlqArn: z.string() })),
@@ -74,6 +77,8 @@ export interface NotifyDeps {
    * that is still running (nobody would supervise it). Without them nothing is cancelled.
    */
   moveTasks?: { records: Pick<MoveTaskRecords, 'get'>; tasks: Pick<MoveTasks, 'list' | 'cancel'> };
+  /** The run's outcome, duration and exposure as CloudWatch metrics. Absent: none published. */
+  metrics?: RunMetrics;
 }
 
 type Run = NotifyInput['run'];
@@ -197,7 +202,23 @@ export async function notify(input: NotifyInput, deps: NotifyDeps): Promise<Noti
           ...(warnings.length > 0 ? { warnings } : {}),
         });
   if (recorded && deps.audit) await deps.audit.record(runEndedEntry(input, incidentId, text, fields, deps));
+  if (run.plan && deps.metrics)
+    deps.metrics.record(run.plan.dlqArn, runMetrics(input, (deps.now ?? Date.now)()));
   return { notified: true, outcome, text, recorded, leaseReleased, orphanedTask };
+}
+
+/** Notify's metrics: one run of this outcome, its duration, the messages the ramp saw come back. */
+function runMetrics(input: NotifyInput, nowMs: number): Partial<Record<PipelineMetric, number>> {
+  const counter = outcomeMetric(input.outcome);
+  const started = input.startedAt ? Date.parse(input.startedAt) : Number.NaN;
+  const ramp = input.run.ramp ?? {};
+  const exposure = (ramp.exposure ?? {}) as { returned?: unknown };
+  const exposed = num(exposure.returned) ?? num(ramp.reinflow);
+  return {
+    ...(counter ? { [counter]: 1 } : {}),
+    ...(Number.isNaN(started) ? {} : { RunDuration: Math.max(0, (nowMs - started) / 1000) }),
+    ...(exposed !== null ? { Exposed: exposed } : {}),
+  };
 }
 
 /** The `run-ended` audit entry: outcome, counts, the plan the run followed and who approved it. */

@@ -5,6 +5,7 @@ import { createQueueRegistry } from '#incident/queue-registry.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { sqsClient, tableAccess } from '#platform/clients.js';
 import { type DepsOptions, pipelineConfig } from '#platform/config.js';
+import { sharedRunMetrics } from '#platform/metrics.js';
 import { createSqsQueues } from '#platform/sqs-queues.js';
 import { createMoveTasks } from '#transfer/move-tasks.js';
 import { createRedriveLedger } from '#transfer/redrive-ledger.js';
@@ -29,6 +30,7 @@ export function createReconcileDeps(
     incidents: createIncidentStore(table),
     remainingTimeMs: () => context.getRemainingTimeInMillis?.() ?? 300_000,
     now: Date.now,
+    metrics: sharedRunMetrics(),
     ...options.overrides,
   };
 }

@@ -22,6 +22,7 @@ import { type REDRIVE_OUTCOMES, type RunRecorder, recordRunOnIncident } from '#i
 import type { EnvelopeStore, StoredEnvelope } from '#inventory/envelope-store.js';
 import { type InventoryDeps, inventoryDlq, inventoryRefusal } from '#inventory/inventory.js';
 import type { EnvelopeState, QueueRegistration } from '#inventory/model.js';
+import type { RunMetrics } from '#platform/metrics.js';
 import type { SqsQueues } from '#platform/sqs-queues.js';
 import * as z from '#platform/zod.js';
 import type { MoveTasks } from '#transfer/move-tasks.js';
@@ -68,6 +69,8 @@ export interface ReconcileDeps {
   incidents: RunRecorder;
   remainingTimeMs: InventoryDeps['remainingTimeMs'];
   now: () => number;
+  /** The run's final counts as CloudWatch metrics (platform/metrics.ts). Absent: none published. */
+  metrics?: RunMetrics;
 }
 
 const LEDGER_STATE: Record<LedgerEntry['kind'], EnvelopeState> = {
@@ -195,5 +198,13 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
     result.inventoried === result.redriven + result.parked + result.discarded + result.inDlq + result.lost;
 
   await recordRunOnIncident(deps.incidents, plan.incidentId, { reconcile: result });
+  deps.metrics?.record(plan.dlqArn, {
+    Inventoried: result.inventoried,
+    Redriven: result.redriven,
+    Parked: result.parked,
+    Discarded: result.discarded,
+    Missing: result.lost,
+    StillInDlq: result.inDlq,
+  });
   return result;
 }

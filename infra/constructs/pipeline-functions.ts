@@ -1,7 +1,7 @@
 /**
  * `PipelineFunctions`: one Lambda function per `functions/<name>/handler.ts` (the names of
  * {@link FUNCTION_NAMES}), each a `NodejsFunction` bundled with {@link PIPELINE_BUNDLING}
- * (nodejs22.x, arm64, X-Ray Active) with its own log group and its own role, holding the grants
+ * (nodejs22.x, arm64, tracing off) with its own log group and its own role, holding the grants
  * its catalogue entry lists on the table, the parking queue and the account's alarms, plus the
  * self-invoke of the Slack interaction.
  *
@@ -37,9 +37,6 @@ import {
 } from '../function-catalog.js';
 import { acknowledge, nagArnPrefix } from '../nag.js';
 import type { PipelineTable } from './pipeline-table.js';
-
-const XRAY_REASON =
-  'X-Ray PutTraceSegments/PutTelemetryRecords do not support resource-level permissions; Resource "*" is the only valid value (added by CDK for Tracing.ACTIVE).';
 
 /** Properties of {@link PipelineFunctions}. */
 export interface PipelineFunctionsProps {
@@ -135,7 +132,9 @@ export class PipelineFunctions extends Construct {
       architecture: lambda.Architecture.ARM_64,
       memorySize: access.memoryMiB,
       timeout: Duration.seconds(access.timeoutSeconds),
-      tracing: lambda.Tracing.ACTIVE,
+      // Off on purpose (docs/observability.md): the EMF metrics, structured logs and the execution
+      // history answer the questions; X-Ray would only see SDK calls nobody instruments.
+      tracing: lambda.Tracing.DISABLED,
       logGroup,
       role,
       projectRoot: REPO_ROOT,
@@ -157,7 +156,6 @@ export class PipelineFunctions extends Construct {
     });
     this.functions[name] = fn;
     this.roles[name] = role;
-    acknowledge(role, { id: 'AwsSolutions-IAM5[Resource::*]', reason: XRAY_REASON });
     acknowledge(fn, {
       id: 'AwsSolutions-L1',
       reason:

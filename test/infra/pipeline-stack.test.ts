@@ -204,12 +204,12 @@ describe('functions', () => {
     );
   });
 
-  it('runs every function on nodejs22.x, arm64, X-Ray Active, an ESM bundle and its own log group with retention', () => {
+  it('runs every function on nodejs22.x, arm64, without X-Ray (docs/observability.md), an ESM bundle and its own log group with retention', () => {
     for (const name of Object.keys(pipeline.functions) as FunctionName[]) {
       const props = functionResource(name).Properties;
       expect(props.Runtime, name).toBe('nodejs22.x');
       expect(props.Architectures, name).toEqual(['arm64']);
-      expect(props.TracingConfig, name).toEqual({ Mode: 'Active' });
+      expect(props.TracingConfig?.Mode ?? 'PassThrough', name).not.toBe('Active');
       expect(props.Handler, name).toBe('index.handler');
       expect(props.Environment.Variables.NODE_OPTIONS, name).toBe('--enable-source-maps');
       const logGroupRef = props.LoggingConfig.LogGroup.Ref as string;
@@ -340,10 +340,10 @@ describe('state machine', () => {
     ).toBe(true);
   });
 
-  it('logs ALL events without execution data (task tokens stay out of logs) and traces with X-Ray', () => {
+  it('logs ALL events without execution data (task tokens stay out of logs), without X-Ray', () => {
     template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
       LoggingConfiguration: { Level: 'ALL', IncludeExecutionData: false },
-      TracingConfiguration: { Enabled: true },
+      TracingConfiguration: { Enabled: false },
     });
   });
 });
