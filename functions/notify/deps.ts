@@ -9,9 +9,9 @@ import { createIncidentStore } from '#incident/incident-store.js';
 import { createWorkflowLeaseStore } from '#incident/workflow-lease.js';
 import { sqsClient, tableAccess } from '#platform/clients.js';
 import { type DepsOptions, pipelineConfig } from '#platform/config.js';
+import { sharedRunMetrics } from '#platform/metrics.js';
 import { createMoveTaskRecords } from '#transfer/move-task-record.js';
 import { createMoveTasks } from '#transfer/move-tasks.js';
-import { sharedRunMetrics } from '#platform/metrics.js';
 import type { NotifyDeps } from './notify.js';
 
 /** Builds the ports of `notify`; `options.overrides` replaces any of them. */
