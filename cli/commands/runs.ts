@@ -22,6 +22,7 @@ import { tableAccess } from '#platform/clients.js';
 import { clockText, formatDuration } from '#platform/clock-text.js';
 import { formatIssues } from '#platform/middleware.js';
 import { createMoveTasks } from '#transfer/move-tasks.js';
+import type { RampForecast } from '#transfer/redrive-plan.js';
 import { collect, intArg, nameArg, sqsArnArg } from '../args.js';
 import { type CliContext, requireIncident } from '../context.js';
 import { executionArnFrom, incidentOf, type RunView, readRun, sleep } from '../executions.js';
@@ -61,13 +62,13 @@ const flagOf = (field: string) =>
  * any queue or table was read or written (C20).
  */
 async function validated(ctx: CliContext, executionArn: string): Promise<RunView> {
+  // Until a state past the refusal path is entered, the run may still end refused (RecordFailure
+  // runs while the execution is RUNNING).
+  const refusalPath = new Set(['ValidateInput', 'RecordFailure', 'Failed']);
   for (;;) {
     const run = await readRun(ctx, executionArn);
-    if (run.status !== 'RUNNING' || run.path.some((p) => p.name !== 'ValidateInput')) {
-      if (
-        run.status === 'FAILED' &&
-        run.path.every((p) => p.name === 'ValidateInput' || p.name === 'RecordFailure' || p.name === 'Failed')
-      ) {
+    if (run.status !== 'RUNNING' || run.path.some((p) => !refusalPath.has(p.name))) {
+      if (run.status === 'FAILED' && run.path.every((p) => refusalPath.has(p.name))) {
         const cause = run.taskOutputs.RecordFailure?.text ?? run.cause ?? run.error ?? 'refused';
         const message = String(cause).replace(/^.*?invalid execution input: /, '');
         const first = message.split('; ')[0] ?? message;
@@ -187,7 +188,9 @@ function runSummary(run: RunView, now: number): string {
     .filter((k) => typeof r[k] === 'number')
     .map((k) => `${r[k]} ${k === 'inDlq' ? 'still in DLQ' : k}`);
   const text = run.taskOutputs.Notify?.text;
-  const preview = run.taskOutputs.Preflight?.preview;
+  const checks = run.taskOutputs.CheckDlqStillHasMessages ?? run.taskOutputs.Preflight;
+  const forecast = checks?.forecast as RampForecast | undefined;
+  const warnings = Array.isArray(checks?.warnings) ? (checks.warnings as unknown[]).map(String) : [];
   return formatFields([
     ['execution', `${run.name} (${run.status}, ended in ${run.currentState ?? '?'})`],
     ['started', run.startDate ? clockText(run.startDate.getTime(), now) : '-'],
@@ -199,8 +202,23 @@ function runSummary(run: RunView, now: number): string {
       : []),
     ['counts', counts.length > 0 ? counts.join(', ') : '-'],
     ['result', typeof text === 'string' ? text : (run.cause ?? run.error ?? '-')],
-    ...(preview ? ([['plan', JSON.stringify(preview)]] as Array<[string, string]>) : []),
+    ...(forecast ? forecastLines(forecast) : []),
+    ...warnings.map((w): [string, string] => ['warning', w]),
   ]);
+}
+
+/** The plan Preflight forecast (a dry run's answer): parked, sampled, moved, each ramp step, wall time. */
+function forecastLines(forecast: RampForecast): Array<[string, string]> {
+  return [
+    [forecast.parkTo === 'discard' ? 'discard' : 'park', String(forecast.toPark)],
+    ['sample', `${forecast.sample} (then a ${forecast.verifyWindowSeconds} s verification window)`],
+    ['move', `${forecast.toMove} by move task`],
+    ...forecast.steps.map((step, i): [string, string] => [
+      `ramp step ${i + 1}`,
+      `${step.rate} msg/s, ${step.messages} messages, about ${formatDuration(step.seconds * 1000)}`,
+    ]),
+    ['estimated', `about ${formatDuration(forecast.estimatedSeconds * 1000)} in all`],
+  ];
 }
 
 /** Registers the three commands. */
@@ -267,12 +285,13 @@ export function runCommands(program: Command, ctx: CliContext): void {
       plan: auditPlanOf({ mode: 'redrive', requestedBy: by, ...input }),
       text: JSON.stringify(input),
     });
-    if (!opts.watch) {
+    // A dry run ends within seconds (ValidateInput, Preflight, Notify): its plan is the answer.
+    if (!opts.watch && !opts.dryRun) {
       if (opts.json) return printJson(ctx.io, { executionArn, name, input });
       ctx.io.stdout.write(`started ${executionArn}\nfollow it: dlq watch ${name}\n`);
       return;
     }
-    const run = await follow(ctx, executionArn, opts.json === true);
+    const run = await follow(ctx, executionArn, opts.json === true || !opts.watch);
     if (opts.json) printJson(ctx.io, { executionArn, name, input, run });
     else ctx.io.stdout.write(`${runSummary(run, ctx.now())}\n`);
     if (run.status !== 'SUCCEEDED')

@@ -23,6 +23,7 @@ import { outcomeMetric, type PipelineMetric, type RunMetrics } from '#platform/m
 import * as z from '#platform/zod.js';
 import { cancelOrphanedTask, type MoveTaskRecords, type OrphanedTask } from '#transfer/move-task-record.js';
 import type { MoveTasks } from '#transfer/move-tasks.js';
+import { forecastText, type RampForecast } from '#transfer/redrive-plan.js';
 
 const Slot = z.nullish(z.looseObject({}));
 
@@ -137,7 +138,7 @@ export function outcomeText(outcome: RedriveOutcome | string, run: Run): string 
     case 'sample-only':
       return `Sample of ${dlq} passed (${str(run.verify?.reason) ?? 'no returns'}); mode sample-only, nothing bulk-moved: ${tally}.`;
     case 'dry-run':
-      return `Dry run for ${dlq}: preflight ok, ${num(run.preflight?.dlqDepth) ?? 0} message(s) would be redriven; nothing moved.`;
+      return dryRunText(dlq, run);
     case 'nothing-to-redrive':
       return `${dlq} is empty: nothing to redrive.`;
     case 'refused':
@@ -157,6 +158,25 @@ export function outcomeText(outcome: RedriveOutcome | string, run: Run): string 
     default:
       return `Redrive of ${dlq} ended: ${outcome}.`;
   }
+}
+
+/**
+ * The plan a dry run reports: what the real run of the same input would park, sample and move, its
+ * ramp with the estimated wall time (Preflight's `forecast`), and every warning in full.
+ */
+function dryRunText(dlq: string, run: Run): string {
+  const forecast = run.preflight?.forecast as RampForecast | undefined;
+  const warnings = warningsOf(run);
+  const plan = forecast
+    ? `a redrive now would ${forecastText(forecast)}`
+    : `${num(run.preflight?.dlqDepth) ?? 0} message(s) would be redriven`;
+  return `Dry run for ${dlq}: preflight ok, nothing moved; ${plan}. ${warnings.length > 0 ? `Warnings: ${warnings.join('; ')}.` : 'No warnings.'}`;
+}
+
+/** The warnings of the last checks the run made (the recheck after approval, else Preflight). */
+function warningsOf(run: Run): string[] {
+  const checks = run.recheck ?? run.preflight;
+  return Array.isArray(checks?.warnings) ? checks.warnings.filter((w) => typeof w === 'string') : [];
 }
 
 /**
@@ -187,10 +207,7 @@ export async function notify(input: NotifyInput, deps: NotifyDeps): Promise<Noti
   const fields = counts(run);
   if (orphanedTask) fields.orphanedTask = orphanedTask.taskHandle;
   await deps.notifier.notify({ incidentId, kind: outcome, text, fields });
-  const checks = run.recheck ?? run.preflight;
-  const warnings = Array.isArray(checks?.warnings)
-    ? checks.warnings.filter((w) => typeof w === 'string')
-    : [];
+  const warnings = warningsOf(run);
   const recorded =
     incidentId === 'unknown'
       ? false

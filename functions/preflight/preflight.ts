@@ -20,11 +20,15 @@
  *    (incident <id>, execution <name>)"): once every other check passes, Preflight (and the
  *    recheck) takes the lease `DLQ#<dlqArn>` / `WORKFLOW` with a conditional write, re-acquiring
  *    (and extending) a lease its own execution already holds. Dry-run mode moves nothing and takes
- *    no lease; it only warns when another run holds it. An empty DLQ (dlqDepth 0) takes none either:
+ *    no lease, but is refused where the lease would refuse the real run. An empty DLQ (dlqDepth 0) takes none either:
  *    the run ends at once. Notify / RecordFailure release it (functions/shared/incident/workflow-lease.ts);
  * and reports the verification window, which is also each redriven message's return window
  * (destination DelaySeconds + visibility timeout x maxReceiveCount + margin, case N05)
  * and the retention headroom (earliest envelope deadline - now).
+ *
+ * A dry run (`mode: 'dry-run'`) makes every check the real run of the same input makes and refuses
+ * with the same sentence, with the same warnings; it only takes no lease. On success the result
+ * carries the `forecast`: parked, sampled, moved, the ramp steps and the estimated wall time.
  *
  * Refusals are data (`ok: false`), never throws, so the workflow notifies and ends cleanly.
  *
@@ -45,8 +49,10 @@ import {
   checkQueueTypes,
   checkRampCapacity,
   checkRampRates,
+  forecastRun,
   MAX_MOVE_TASK_RATE,
   parkReason,
+  type RampForecast,
   verifyWindowSeconds,
 } from '#transfer/redrive-plan.js';
 import { checkQueueKeys, type KeyedQueue } from './key-check.js';
@@ -83,6 +89,11 @@ export interface PreflightResult {
    */
   lateArrivals: number;
   warnings: string[];
+  /**
+   * What the run would do (parked, sampled, moved, the ramp steps and the estimated wall time),
+   * when the checks passed; what a dry run reports. Absent on a refusal.
+   */
+  forecast?: RampForecast;
 }
 
 /** Ports of {@link preflight}. */
@@ -210,8 +221,9 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
     }
   }
   const allSources = [...sources.keys()];
-  // A move task cannot skip messages (C07): do-not-redrive messages leave the DLQ first.
-  if (toPark > 0 && plan.mode !== 'dry-run') {
+  // A move task cannot skip messages (C07): do-not-redrive messages leave the DLQ first. A dry run
+  // makes every check the real run makes, and refuses where it would refuse.
+  if (toPark > 0) {
     if (!plan.parkingQueueUrl && !plan.discardPoison)
       return refused(
         `${toPark} message(s) must not be redriven (poison, permanent, over maxRedrives or without a source) and a move task cannot skip them; configure a parking queue (registration parkingQueueArn or PARKING_QUEUE_URL) or set discardPoison`,
@@ -270,8 +282,8 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
     });
   }
 
-  // 6: the 36-hour limit of one move task.
-  if (plan.mode === 'redrive') {
+  // 6: the 36-hour limit of one move task (a dry run plans a redrive).
+  if (plan.mode !== 'sample-only') {
     const tooSlow = checkRampCapacity(dlqDepth, plan.rampRates, plan.dwellSeconds);
     if (tooSlow) return refused(tooSlow.message, { dlqDepth });
   }
@@ -343,8 +355,9 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
     // no lease port: checks 1-6 only
   } else if (plan.mode === 'dry-run') {
     const held = await deps.leases.get(plan.dlqArn);
+    // The real run would be refused by the lease: so is the dry run, with the same sentence.
     if (held && held.expiresAt > Math.floor(now / 1000) && held.executionName !== holder.executionName)
-      warnings.push(`${leaseRefusal(held)}: a redrive started now would be refused`);
+      return refused(leaseRefusal(held), { dlqDepth, warnings });
   } else if (dlqDepth > 0) {
     const lease = await deps.leases.acquire(plan.dlqArn, holder, now, leaseSeconds(window));
     if (!lease.acquired) return refused(leaseRefusal(lease.heldBy), { dlqDepth, warnings });
@@ -362,5 +375,15 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
     activeMoveTask: null,
     lateArrivals,
     warnings,
+    forecast: forecastRun({
+      depth: dlqDepth,
+      toPark,
+      parkTo: plan.discardPoison ? 'discard' : 'parking-queue',
+      sampleSize: plan.sampleSize,
+      rampRates: plan.rampRates,
+      dwellSeconds: plan.dwellSeconds,
+      verifyWindowSeconds: window,
+      sampleOnly: plan.mode === 'sample-only',
+    }),
   };
 }

@@ -146,7 +146,7 @@ describe('per-DLQ workflow lease (real Preflight and Notify handlers, local stac
     ).toBe(false);
   });
 
-  it('dry-run takes no lease and only warns when another run holds one', async () => {
+  it('dry-run takes no lease, and is refused like the real run when another run holds one', async () => {
     const dlq = await seed('lease-dry');
     const dry = await preflightAs(planFor(dlq, { incidentId: 'inc-dry', mode: 'dry-run' }), 'exec-dry');
     expect(dry.ok).toBe(true);
@@ -157,10 +157,15 @@ describe('per-DLQ workflow lease (real Preflight and Notify handlers, local stac
       planFor(dlq, { incidentId: 'inc-dry2', mode: 'dry-run' }),
       'exec-dry2',
     );
-    expect(dryWhileHeld.ok).toBe(true);
-    expect(dryWhileHeld.warnings).toContain(
-      'another redrive of this DLQ is in progress (incident inc-real, execution exec-real): a redrive started now would be refused',
+    const realWhileHeld = await preflightAs(planFor(dlq, { incidentId: 'inc-real2' }), 'exec-real2');
+    expect(dryWhileHeld.ok).toBe(false);
+    expect(dryWhileHeld.refusal).toBe(
+      'redrive refused: another redrive of this DLQ is in progress (incident inc-real, execution exec-real)',
     );
+    expect([dryWhileHeld.refusal, dryWhileHeld.warnings]).toEqual([
+      realWhileHeld.refusal,
+      realWhileHeld.warnings,
+    ]);
     expect((await leases.get(dlq.dlqArn))?.executionName).toBe('exec-real');
   });
 });

@@ -3,6 +3,8 @@ import {
   checkQueueTypes,
   checkRampCapacity,
   checkRampRates,
+  forecastRun,
+  forecastText,
   MAX_MOVE_TASK_SECONDS,
   rampCapacity,
   verifyWindowSeconds,
@@ -65,5 +67,57 @@ describe('verification window', () => {
         30,
       ),
     ).toBe(210);
+  });
+});
+
+describe('the forecast a dry run prints', () => {
+  const base = {
+    depth: 1000,
+    toPark: 20,
+    parkTo: 'parking-queue' as const,
+    sampleSize: 5,
+    rampRates: [5, 50, 200],
+    dwellSeconds: 60,
+    verifyWindowSeconds: 90,
+    sampleOnly: false,
+  };
+
+  it('steps last one gate period (at least one return window), the last moves the rest, and the run ends one return window after it', () => {
+    const f = forecastRun(base);
+    expect([f.toPark, f.sample, f.toMove]).toEqual([20, 5, 975]);
+    // 5 msg/s x 90 s = 450, then 50 msg/s moves the 525 left in 11 s: the 200 msg/s step never runs.
+    expect(f.steps).toEqual([
+      { rate: 5, messages: 450, seconds: 90 },
+      { rate: 50, messages: 525, seconds: 11 },
+    ]);
+    expect(f.estimatedSeconds).toBe(90 + 90 + 11 + 90);
+    expect(forecastText(f)).toBe(
+      'park 20, sample 5 (then 90 s verification window), move 975 at 5 msg/s for 1 min (450), then 50 msg/s for 11 s (525); about 4 min in all',
+    );
+  });
+
+  it('a sample-only plan and an all-poison DLQ move nothing in bulk', () => {
+    expect(forecastRun({ ...base, sampleOnly: true })).toMatchObject({
+      toMove: 0,
+      steps: [],
+      estimatedSeconds: 90,
+    });
+    const allPoison = forecastRun({ ...base, depth: 20, parkTo: 'discard' });
+    expect(allPoison).toMatchObject({
+      parkTo: 'discard',
+      sample: 0,
+      toMove: 0,
+      steps: [],
+      estimatedSeconds: 0,
+    });
+    expect(forecastText(allPoison)).toBe('discard 20, sample none, move nothing in bulk; about 0 s in all');
+  });
+
+  it('the last rate carries a backlog the early steps leave, for as long as it takes', () => {
+    const f = forecastRun({ ...base, depth: 100_000, toPark: 0, rampRates: [10, 100], dwellSeconds: 120 });
+    expect(f.steps).toEqual([
+      { rate: 10, messages: 1200, seconds: 120 },
+      { rate: 100, messages: 100_000 - 5 - 1200, seconds: Math.ceil((100_000 - 5 - 1200) / 100) },
+    ]);
   });
 });

@@ -1,4 +1,5 @@
 import { ListExecutionsCommand } from '@aws-sdk/client-sfn';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OnCallReport } from '#incident/on-call-report.js';
 import { sfnClient, sqsClient } from '#platform/clients.js';
@@ -73,6 +74,25 @@ describe('dlq redrive, watch and cancel on the local stack', { timeout: 300_000 
       expect(run.stderr).toMatch(message);
     }
     expect(await executions()).toHaveLength(2); // only the two of the --cause / unpark case
+  });
+
+  it('dlq redrive --dry-run prints what would be parked, sampled and moved, the ramp and its wall time, and moves nothing', async () => {
+    const dry = await dlq('redrive', incidentId, '--dry-run', '--ramp-rates', '5,50', '--sample-size', '3');
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toMatch(/ended in Done/);
+    expect(dry.stdout).toMatch(/result: +Dry run for .*: preflight ok, nothing moved; a redrive now would /);
+    expect(dry.stdout).toMatch(/sample: +3 \(then a \d+ s verification window\)/);
+    expect(dry.stdout).toMatch(/move: +\d+ by move task/);
+    expect(dry.stdout).toMatch(/ramp step 1: +5 msg\/s, \d+ messages, about /);
+    expect(dry.stdout).toMatch(/estimated: +about /);
+    const ctx = contextFromEnv({ stdout: { write: () => true }, stderr: { write: () => true } });
+    const depth = await sqsClient().send(
+      new GetQueueAttributesCommand({
+        QueueUrl: (await ctx.incidents.getIncident(incidentId))?.dlqUrl,
+        AttributeNames: ['ApproximateNumberOfMessages'],
+      }),
+    );
+    expect(Number(depth.Attributes?.ApproximateNumberOfMessages)).toBe(40);
   });
 
   it('dlq cancel during the ramp cancels the move task and ends the run Cancelled, reconciled, with who cancelled in the audit trail', async () => {

@@ -15,6 +15,7 @@
  */
 
 import type { Envelope } from '#inventory/model.js';
+import { formatDuration } from '#platform/clock-text.js';
 
 /** StartMessageMoveTask's maximum rate, messages per second. */
 export const MAX_MOVE_TASK_RATE = 500;
@@ -91,6 +92,108 @@ export function checkRampCapacity(
     code: 'RAMP_TOO_SLOW',
     message: `a move task runs at most 36 h: at ${top} msg/s the ramp moves about ${capacity} messages, fewer than the ${backlog} in the DLQ; raise the last ramp rate to at least ${Math.ceil(backlog / MAX_MOVE_TASK_SECONDS)} msg/s`,
   };
+}
+
+/** One step of a {@link RampForecast}. */
+export interface RampStepForecast {
+  /** Messages per second. */
+  rate: number;
+  /** Messages this step moves. */
+  messages: number;
+  /** How long the step runs, seconds. */
+  seconds: number;
+}
+
+/**
+ * What a run would do, before anything moves (a dry run prints it; the approval shows the same
+ * numbers): how many messages leave the DLQ first (parked or discarded), how many are sampled, how
+ * many the ramp moves, each ramp step and the estimated wall time. Seconds; messages.
+ */
+export interface RampForecast {
+  toPark: number;
+  /** Where the do-not-redrive messages go: the parking queue, deleted (discardPoison), or none. */
+  parkTo: 'parking-queue' | 'discard' | null;
+  sample: number;
+  toMove: number;
+  /** The ramp steps that move something, in order. */
+  steps: RampStepForecast[];
+  verifyWindowSeconds: number;
+  /**
+   * Sample window + every step + one return window after the last move (the gate's drain),
+   * seconds. About: each step-up also costs a cancel and a restart (about 1 s), and the health
+   * gate may hold a step longer.
+   */
+  estimatedSeconds: number;
+}
+
+/**
+ * Estimates the run of a plan the way the ramp runs it: every step but the last lasts one gate
+ * period (the plan's dwell, at least one return window: the first check of a step waits for its
+ * first messages to have had the time to come back), the last step moves the rest, and the run
+ * ends one return window after the last move. A sample-only plan moves nothing in bulk.
+ *
+ * @param options.depth - messages in the DLQ; `toPark` of them leave it first.
+ * @param options.verifyWindowSeconds - the return window (Preflight's verification window), seconds.
+ */
+export function forecastRun(options: {
+  depth: number;
+  toPark: number;
+  parkTo: RampForecast['parkTo'];
+  sampleSize: number;
+  rampRates: readonly number[];
+  dwellSeconds: number;
+  verifyWindowSeconds: number;
+  sampleOnly: boolean;
+}): RampForecast {
+  const window = Math.max(0, Math.ceil(options.verifyWindowSeconds));
+  const afterPark = Math.max(0, options.depth - options.toPark);
+  const sample = Math.min(options.sampleSize, afterPark);
+  let left = options.sampleOnly ? 0 : afterPark - sample;
+  const toMove = left;
+  const stepSeconds = Math.max(options.dwellSeconds, window);
+  const steps: RampStepForecast[] = [];
+  options.rampRates.forEach((rate, i) => {
+    if (left <= 0 || rate <= 0) return;
+    const last = i === options.rampRates.length - 1;
+    const messages = last ? left : Math.min(left, rate * stepSeconds);
+    steps.push({
+      rate,
+      messages,
+      seconds: last || messages < rate * stepSeconds ? Math.ceil(messages / rate) : stepSeconds,
+    });
+    left -= messages;
+  });
+  const rampSeconds = steps.reduce((sum, step) => sum + step.seconds, 0);
+  return {
+    toPark: options.toPark,
+    parkTo: options.toPark > 0 ? options.parkTo : null,
+    sample,
+    toMove,
+    steps,
+    verifyWindowSeconds: window,
+    estimatedSeconds: (sample > 0 ? window : 0) + rampSeconds + (steps.length > 0 ? window : 0),
+  };
+}
+
+/**
+ * The forecast in one line, e.g. `park 12, sample 5 (then 32 s verification window), move 163 at
+ * 5 msg/s for 1 min (160), then 50 msg/s for 1 s (3); about 2 min in all`.
+ */
+export function forecastText(forecast: RampForecast): string {
+  const parts: string[] = [];
+  if (forecast.toPark > 0)
+    parts.push(`${forecast.parkTo === 'discard' ? 'discard' : 'park'} ${forecast.toPark}`);
+  parts.push(
+    forecast.sample > 0
+      ? `sample ${forecast.sample} (then ${forecast.verifyWindowSeconds} s verification window)`
+      : 'sample none',
+  );
+  parts.push(
+    forecast.steps.length === 0
+      ? 'move nothing in bulk'
+      : `move ${forecast.toMove} at ${forecast.steps.map((s) => `${s.rate} msg/s for ${formatDuration(s.seconds * 1000)} (${s.messages})`).join(', then ')}`,
+  );
+  return `${parts.join(', ')}; about ${formatDuration(forecast.estimatedSeconds * 1000)} in all`;
 }
 
 /** True when an SQS ARN or URL names a FIFO queue (`.fifo` suffix). */
