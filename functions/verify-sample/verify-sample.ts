@@ -10,6 +10,15 @@
  * bulk-moved. Returned samples get new DLQ MessageIds; Reconcile's inventory stores their new
  * envelopes, linked to the old ones by the same idempotency key.
  *
+ * "Not seen" is not "not there" (N12): a peek stops on its budget, and SQS answers a receive empty
+ * while messages it cannot hand out remain (held in flight by another receiver, delayed, or past
+ * the ~120,000 in-flight limit). So a pass needs evidence for every sample key: either the peek saw
+ * the whole DLQ (it did not stop on a budget and received at least the depth, visible + in flight +
+ * delayed, the DLQ reported before it), or a consumer recorded the key as processed. Otherwise the
+ * verdict is `inconclusive`: the workflow waits `retryAfterSeconds` and runs the check again
+ * (`ReverifySample`, with `previous`), and the last of `maxAttempts` attempts ends `fail` with the
+ * reason, so the bulk move never starts on an unverified sample.
+ *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html
  */
 import type { ProcessedKeysReader } from '#consumer/processed-keys.js';
@@ -30,12 +39,15 @@ export const VerifySampleInput = z.object({
     keys: z.array(z.string()),
     verifyAfterSeconds: z.number().check(z.gte(0)),
   }),
+  /** The previous attempt's `$.verify` when the workflow retries an inconclusive verification. */
+  previous: z.optional(z.looseObject({ attempt: z.number().check(z.int(), z.gte(1)) })),
 });
 export type VerifySampleInput = z.infer<typeof VerifySampleInput>;
 
 /** `$.verify` (docs/contracts.md). */
 export interface VerifySampleResult {
-  verdict: 'pass' | 'fail';
+  /** `inconclusive`: neither pass nor fail could be shown; the workflow checks again after `retryAfterSeconds`. */
+  verdict: 'pass' | 'fail' | 'inconclusive';
   /** Keys of sample messages found back in the DLQ. */
   returned: string[];
   /** Sample keys some consumer recorded as processed. */
@@ -43,6 +55,16 @@ export interface VerifySampleResult {
   /** Sample keys neither returned nor recorded as processed (consumer does not report keys, or still busy). */
   unknown: number;
   reason: string;
+  /** This attempt, 1-based. */
+  attempt: number;
+  /** Attempts allowed before an inconclusive verification ends `fail`. */
+  maxAttempts: number;
+  /** Wait before the next attempt (inconclusive only), seconds. */
+  retryAfterSeconds: number;
+  /** DLQ messages the peek received. */
+  peeked: number;
+  /** DLQ depth (visible + in flight + delayed) just before the peek. */
+  dlqDepth: number;
 }
 
 /** Ports of {@link verifySample}. */
@@ -54,10 +76,18 @@ export interface VerifySampleDeps {
   peekVisibilityTimeoutSeconds?: number;
   /** Most messages peeked. @default 10000 */
   maxMessages?: number;
+  /** Attempts of an inconclusive verification before it ends `fail`. @default 3 */
+  maxAttempts?: number;
+}
+
+/** Wait between inconclusive attempts, seconds: one more verification window, within 1..900. */
+export function reverifyAfterSeconds(verifyAfterSeconds: number): number {
+  return Math.min(900, Math.max(1, Math.ceil(verifyAfterSeconds)));
 }
 
 /**
- * Verifies the sample.
+ * Verifies the sample: `pass` only with evidence for every sample key, `fail` when one came back
+ * (or, on the last attempt, when some could not be settled), else `inconclusive`.
  * @throws TransientError on throttling/5xx (safe to retry: the peek releases what it held).
  */
 export async function verifySample(
@@ -66,23 +96,19 @@ export async function verifySample(
 ): Promise<VerifySampleResult> {
   const { plan, sample } = input;
   const sampleKeys = new Set(sample.keys);
+  const maxAttempts = deps.maxAttempts ?? 3;
+  const attempt = (input.previous?.attempt ?? 0) + 1;
+  const retryAfterSeconds = reverifyAfterSeconds(sample.verifyAfterSeconds);
+  const dlqDepth = queueDepth(await deps.queues.describe(plan.dlqUrl));
+  const base = { attempt, maxAttempts, retryAfterSeconds: 0, dlqDepth };
   if (sampleKeys.size === 0) {
-    const dlq = await deps.queues.describe(plan.dlqUrl);
-    const left = queueDepth(dlq);
-    return left === 0
-      ? {
-          verdict: 'pass',
-          returned: [],
-          processed: 0,
-          unknown: 0,
-          reason: 'nothing left in the DLQ after parking',
-        }
+    const none = { ...base, returned: [], processed: 0, unknown: 0, peeked: 0 };
+    return dlqDepth === 0
+      ? { ...none, verdict: 'pass', reason: 'nothing left in the DLQ after parking' }
       : {
+          ...none,
           verdict: 'fail',
-          returned: [],
-          processed: 0,
-          unknown: 0,
-          reason: `no sample message could be sent although ${left} message(s) remain in the DLQ (none eligible: classified do-not-redrive, over maxRedrives, or unknown to triage)`,
+          reason: `no sample message could be sent although ${dlqDepth} message(s) remain in the DLQ (none eligible: classified do-not-redrive, over maxRedrives, or unknown to triage)`,
         };
   }
 
@@ -128,21 +154,36 @@ export async function verifySample(
     records.some((r) => r.lineage === null || r.lineage === thisRun),
   ).length;
   const unknown = sampleKeys.size - returned.size - processed;
+  const counts = { ...base, returned: [...returned], processed, unknown, peeked: peek.received };
   if (returned.size > 0) {
     return {
+      ...counts,
       verdict: 'fail',
-      returned: [...returned],
-      processed,
-      unknown,
       reason: `${returned.size} of ${sampleKeys.size} sample message(s) came back to the DLQ during the verification window (planned ${sample.verifyAfterSeconds} s): the consumer still fails them; nothing was bulk-moved`,
     };
   }
-  const partial = peek.truncated ? ` (peeked ${peek.received} messages, the DLQ holds more)` : '';
-  return {
-    verdict: 'pass',
-    returned: [],
-    processed,
-    unknown,
-    reason: `none of ${sampleKeys.size} sample message(s) came back during the verification window (planned ${sample.verifyAfterSeconds} s); ${processed} recorded as processed by a consumer, ${unknown} not reported${partial}`,
-  };
+  const sawWholeDlq = !peek.truncated && peek.received >= dlqDepth;
+  if (sawWholeDlq || unknown === 0) {
+    const how = sawWholeDlq
+      ? `the peek saw all ${dlqDepth} DLQ message(s)`
+      : `the peek saw ${peek.received} of ${dlqDepth} DLQ message(s), every unseen sample recorded as processed`;
+    return {
+      ...counts,
+      verdict: 'pass',
+      reason: `none of ${sampleKeys.size} sample message(s) came back during the verification window (planned ${sample.verifyAfterSeconds} s): ${how}; ${processed} recorded as processed by a consumer, ${unknown} not reported`,
+    };
+  }
+  const why = `the peek saw ${peek.received} of ${dlqDepth} DLQ message(s)${peek.truncated ? ` (stopped on its budget of ${maxMessages})` : ' (the rest held in flight by another receiver, delayed, or not handed out)'} and ${unknown} of ${sampleKeys.size} sample message(s) were neither seen nor recorded as processed by a consumer`;
+  return attempt < maxAttempts
+    ? {
+        ...counts,
+        retryAfterSeconds,
+        verdict: 'inconclusive',
+        reason: `verification inconclusive (attempt ${attempt} of ${maxAttempts}): ${why}; checking again in ${retryAfterSeconds} s`,
+      }
+    : {
+        ...counts,
+        verdict: 'fail',
+        reason: `sample not verified after ${attempt} attempt(s): ${why}; a sample that may have come back is not a pass, so nothing was bulk-moved`,
+      };
 }

@@ -114,7 +114,8 @@ function reasonOf(
   const ramp = text(ctx.ramp?.reason);
   switch (outcome) {
     case 'SampleFailed':
-      return field('VerifySample', 'reason');
+      // The last verification decided: a re-check of an inconclusive one, else the first.
+      return field('ReverifySample', 'reason') ?? field('VerifySample', 'reason');
     case 'RedriveRefused':
       return field('CheckDlqStillHasMessages', 'refusal') ?? field('Preflight', 'refusal') ?? ramp;
     case 'RedriveHalted':
@@ -352,7 +353,8 @@ function narrate(ctx: ScenarioContext, state: string, r: Json): void {
     ctx.say(
       `Sample redrive: ${r.sent} sent (${r.alreadySent} already sent); verifying after ${r.verifyAfterSeconds} s (DelaySeconds + visibility timeout x maxReceiveCount + margin)...`,
     );
-  if (state === 'VerifySample') ctx.say(`Verification: ${r.verdict} (${r.reason}).`);
+  if (state === 'VerifySample' || state === 'ReverifySample')
+    ctx.say(`Verification: ${r.verdict} (${r.reason}).`);
   if (state === 'StartMoveTask') ctx.say(`Ramped redrive started (StartMessageMoveTask): ${r.reason}.`);
   if ((state === 'CheckProgress' || state === 'StepUp') && r.decision !== 'hold')
     ctx.say(`${state}: ${r.decision} (${r.reason}).`);

@@ -7,8 +7,13 @@ import { sqsClient } from '#platform/clients.js';
 import { sleep } from '#platform/sleep.js';
 import { handler as sampleHandler } from '../../functions/sample-redrive/handler.js';
 import type { SampleRedriveResult } from '../../functions/sample-redrive/sample-redrive.js';
+import { createVerifySampleDeps } from '../../functions/verify-sample/deps.js';
 import { handler as verifyHandler } from '../../functions/verify-sample/handler.js';
-import type { VerifySampleResult } from '../../functions/verify-sample/verify-sample.js';
+import {
+  VerifySampleInput,
+  type VerifySampleResult,
+  verifySample,
+} from '../../functions/verify-sample/verify-sample.js';
 import { lambdaContext as consumerContext } from '../../local/lambda-context.js';
 import { sqsRecordOf } from '../../local/sqs-event.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
@@ -19,6 +24,10 @@ const sample = (event: unknown) =>
   sampleHandler(event as never, lambdaContext) as Promise<SampleRedriveResult>;
 const verify = (event: unknown) =>
   verifyHandler(event as never, lambdaContext) as Promise<VerifySampleResult>;
+/** The core with a peek budget of `maxMessages` (a stand-in for a DLQ deeper than 10,000). */
+const verifyWithBudget = (input: unknown, maxMessages: number) =>
+  verifySample(VerifySampleInput.parse(input), createVerifySampleDeps({ overrides: { maxMessages } }));
+const backlog = (n: number) => Array.from({ length: n }, (_, i) => ({ body: `backlog-${i}` }));
 
 /**
  * A consumer of the source queue behind the consumer package's middleware: processes what `ok`
@@ -158,5 +167,69 @@ describe('VerifySample against the local stack', () => {
     });
     expect(result.verdict).toBe('fail');
     expect(result.reason).toContain('no sample message could be sent although 1 message(s) remain');
+  });
+  it('is inconclusive, never pass, when the peek stops on its budget before the returned sample (N12)', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'vs-n12-dlq',
+      sourceNames: ['vs-n12-src'],
+      messages: backlog(40),
+      incidentId: 'inc-vs-n12',
+    });
+    const plan = planFor(dlq, { sampleSize: 1 });
+    const sent = await sample({ plan, preflight: { verifyWindowSeconds: 0, fifo: false } });
+    expect(sent.keys).toHaveLength(1);
+    // The consumer still fails: the sample goes back to the DLQ, behind the 39-message backlog.
+    await consume(stack.tableName, dlq.sources[0]?.url as string, () => false);
+    const first = await verifyWithBudget({ plan, sample: sent }, 20);
+    expect([first.verdict, first.peeked, first.dlqDepth, first.attempt]).toEqual(['inconclusive', 20, 40, 1]);
+    expect(first.retryAfterSeconds).toBeGreaterThan(0);
+    expect(first.reason).toContain('the peek saw 20 of 40 DLQ message(s) (stopped on its budget of 20)');
+    // The last attempt allowed ends fail with the reason: the workflow never bulk-moves on it.
+    const last = await verifyWithBudget({ plan, sample: sent, previous: { attempt: 2 } }, 20);
+    expect([last.verdict, last.attempt, last.maxAttempts]).toEqual(['fail', 3, 3]);
+    expect(last.reason).toContain('sample not verified after 3 attempt(s)');
+    // With a budget that reaches the back of the DLQ, the same check finds it.
+    const whole = await verifyWithBudget({ plan, sample: sent }, 100);
+    expect([whole.verdict, whole.returned]).toEqual(['fail', sent.keys]);
+  });
+
+  it('passes a partial peek when a consumer recorded every unseen sample as processed (N12)', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'vs-n12-processed-dlq',
+      sourceNames: ['vs-n12-processed-src'],
+      messages: backlog(30),
+      incidentId: 'inc-vs-n12-processed',
+    });
+    const plan = planFor(dlq, { sampleSize: 2 });
+    const sent = await sample({ plan, preflight: { verifyWindowSeconds: 0, fifo: false } });
+    await consume(stack.tableName, dlq.sources[0]?.url as string, () => true);
+    const result = await verifyWithBudget({ plan, sample: sent }, 10);
+    expect([result.verdict, result.processed, result.unknown, result.peeked]).toEqual(['pass', 2, 0, 10]);
+    expect(result.reason).toContain(
+      'the peek saw 10 of 28 DLQ message(s), every unseen sample recorded as processed',
+    );
+  });
+
+  it('is inconclusive when another receiver holds DLQ messages in flight, although the peek ended on an empty receive (N12)', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'vs-n12-held-dlq',
+      sourceNames: ['vs-n12-held-src'],
+      messages: backlog(4),
+      incidentId: 'inc-vs-n12-held',
+    });
+    const plan = planFor(dlq, { sampleSize: 1 });
+    const sent = await sample({ plan, preflight: { verifyWindowSeconds: 0, fifo: false } });
+    await consume(stack.tableName, dlq.sources[0]?.url as string, () => false);
+    // An SRE peeking in the console holds every DLQ message, the returned sample included.
+    const held = await sqsClient().send(
+      new ReceiveMessageCommand({ QueueUrl: dlq.dlqUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 300 }),
+    );
+    expect(held.Messages).toHaveLength(4);
+    const result = await verify({ plan, sample: sent });
+    expect([result.verdict, result.peeked, result.dlqDepth]).toEqual(['inconclusive', 0, 4]);
+    expect(result.reason).toContain('held in flight by another receiver');
   });
 });

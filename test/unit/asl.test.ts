@@ -88,7 +88,7 @@ async function run(handlers: Handlers, input: JSONValue = { dlqArn: plan.dlqArn 
   const execution = machine.run(input, {
     overrides: {
       taskResourceLocalHandlers: wrapped,
-      waitTimeOverrides: { WaitForVerification: 0, Dwell: 0 },
+      waitTimeOverrides: { WaitForVerification: 0, WaitBeforeReverify: 0, Dwell: 0 },
       retryIntervalOverrides: Object.fromEntries(tasks.map(([n]) => [n, 0])),
     },
     context: { Task: { Token: 'local-token' }, Execution: { Name: 'local-run' } } as never,
@@ -242,6 +242,51 @@ describe('redrive.asl.json routing, run locally with stub tasks', () => {
     expect(result.error?.name).toBe('Redrive.SampleFailed');
     expect(result.visited).not.toContain('StartMoveTask');
     expect(result.visited.slice(-2)).toEqual(['Reconcile', 'Notify']);
+  });
+
+  it('checks an inconclusive sample again and never starts the bulk move on it (N12)', async () => {
+    const attempts: unknown[] = [];
+    const verify = (input: JSONValue) => {
+      const previous = (input as { previous?: { attempt: number } }).previous;
+      attempts.push(previous?.attempt ?? null);
+      const attempt = (previous?.attempt ?? 0) + 1;
+      return {
+        verdict: attempt < 3 ? 'inconclusive' : 'fail',
+        attempt,
+        retryAfterSeconds: 1,
+        returned: [],
+        processed: 0,
+        unknown: 1,
+        reason: 'the peek saw 20 of 40',
+      };
+    };
+    const result = await run(happyHandlers({ VerifySample: verify, ReverifySample: verify }));
+    expect(result.error?.name).toBe('Redrive.SampleFailed');
+    expect(attempts).toEqual([null, 1, 2]);
+    expect(result.visited).not.toContain('StartMoveTask');
+    expect(result.visited.slice(-5)).toEqual([
+      'VerifySample',
+      'ReverifySample',
+      'ReverifySample',
+      'Reconcile',
+      'Notify',
+    ]);
+  });
+
+  it('starts the bulk move once a re-check of an inconclusive sample passes (N12)', async () => {
+    const result = await run(
+      happyHandlers({
+        VerifySample: () => ({
+          verdict: 'inconclusive',
+          attempt: 1,
+          retryAfterSeconds: 1,
+          reason: 'partial',
+        }),
+        ReverifySample: () => ({ verdict: 'pass', attempt: 2, retryAfterSeconds: 0, reason: 'processed' }),
+      }),
+    );
+    expect(result.status).toBe('SUCCEEDED');
+    expect(result.visited.slice(6, 9)).toEqual(['VerifySample', 'ReverifySample', 'StartMoveTask']);
   });
 
   it('ends NothingToRedrive when the DLQ emptied while the approval waited (C04)', async () => {
