@@ -25,7 +25,6 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import {
-  BUNDLE_ALLOWANCES,
   esbuildOptionsOf,
   handlerEntry,
   MAX_BUNDLE_BYTES,
@@ -129,9 +128,6 @@ async function main(): Promise<void> {
   console.log(
     `${over === 0 ? 'all' : `${over} of`} ${bundles.size} bundles ${over === 0 ? 'at or under' : 'over'} 500 KB; slowest median cold import ${ms(slowest)} ms CPU = ${(slowest / MAX_IMPORT_MS).toFixed(2)} of 150 ms`,
   );
-  for (const [name, allowance] of Object.entries(BUNDLE_ALLOWANCES)) {
-    console.log(`allowance ${name}: up to ${kb(allowance.maxBytes)} KB (${allowance.reason})`);
-  }
   if (over > 0) process.exitCode = 1;
 }
 

@@ -19,13 +19,7 @@ import {
   DEFAULT_DEFINITION_PATH,
   substitutionsFor,
 } from '../../infra/asl.js';
-import {
-  BUNDLE_ALLOWANCES,
-  bundleCeiling,
-  esbuildOptionsOf,
-  MAX_BUNDLE_BYTES,
-  PIPELINE_BUNDLING,
-} from '../../infra/bundling.js';
+import { esbuildOptionsOf, MAX_BUNDLE_BYTES, PIPELINE_BUNDLING } from '../../infra/bundling.js';
 import { buildDemoApp, type ExampleQueuesStack } from '../../infra/demo-app.js';
 import {
   FUNCTION_ACCESS,
@@ -251,7 +245,7 @@ describe('functions', () => {
     scaled(30_000),
   );
 
-  it('keeps every function bundle at or under 500 KB minified, or under its named allowance', () => {
+  it('keeps every function bundle at or under 500 KB minified', () => {
     const sizes = Object.fromEntries(
       (Object.keys(pipeline.functions) as FunctionName[]).map((name) => {
         const code = functionResource(name).Properties.Code as { S3Key: string };
@@ -261,11 +255,7 @@ describe('functions', () => {
     );
 
     expect(Object.keys(sizes)).toHaveLength(FUNCTION_NAMES.length);
-    expect(Object.entries(sizes).filter(([name, bytes]) => bytes > bundleCeiling(name))).toEqual([]);
-    // An allowance that is no longer needed is removed, not kept as slack.
-    expect(Object.keys(BUNDLE_ALLOWANCES).filter((name) => (sizes[name] ?? 0) <= MAX_BUNDLE_BYTES)).toEqual(
-      [],
-    );
+    expect(Object.entries(sizes).filter(([, bytes]) => bytes > MAX_BUNDLE_BYTES)).toEqual([]);
   });
 
   it('bench/bundles builds a function byte for byte as the stack bundles it (same esbuild options)', async () => {

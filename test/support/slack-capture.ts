@@ -1,12 +1,12 @@
 /**
  * A local stand-in for Slack: an HTTP server on 127.0.0.1 that answers Web API calls
- * (`<url>/api/<method>`, form-encoded as `@slack/web-api` sends them, or JSON) and records them,
- * and records posts to `response_url`s under `<url>/response/<id>`.
+ * (`<url>/api/<method>`, JSON as the pipeline's Slack client sends them, or form-encoded) and
+ * records them, and records posts to `response_url`s under `<url>/response/<id>`.
  *
- * Point `@slack/web-api` at it with `slackApiUrl: capture.apiUrl` (env `SLACK_API_URL`), and put
+ * Point the Slack client at it with `slackApiUrl: capture.apiUrl` (env `SLACK_API_URL`), and put
  * `capture.responseUrl()` in interaction payloads (allow it with `SLACK_RESPONSE_URL_PREFIXES`).
  *
- * @see https://docs.slack.dev/tools/node-slack-sdk/web-api/#custom-api-url
+ * @see https://api.slack.com/web#posting_json
  */
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -31,7 +31,7 @@ export interface CapturedResponse {
 export interface SlackCapture {
   /** e.g. http://127.0.0.1:41234 */
   url: string;
-  /** Base URL for `@slack/web-api`, ending in `/`. */
+  /** Web API base URL, ending in `/`. */
   apiUrl: string;
   /** A response_url served by this capture (`id` tells responses apart). */
   responseUrl(id?: string): string;
@@ -41,6 +41,16 @@ export interface SlackCapture {
   callsTo(method: string): CapturedApiCall[];
   /** Makes the next call of `method` answer `{ ok: false, error }`. */
   failNext(method: string, error: string): void;
+  /**
+   * Makes the next `times` calls of `method` answer HTTP `status` (a 5xx, or 429 with
+   * `Retry-After: retryAfterSeconds`) without doing anything, as Slack does when it is down or
+   * rate-limits. They are still recorded in {@link apiCalls}.
+   */
+  failNextHttp(
+    method: string,
+    status: number,
+    options?: { times?: number; retryAfterSeconds?: number },
+  ): void;
   /** Resolves once `predicate` holds, polling every 10 ms. @throws Error after `timeoutMs`. */
   waitFor(predicate: () => boolean, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
@@ -70,6 +80,7 @@ export async function startSlackCapture(options: { unref?: boolean } = {}): Prom
   const apiCalls: CapturedApiCall[] = [];
   const responses: CapturedResponse[] = [];
   const failures = new Map<string, string>();
+  const httpFailures = new Map<string, { status: number; times: number; retryAfterSeconds?: number }>();
   let tsCounter = 100;
 
   const send = (res: ServerResponse, status: number, body: unknown) => {
@@ -91,6 +102,18 @@ export async function startSlackCapture(options: { unref?: boolean } = {}): Prom
       const method = path.slice('/api/'.length);
       const args = parseArgs(String(req.headers['content-type'] ?? ''), text);
       apiCalls.push({ method, args, authorization: req.headers.authorization });
+      const httpFailure = httpFailures.get(method);
+      if (httpFailure) {
+        if (--httpFailure.times <= 0) httpFailures.delete(method);
+        const headers: Record<string, string> = { 'content-type': 'application/json' };
+        if (httpFailure.retryAfterSeconds !== undefined)
+          headers['retry-after'] = String(httpFailure.retryAfterSeconds);
+        res.writeHead(httpFailure.status, headers);
+        res.end(
+          JSON.stringify({ ok: false, error: httpFailure.status === 429 ? 'ratelimited' : 'fatal_error' }),
+        );
+        return;
+      }
       const failure = failures.get(method);
       if (failure) {
         failures.delete(method);
@@ -119,6 +142,12 @@ export async function startSlackCapture(options: { unref?: boolean } = {}): Prom
     responses,
     callsTo: (method) => apiCalls.filter((c) => c.method === method),
     failNext: (method, error) => failures.set(method, error),
+    failNextHttp: (method, status, options = {}) =>
+      httpFailures.set(method, {
+        status,
+        times: options.times ?? 1,
+        ...(options.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: options.retryAfterSeconds }),
+      }),
     async waitFor(predicate, timeoutMs = 5000) {
       const deadline = Date.now() + timeoutMs;
       while (!predicate()) {

@@ -126,8 +126,7 @@ describe('wiring rules', () => {
   });
 
   it('only platform/clients.ts constructs an AWS SDK client', () => {
-    // Slack's WebClient is not an AWS client (slack-client.ts builds it from the Slack config).
-    const awsClient = /new (?!WebClient\()[A-Za-z]+Client\(|DynamoDBDocumentClient\.from\(/;
+    const awsClient = /new [A-Za-z]+Client\(|DynamoDBDocumentClient\.from\(/;
     const builders = [...code].filter(([, text]) => awsClient.test(text)).map(([path]) => path);
     expect(builders).toEqual(['shared/platform/clients.ts']);
   });

@@ -51,6 +51,44 @@ describe('Slack client against the local capture server', () => {
     expect(capture.callsTo('chat.postMessage').length - before).toBe(1);
   });
 
+  it('retries a 5xx answer and returns the post that then succeeds', async () => {
+    capture.failNextHttp('chat.postMessage', 503);
+    const before = capture.callsTo('chat.postMessage').length;
+    const posted = await api().postMessage('C0EXAMPLE', { text: 'after an outage' });
+    expect(capture.callsTo('chat.postMessage').length - before).toBe(2);
+    expect(posted.ts).toMatch(/^1767350100\.\d{6}$/);
+  });
+
+  it('waits a short Retry-After of a rate limit and retries the update', async () => {
+    capture.failNextHttp('chat.update', 429, { retryAfterSeconds: 0 });
+    const before = capture.callsTo('chat.update').length;
+    await api().updateMessage('C0EXAMPLE', '1767350100.000100', { text: 'updated' });
+    const calls = capture.callsTo('chat.update').slice(before);
+    expect(calls.map((c) => c.args.text)).toEqual(['updated', 'updated']);
+  });
+
+  it('gives up as transient at once when Retry-After is longer than an invocation can wait', async () => {
+    capture.failNextHttp('chat.postMessage', 429, { retryAfterSeconds: 30 });
+    const before = capture.callsTo('chat.postMessage').length;
+    const error = await api()
+      .postMessage('C0EXAMPLE', { text: 'x' })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TransientError);
+    expect((error as Error).message).toContain('HTTP 429');
+    expect(capture.callsTo('chat.postMessage').length - before).toBe(1);
+  });
+
+  it('reports Slack down as transient after two retries', async () => {
+    capture.failNextHttp('chat.postMessage', 500, { times: 3 });
+    const before = capture.callsTo('chat.postMessage').length;
+    const error = await api()
+      .postMessage('C0EXAMPLE', { text: 'x' })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TransientError);
+    expect((error as Error).message).toContain('chat.postMessage answered HTTP 500');
+    expect(capture.callsTo('chat.postMessage').length - before).toBe(3);
+  });
+
   it('posts response_url updates as JSON to allowed prefixes only', async () => {
     await api().respond(capture.responseUrl('a1'), { text: 'Approved', replace_original: true });
     expect(capture.responses.at(-1)).toEqual({

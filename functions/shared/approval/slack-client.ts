@@ -1,8 +1,15 @@
 /**
- * The Slack port: post and update messages through `@slack/web-api` (`chat.postMessage`,
+ * The Slack port: post and update messages through the Slack Web API (`chat.postMessage`,
  * `chat.update`) and answer interactions through their `response_url` (slack-response-url.ts).
- * Credentials: slack-secrets.ts. A function that only answers `response_url`s (the Slack
- * interaction) uses slack-response-url.ts alone and bundles no WebClient (about 64 KB).
+ * Credentials: slack-secrets.ts.
+ *
+ * The two Web API methods are called with `fetch` (a JSON body and the bot token as a bearer
+ * token, as the Web API accepts for write methods), not through `@slack/web-api`: its WebClient
+ * is CommonJS with every Web API method, file uploads and a request queue, 67 KB of each
+ * minified bundle that posts (13% of the 500 KB target, infra/bundling.ts) for two POSTs. What it
+ * gave those two calls is kept here: a per-request timeout, short retries of network errors,
+ * HTTP 5xx and 429 (`Retry-After` honoured when it fits a Lambda invocation), and platform
+ * errors (`ok: false`) reported, not retried.
  *
  * The Web API base URL is configurable (`slackApiUrl`, config `SLACK_API_URL`) so tests and the local
  * runner point it at a capture server. `response_url` posts only go to allowed prefixes
@@ -10,12 +17,15 @@
  * keeps a leaked signing secret from turning the function into an open HTTP relay.
  *
  * @see https://api.slack.com/methods/chat.postMessage
+ * @see https://api.slack.com/methods/chat.update
+ * @see https://api.slack.com/web#posting_json
+ * @see https://api.slack.com/apis/rate-limits
  * @see https://api.slack.com/interactivity/handling#message_responses
  */
 import type { KnownBlock } from '@slack/types';
-import { WebClient } from '@slack/web-api';
 import type { SlackConfig } from '#platform/config.js';
-import { InvalidInputError, TransientError } from '#platform/errors.js';
+import { errorMessage, InvalidInputError, TransientError } from '#platform/errors.js';
+import { sleep } from '#platform/sleep.js';
 import {
   createResponseUrlPoster,
   DEFAULT_RESPONSE_URL_PREFIXES,
@@ -67,64 +77,109 @@ export function slackApiOptions(token: string, slack: SlackConfig): SlackApiOpti
   return { token, slackApiUrl: slack.apiUrl, allowedResponseUrlPrefixes: slack.responseUrlPrefixes };
 }
 
+/** Retries after the first attempt of a Web API call. */
+const RETRIES = 2;
+/** Backoff before retry n (0-based), milliseconds: 200, 400. */
+const backoffMs = (retry: number) => 200 * 2 ** retry;
+/** The longest `Retry-After` waited for inside an invocation, milliseconds; longer ones fail. */
+const MAX_RETRY_AFTER_MS = 1000;
+
 /**
- * Builds the Slack port over `@slack/web-api`'s WebClient and `fetch` (for `response_url`).
+ * Builds the Slack port over `fetch`: Web API calls with the bot token, `response_url` posts
+ * without it.
  *
- * Retries are short (2 retries) because every caller runs inside a Lambda invocation.
+ * Retries are short (2 retries, 200 then 400 ms, or a `Retry-After` of at most 1 s) because every
+ * caller runs inside a Lambda invocation.
  *
- * @throws TransientError from its methods when Slack answers 5xx / rate-limits / times out.
- * @throws InvalidInputError from `respond` when the URL is not on the allow-list.
- * @see https://docs.slack.dev/tools/node-slack-sdk/web-api/#custom-api-url
+ * @throws TransientError from its methods when Slack cannot be reached, answers 5xx, rate-limits
+ *   longer than 1 s or times out, after the retries.
+ * @throws InvalidInputError from `postMessage` / `updateMessage` when Slack refuses the call
+ *   (`ok: false`: `channel_not_found`, `not_in_channel`, `invalid_auth`...; retrying does not
+ *   help), naming Slack's error; from `respond` when the URL is not on the allow-list.
  */
 export function createSlackApi(options: SlackApiOptions): SlackApi {
   const slackApiUrl = options.slackApiUrl ?? 'https://slack.com/api/';
   const allowed = options.allowedResponseUrlPrefixes ?? DEFAULT_RESPONSE_URL_PREFIXES;
   const timeout = options.timeoutMs ?? 2500;
-  const web = new WebClient(options.token, {
-    slackApiUrl,
-    timeout,
-    retryConfig: { retries: 2, factor: 2, minTimeout: 200, maxTimeout: 1000 },
-    allowAbsoluteUrls: false,
-  });
+
+  const attempt = async (
+    method: string,
+    args: Record<string, unknown>,
+  ): Promise<WebApiResult | { retry: TransientError; retryAfterMs?: number }> => {
+    let response: Response;
+    try {
+      response = await fetch(`${slackApiUrl}${method}`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${options.token}`,
+          'content-type': 'application/json; charset=utf-8',
+        },
+        body: JSON.stringify(args),
+        signal: AbortSignal.timeout(timeout),
+      });
+    } catch (error) {
+      return { retry: new TransientError(`Slack ${method} failed: ${errorMessage(error)}`, error) };
+    }
+    if (response.status === 429 || response.status >= 500) {
+      await response.body?.cancel();
+      const retryAfter = Number(response.headers.get('retry-after'));
+      return {
+        retry: new TransientError(`Slack ${method} answered HTTP ${response.status}`),
+        ...(response.status === 429 && Number.isFinite(retryAfter) && retryAfter >= 0
+          ? { retryAfterMs: retryAfter * 1000 }
+          : {}),
+      };
+    }
+    const result = (await response.json().catch(() => ({}))) as WebApiResult;
+    if (result.ok !== true) {
+      throw new InvalidInputError(`Slack ${method} refused`, [
+        `slack: ${result.error ?? `HTTP ${response.status} without an ok result`}`,
+      ]);
+    }
+    return result;
+  };
+
+  const call = async (method: string, args: Record<string, unknown>): Promise<WebApiResult> => {
+    for (let retry = 0; ; retry++) {
+      const outcome = await attempt(method, args);
+      if (!('retry' in outcome)) return outcome;
+      const waitMs = outcome.retryAfterMs ?? backoffMs(retry);
+      if (retry >= RETRIES || waitMs > MAX_RETRY_AFTER_MS) throw outcome.retry;
+      await sleep(waitMs);
+    }
+  };
 
   return {
     async postMessage(channel, message, opts = {}) {
-      const result = await web.chat
-        .postMessage({
-          channel,
-          text: message.text,
-          ...(message.blocks ? { blocks: message.blocks } : {}),
-          ...(opts.threadTs ? { thread_ts: opts.threadTs } : {}),
-          unfurl_links: false,
-          unfurl_media: false,
-        })
-        .catch(slackFailure('chat.postMessage'));
+      const result = await call('chat.postMessage', {
+        channel,
+        text: message.text,
+        ...(message.blocks ? { blocks: message.blocks } : {}),
+        ...(opts.threadTs ? { thread_ts: opts.threadTs } : {}),
+        unfurl_links: false,
+        unfurl_media: false,
+      });
       if (!result.ts || !result.channel) throw new TransientError('chat.postMessage returned no ts');
       return { channel: result.channel, ts: result.ts };
     },
 
     async updateMessage(channel, ts, message) {
-      await web.chat
-        .update({ channel, ts, text: message.text, ...(message.blocks ? { blocks: message.blocks } : {}) })
-        .catch(slackFailure('chat.update'));
+      await call('chat.update', {
+        channel,
+        ts,
+        text: message.text,
+        ...(message.blocks ? { blocks: message.blocks } : {}),
+      });
     },
 
     respond: createResponseUrlPoster({ allowedResponseUrlPrefixes: allowed, timeoutMs: timeout }).respond,
   };
 }
 
-function slackFailure(method: string): (error: unknown) => never {
-  return (error: unknown) => {
-    const e = error as { code?: string; data?: { error?: string }; message?: string };
-    // Platform errors (channel_not_found, not_in_channel, invalid_auth) are configuration
-    // problems: retrying does not help. Request/HTTP/rate-limit errors are transient.
-    if (e.code === 'slack_webapi_platform_error') {
-      throw new InvalidInputError(
-        `Slack ${method} refused`,
-        [`slack: ${e.data?.error ?? e.message ?? 'error'}`],
-        error,
-      );
-    }
-    throw new TransientError(`Slack ${method} failed: ${e.message ?? String(error)}`, error);
-  };
+/** The part of a Web API answer the port reads. */
+interface WebApiResult {
+  ok?: boolean;
+  error?: string;
+  channel?: string;
+  ts?: string;
 }

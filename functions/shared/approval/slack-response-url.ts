@@ -5,8 +5,8 @@
  * from a signed payload, but an allow-list keeps a leaked signing secret from turning the
  * function into an open HTTP relay.
  *
- * Kept apart from slack-client.ts so a function that only answers interactions bundles no
- * `@slack/web-api` (about 64 KB of a minified bundle).
+ * Kept apart from slack-client.ts so a function that only answers interactions needs no bot
+ * token.
  *
  * @see https://api.slack.com/interactivity/handling#message_responses
  */
