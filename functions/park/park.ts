@@ -16,6 +16,9 @@
  * DLQ reports messages in flight (a crashed attempt's receive, a console poll) is waited for (one
  * visibility timeout, twice), then `Redrive.Transient`; one beyond the receive budget is
  * `Redrive.Refused`. Only a target that is gone (nothing in flight) counts as `skipped`.
+ * A target larger than the parking queue's MaximumMessageSize (body + attributes, N01) cannot be
+ * parked: its envelope is left as it is, the others are parked, and then the run is refused
+ * naming it (the move task would carry it back to its source).
  *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-configure-dead-letter-queue-redrive.html
  */
@@ -27,7 +30,7 @@ import { RedriveRefusedError, TransientError } from '#platform/errors.js';
 import { sleep } from '#platform/sleep.js';
 import type { SqsQueues } from '#platform/sqs-queues.js';
 import * as z from '#platform/zod.js';
-import { type TransferPorts, transferMessage } from '#transfer/message-transfer.js';
+import { outgoingOf, type TransferPorts, transferMessage } from '#transfer/message-transfer.js';
 import { parkReason } from '#transfer/redrive-plan.js';
 
 /** Input of the Park function. */
@@ -97,6 +100,11 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
     );
 
   const vt = deps.visibilityTimeoutSeconds ?? 30;
+  const parkingMaxBytes =
+    !plan.discardPoison && plan.parkingQueueUrl
+      ? (await deps.queues.describe(plan.parkingQueueUrl)).maximumMessageSize
+      : null;
+  const tooLarge: string[] = [];
   // A crashed attempt hid its message until the receive's visibility timeout ends: wait for it
   // (bounded by that timeout), or the bulk move could later carry a message already parked.
   const ledgered = (await deps.ledger.listRun(redriveId)).filter(
@@ -140,14 +148,6 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
             `message ${message.MessageId} must stay out of the bulk move (${target.reason}) but no parking queue is configured and discardPoison is not set`,
           );
         const discard = plan.discardPoison || !plan.parkingQueueUrl;
-        const state = discard ? 'DISCARDED' : 'PARKED';
-        if (target.envelope.state !== state || !target.envelope.stateReason?.endsWith(`(run ${redriveId})`))
-          await deps.envelopes.setState(
-            plan.dlqArn,
-            target.envelope.messageId,
-            state,
-            `${target.reason} (run ${redriveId})`,
-          );
         const request = {
           message,
           key: parkLedgerKey(target.envelope),
@@ -156,11 +156,31 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
           dlqArn: plan.dlqArn,
           dlqUrl: plan.dlqUrl,
           destinationUrl: discard ? null : plan.parkingQueueUrl,
+          destinationMaxBytes: discard ? null : parkingMaxBytes,
           // The parking queue's own type decides MessageGroupId/MessageDeduplicationId.
           fifo: plan.parkingQueueUrl?.endsWith('.fifo') ?? false,
           visibilityTimeoutSeconds: vt,
           addPipelineAttributes: false,
         };
+        // Checked before the envelope says PARKED: a message that cannot be sent stays as it is.
+        const unsendable = outgoingOf(request).result;
+        if (unsendable?.result === 'too-large') {
+          tooLarge.push(
+            `${message.MessageId} (${unsendable.sizeBytes} bytes, the parking queue takes ${unsendable.limitBytes})`,
+          );
+          targets.delete(message.MessageId as string);
+          remaining -= 1;
+          results.set(message.MessageId as string, 'hold');
+          continue;
+        }
+        const state = discard ? 'DISCARDED' : 'PARKED';
+        if (target.envelope.state !== state || !target.envelope.stateReason?.endsWith(`(run ${redriveId})`))
+          await deps.envelopes.setState(
+            plan.dlqArn,
+            target.envelope.messageId,
+            state,
+            `${target.reason} (run ${redriveId})`,
+          );
         const outcome = await transferMessage(request, deps);
         if (outcome.result === 'sent' || outcome.result === 'duplicate-prevented') {
           if (outcome.result === 'duplicate-prevented') result.duplicateSendsPrevented += 1;
@@ -178,6 +198,10 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
     outstandingNow,
   );
   // A target left in the DLQ would be carried back to its source by the bulk move (C07).
+  if (tooLarge.length > 0)
+    throw new RedriveRefusedError(
+      `${tooLarge.length} message(s) to park are larger than the parking queue's MaximumMessageSize and stay in the DLQ, where the move task would carry them back to their source: ${tooLarge.slice(0, 5).join(', ')}${tooLarge.length > 5 ? ', ...' : ''}; raise the parking queue's MaximumMessageSize or set discardPoison`,
+    );
   if (outstandingNow() > 0 && scan.truncated)
     throw new RedriveRefusedError(
       `${outstandingNow()} message(s) to park were not reached within ${maxMessages} received messages; the move task would carry them back to their source`,

@@ -8,6 +8,9 @@
  * body and attributes unchanged plus `redrive-count` (incremented), `redrive-id` and
  * `idempotency-key`, mark SENT, delete from the DLQ, mark the envelope REDRIVEN. FIFO: the
  * MessageGroupId is kept and the MessageDeduplicationId derives from the key (case C08).
+ * A copy larger than its destination's MaximumMessageSize (body + attributes + ours, N01) is not
+ * sent: it stays in the DLQ for the move task (which moves it unchanged, without our attributes),
+ * is reported in `tooLarge`, and another message is sampled in its place.
  *
  * Crash safety (the workflow retries this step on `Lambda.Unknown` / `Sandbox.Timedout`):
  * - crash between send and delete: the ledger says SENT for that DLQ MessageId, so the retry
@@ -30,7 +33,7 @@ import { scanUntilFound, type VisitResult } from '#inventory/dlq-scan.js';
 import type { EnvelopeStore } from '#inventory/envelope-store.js';
 import { TransientError } from '#platform/errors.js';
 import { sleep as realSleep } from '#platform/sleep.js';
-import type { SqsQueues } from '#platform/sqs-queues.js';
+import type { QueueInfo, SqsQueues } from '#platform/sqs-queues.js';
 import * as z from '#platform/zod.js';
 import { type TransferPorts, transferMessage } from '#transfer/message-transfer.js';
 
@@ -55,7 +58,14 @@ export interface SampleRedriveResult {
   duplicateSendsPrevented: number;
   /** Messages that could not be sampled because SQS's 10 attributes leave no room for ours. */
   noRoomForAttributes: number;
+  /** Messages whose copy would exceed the destination's MaximumMessageSize (N01): left in the DLQ. */
+  tooLarge: number;
+  /** The first few of them, with the size SQS would count and the destination's limit, bytes. */
+  tooLargeMessages: { messageId: string; sizeBytes: number; limitBytes: number; destinationArn: string }[];
 }
+
+/** How many too-large messages `$.sample` names (the count covers all of them). */
+const TOO_LARGE_NAMED = 5;
 
 /** Ports of {@link sampleRedrive}. */
 export interface SampleRedriveDeps extends TransferPorts {
@@ -97,6 +107,8 @@ export async function sampleRedrive(
     verifyAfterSeconds: preflight.verifyWindowSeconds,
     duplicateSendsPrevented: 0,
     noRoomForAttributes: 0,
+    tooLarge: 0,
+    tooLargeMessages: [],
   };
   // A crashed attempt left messages invisible until their visibility timeout ends: wait for them,
   // or the bulk move could later carry a message this run already sent.
@@ -107,15 +119,15 @@ export async function sampleRedrive(
   }
 
   let need = plan.sampleSize - earlier.length;
-  const urls = new Map<string, string>();
-  const urlOf = async (arn: string): Promise<string> => {
-    let url = urls.get(arn);
-    if (!url) {
+  const destinations = new Map<string, QueueInfo>();
+  const destinationOf = async (arn: string): Promise<QueueInfo> => {
+    let info = destinations.get(arn);
+    if (!info) {
       const parsed = parseSqsArn(arn);
-      url = (await deps.queues.resolveByName(parsed?.queueName ?? arn, parsed?.accountId)).url;
-      urls.set(arn, url);
+      info = await deps.queues.resolveByName(parsed?.queueName ?? arn, parsed?.accountId);
+      destinations.set(arn, info);
     }
-    return url;
+    return info;
   };
 
   if (need > 0 || unfinished.size > 0) {
@@ -145,6 +157,7 @@ export async function sampleRedrive(
             (envelope.sourceArn !== 'unknown' || plan.destinationArn !== null);
           if (!pending && (need <= 0 || !eligible)) continue;
           const destinationArn = plan.destinationArn ?? envelope.sourceArn;
+          const destination = await destinationOf(destinationArn);
           const outcome = await transferMessage(
             {
               message,
@@ -153,7 +166,8 @@ export async function sampleRedrive(
               kind: 'redrive',
               dlqArn: plan.dlqArn,
               dlqUrl: plan.dlqUrl,
-              destinationUrl: await urlOf(destinationArn),
+              destinationUrl: destination.url,
+              destinationMaxBytes: destination.maximumMessageSize,
               fifo: preflight.fifo,
               visibilityTimeoutSeconds: vt,
               addPipelineAttributes: true,
@@ -162,6 +176,17 @@ export async function sampleRedrive(
           );
           if (outcome.result === 'no-room') {
             result.noRoomForAttributes += 1;
+            continue;
+          }
+          if (outcome.result === 'too-large') {
+            result.tooLarge += 1;
+            if (result.tooLargeMessages.length < TOO_LARGE_NAMED)
+              result.tooLargeMessages.push({
+                messageId: id,
+                sizeBytes: outcome.sizeBytes,
+                limitBytes: outcome.limitBytes,
+                destinationArn,
+              });
             continue;
           }
           if (outcome.result === 'other-message') continue;

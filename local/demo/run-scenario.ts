@@ -349,10 +349,15 @@ function defaultCheck(report: RunReport): string[] {
 /** The run's story, one line per step that matters to an SRE watching it. */
 function narrate(ctx: ScenarioContext, state: string, r: Json): void {
   if (state === 'Park') ctx.say(`Parked ${r.parked} messages that must not be redriven (poison/permanent).`);
-  if (state === 'SampleRedrive')
+  if (state === 'SampleRedrive') {
     ctx.say(
       `Sample redrive: ${r.sent} sent (${r.alreadySent} already sent); verifying after ${r.verifyAfterSeconds} s (DelaySeconds + visibility timeout x maxReceiveCount + margin)...`,
     );
+    if (Number(r.tooLarge) > 0)
+      ctx.say(
+        `  ${r.tooLarge} message(s) left in the DLQ: with the pipeline's attributes they exceed the destination's MaximumMessageSize (N01).`,
+      );
+  }
   if (state === 'VerifySample' || state === 'ReverifySample')
     ctx.say(`Verification: ${r.verdict} (${r.reason}).`);
   if (state === 'StartMoveTask') ctx.say(`Ramped redrive started (StartMessageMoveTask): ${r.reason}.`);

@@ -1,3 +1,4 @@
+import { SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { sqsClient } from '#platform/clients.js';
@@ -81,6 +82,38 @@ describe('Park against the local stack', () => {
     });
     await expect(run({ plan: planFor(dlq) })).rejects.toMatchObject({ name: 'Redrive.Refused' });
     expect((await queueDepth(sqsClient(), dlq.dlqUrl)).visible).toBe(1);
+  });
+
+  it('N01 parks what fits the parking queue, leaves a larger message in the DLQ untouched, and refuses naming it', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'n01-park-dlq',
+      sourceNames: ['n01-park-src'],
+      messages: [
+        { body: `{"blob":"${'y'.repeat(1100)}"}`, attributes: badPayload },
+        { body: '{"small":1}', attributes: badPayload },
+        { body: 'keep' },
+      ],
+      incidentId: 'inc-n01-park',
+    });
+    const parking = await createQueue(sqsClient(), 'n01-parking');
+    await sqsClient().send(
+      new SetQueueAttributesCommand({ QueueUrl: parking, Attributes: { MaximumMessageSize: '1024' } }),
+    );
+    const refused = run({ plan: planFor(dlq, { parkingQueueUrl: parking }) });
+    await expect(refused).rejects.toMatchObject({ name: 'Redrive.Refused' });
+    await expect(refused).rejects.toThrow(
+      /1 message\(s\) to park are larger than the parking queue's MaximumMessageSize/,
+    );
+    await expect(refused).rejects.toThrow(/the parking queue takes 1024\)/);
+    expect((await drain(sqsClient(), parking)).map((m) => m.Body)).toEqual(['{"small":1}']);
+    const states = Object.values(await statesOf(dlq.dlqArn)).sort();
+    expect(states).toEqual([
+      'IN_DLQ',
+      'IN_DLQ',
+      'PARKED: classified permanent: do not redrive (run inc-n01-park)',
+    ]);
+    expect((await queueDepth(sqsClient(), dlq.dlqUrl)).visible).toBe(2);
   });
 
   it('after a crash between send and delete, the retry parks the message once', async () => {

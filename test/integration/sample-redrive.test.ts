@@ -1,9 +1,11 @@
+import { SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { sqsClient } from '#platform/clients.js';
 import {
   createTransferSqs,
   fifoDeduplicationId,
+  outgoingSizeBytes,
   setTransferFaultHook,
   type TransferStep,
 } from '#transfer/message-transfer.js';
@@ -160,5 +162,57 @@ describe('SampleRedrive against the local stack', () => {
     const delivered = await drain(sqsClient(), dlq.sources[0]?.url as string);
     expect(delivered.map((m) => m.Body)).toEqual(['good']);
     expect((await queueDepth(sqsClient(), dlq.dlqUrl)).visible).toBe(1);
+  });
+
+  it("N01 leaves a message whose copy exceeds the source queue's MaximumMessageSize in the DLQ, reports it and sends the others", async () => {
+    // 984 bytes of body + the attribute "tenant" (6 + 6 + 4 bytes) = 1000 bytes: it fitted the
+    // 1024-byte source queue when it first failed, not once our three attributes are added.
+    const big = 'x'.repeat(984);
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'n01-size-dlq',
+      sourceNames: ['n01-size-src'],
+      messages: [
+        { body: big, attributes: { tenant: { DataType: 'String', StringValue: 'acme' } } },
+        { body: 'small' },
+      ],
+      incidentId: 'inc-n01-size',
+    });
+    const source = dlq.sources[0]?.url as string;
+    await sqsClient().send(
+      new SetQueueAttributesCommand({ QueueUrl: source, Attributes: { MaximumMessageSize: '1024' } }),
+    );
+    const result = await run({ plan: planFor(dlq, { sampleSize: 2 }), preflight: preflightSlot() });
+    expect([result.sent, result.tooLarge, result.keys.length]).toEqual([1, 1, 1]);
+    const [reported] = result.tooLargeMessages;
+    expect(reported?.limitBytes).toBe(1024);
+    expect(reported?.sizeBytes).toBeGreaterThan(1024);
+    expect(reported?.destinationArn).toBe(dlq.sources[0]?.arn);
+    expect((await drain(sqsClient(), source)).map((m) => m.Body)).toEqual(['small']);
+    // The big one is still in the DLQ, IN_DLQ, with no ledger entry a retry would trip over.
+    const states = new Map<string, string>();
+    for await (const e of createEnvelopeStore().listEnvelopes(dlq.dlqArn)) states.set(e.messageId, e.state);
+    expect(states.get(reported?.messageId as string)).toBe('IN_DLQ');
+    const entries = await createRedriveLedger().listRun('inc-n01-size');
+    expect(entries.map((e) => e.dlqMessageId)).not.toContain(reported?.messageId);
+    expect(entries).toHaveLength(1);
+    const retried = await run({ plan: planFor(dlq, { sampleSize: 2 }), preflight: preflightSlot() });
+    expect([retried.sent, retried.alreadySent, retried.tooLarge]).toEqual([0, 1, 1]);
+    expect((await queueDepth(sqsClient(), dlq.dlqUrl)).visible).toBe(1);
+  });
+});
+
+describe('outgoingSizeBytes', () => {
+  it('N01 counts the body and every attribute name, data type and value in bytes, as SQS does', () => {
+    expect(
+      outgoingSizeBytes({
+        body: '\u00e9', // 2 bytes
+        attributes: {
+          k: { DataType: 'String', StringValue: '\u00fc' }, // 1 + 6 + 2
+          b: { DataType: 'Binary', BinaryValue: new Uint8Array([1, 2, 3]) }, // 1 + 6 + 3
+          n: { DataType: 'Number.int', StringValue: '42' }, // 1 + 10 + 2
+        },
+      }),
+    ).toBe(34);
   });
 });

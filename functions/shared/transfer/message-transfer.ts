@@ -8,11 +8,15 @@
  * attribute (DataType and value bytes unchanged), and adds the pipeline's `redrive-count`
  * (incremented), `redrive-id` and `idempotency-key`. SQS allows at most 10 message attributes per
  * message, so a message that has no room for them is reported back (`no-room`) and left in the DLQ.
+ * SQS also counts the body and every attribute's name, data type and value against the
+ * destination's `MaximumMessageSize` (N01): a copy that would exceed it is reported back
+ * (`too-large`) and left in the DLQ before anything is recorded, so no retry trips over it again.
  * FIFO: the MessageGroupId is kept and the MessageDeduplicationId is derived from the idempotency key,
  * so a resend within 5 minutes is accepted but not delivered twice (case C08).
  *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-message-metadata.html
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/using-messagededuplicationid-property.html
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-message-attributes.html
  */
 import {
   DeleteMessageCommand,
@@ -79,7 +83,9 @@ export type TransferResult =
   /** The key is already being handled in this run through another DLQ message: left alone. */
   | { result: 'other-message' }
   /** No room for the pipeline's attributes (SQS allows 10): left in the DLQ. */
-  | { result: 'no-room' };
+  | { result: 'no-room' }
+  /** The copy is larger than the destination's MaximumMessageSize: left in the DLQ, nothing recorded. */
+  | { result: 'too-large'; sizeBytes: number; limitBytes: number };
 
 /** Parameters of one {@link transferMessage}. */
 export interface TransferRequest {
@@ -91,6 +97,8 @@ export interface TransferRequest {
   dlqUrl: string;
   /** Where to send; null for a discard (delete only). */
   destinationUrl: string | null;
+  /** The destination's MaximumMessageSize (`QueueInfo.maximumMessageSize`), bytes; null for a discard. */
+  destinationMaxBytes: number | null;
   fifo: boolean;
   /** The visibility timeout the message was received with, seconds (for crash recovery). */
   visibilityTimeoutSeconds: number;
@@ -134,9 +142,41 @@ export function outgoingCopy(
   return out;
 }
 
+/**
+ * The size SQS counts against `MaximumMessageSize`: the body's UTF-8 bytes plus, per message
+ * attribute, the bytes of its name, its data type and its value (string UTF-8, binary as is).
+ *
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-message-attributes.html
+ */
+export function outgoingSizeBytes(message: Pick<OutgoingMessage, 'body' | 'attributes'>): number {
+  let size = Buffer.byteLength(message.body, 'utf8');
+  for (const [name, value] of Object.entries(message.attributes)) {
+    size += Buffer.byteLength(name, 'utf8') + Buffer.byteLength(value.DataType ?? '', 'utf8');
+    if (value.StringValue !== undefined) size += Buffer.byteLength(value.StringValue, 'utf8');
+    if (value.BinaryValue !== undefined) size += value.BinaryValue.byteLength;
+  }
+  return size;
+}
+
 /** The MessageDeduplicationId of a FIFO redrive: SHA-256 of the idempotency key, hex (64 chars). */
 export function fifoDeduplicationId(key: string): string {
   return sha256Hex(`idempotency-key:${key}`);
+}
+
+/**
+ * The copy {@link transferMessage} would send, or why it cannot be sent (`no-room`, `too-large`);
+ * no copy for a discard. Park asks before it records anything on the envelope.
+ */
+export function outgoingOf(
+  req: Omit<TransferRequest, 'dlqArn' | 'dlqUrl' | 'kind' | 'visibilityTimeoutSeconds'>,
+): { outgoing?: OutgoingMessage; result?: Extract<TransferResult, { result: 'no-room' | 'too-large' }> } {
+  if (!req.destinationUrl) return {};
+  const outgoing = outgoingCopy(req.message, req);
+  if (!outgoing) return { result: { result: 'no-room' } };
+  const sizeBytes = outgoingSizeBytes(outgoing);
+  if (req.destinationMaxBytes !== null && sizeBytes > req.destinationMaxBytes)
+    return { result: { result: 'too-large', sizeBytes, limitBytes: req.destinationMaxBytes } };
+  return { outgoing };
 }
 
 /**
@@ -150,16 +190,9 @@ export async function transferMessage(req: TransferRequest, ports: TransferPorts
   const now = ports.now ?? Date.now;
   const messageId = req.message.MessageId as string;
   const receipt = req.message.ReceiptHandle as string;
-  let outgoing: OutgoingMessage | undefined;
-  if (req.destinationUrl) {
-    outgoing = outgoingCopy(req.message, {
-      key: req.key,
-      redriveId: req.redriveId,
-      fifo: req.fifo,
-      addPipelineAttributes: req.addPipelineAttributes,
-    });
-    if (!outgoing) return { result: 'no-room' };
-  }
+  const copy = outgoingOf(req);
+  if (copy.result) return copy.result;
+  const outgoing = copy.outgoing;
   const begun = await ports.ledger.begin({
     key: req.key,
     redriveId: req.redriveId,
