@@ -3,7 +3,9 @@
  * runs, because a move task cannot skip or filter messages (case C07).
  *
  * A message is parked when its envelope is classified `poison` or `permanent`, when it has been
- * redriven `plan.maxRedrives` times already, or when it has no DeadLetterQueueSourceArn and no
+ * redriven `plan.maxRedrives` times already (its redrive history: REDRIVEN envelopes of its
+ * idempotency key across incidents, move-task moves included, `#transfer/redrive-history.js`, N08;
+ * or its `redrive-count` attribute), or when it has no DeadLetterQueueSourceArn and no
  * destination is given (a move task could not return it: `CouldNotDetermineMessageSource`).
  * With `plan.discardPoison` such messages are deleted instead, as a recorded decision.
  *
@@ -31,6 +33,7 @@ import { sleep } from '#platform/sleep.js';
 import type { SqsQueues } from '#platform/sqs-queues.js';
 import * as z from '#platform/zod.js';
 import { outgoingOf, type TransferPorts, transferMessage } from '#transfer/message-transfer.js';
+import { createRedriveHistory } from '#transfer/redrive-history.js';
 import { parkReason } from '#transfer/redrive-plan.js';
 
 /** Input of the Park function. */
@@ -56,6 +59,12 @@ export interface ParkDeps extends TransferPorts {
   sleep?: (ms: number) => Promise<void>;
 }
 
+/** What Park keeps of an envelope it may park (no body). */
+type ParkCandidate = Pick<
+  StoredEnvelope,
+  'messageId' | 'idempotencyKey' | 'state' | 'stateReason' | 'classification' | 'redriveCount' | 'sourceArn'
+>;
+
 /** The ` (run <id>)` suffix Park puts on an envelope's stateReason. */
 const RUN_SUFFIX = / \(run [^)]*\)$/;
 
@@ -74,18 +83,37 @@ export function parkLedgerKey(envelope: Pick<StoredEnvelope, 'idempotencyKey' | 
 export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult> {
   const { plan } = input;
   const redriveId = plan.incidentId;
-  const targets = new Map<string, { envelope: StoredEnvelope; reason: string }>();
+  const targets = new Map<string, { envelope: ParkCandidate; reason: string }>();
   // Envelopes an earlier run moved on: parked again if still here, not `skipped` when gone.
   const earlierRuns = new Set<string>();
+  // The history needs every REDRIVEN envelope of the DLQ, which may be listed after the envelopes
+  // it decides on: those are kept (without their bodies) and decided after the listing.
+  const history = createRedriveHistory();
+  const candidates: ParkCandidate[] = [];
   for await (const envelope of deps.envelopes.listEnvelopes(plan.dlqArn)) {
+    history.add(envelope);
     if (envelope.state === 'REDRIVEN') continue;
+    const { messageId, idempotencyKey, state, stateReason, classification, redriveCount, sourceArn } =
+      envelope;
+    candidates.push({
+      messageId,
+      idempotencyKey,
+      state,
+      classification,
+      redriveCount,
+      sourceArn,
+      ...(stateReason === undefined ? {} : { stateReason }),
+    });
+  }
+  for (const envelope of candidates) {
+    const counted = { ...envelope, redriveCount: history.redrivesOf(envelope) };
     // PARKED/DISCARDED envelopes are included, of this run or an earlier one: a crash or failure
     // between record and delete leaves the message in the DLQ with its envelope already moved on
     // (a failed earlier run never reconciles it); if it is gone, no receive matches it.
     const reason =
       envelope.state === 'IN_DLQ'
-        ? parkReason(envelope, plan)
-        : (parkReason(envelope, plan) ?? envelope.stateReason?.replace(RUN_SUFFIX, '') ?? 'parked earlier');
+        ? parkReason(counted, plan)
+        : (parkReason(counted, plan) ?? envelope.stateReason?.replace(RUN_SUFFIX, '') ?? 'parked earlier');
     if (!reason) continue;
     targets.set(envelope.messageId, { envelope, reason });
     if (envelope.state !== 'IN_DLQ' && !envelope.stateReason?.endsWith(`(run ${redriveId})`))

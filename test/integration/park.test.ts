@@ -1,22 +1,56 @@
-import { SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { ReceiveMessageCommand, SendMessageCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { sqsClient } from '#platform/clients.js';
+import { sleep } from '#platform/sleep.js';
 import { setTransferFaultHook } from '#transfer/message-transfer.js';
+import { createMoveTasks } from '#transfer/move-tasks.js';
 import { handler } from '../../functions/park/handler.js';
 import type { ParkResult } from '../../functions/park/park.js';
-import { createQueue, drain, lambdaContext, planFor, seedAndInventory } from '../support/redrive-fixtures.js';
+import {
+  createQueue,
+  drain,
+  inventoryAs,
+  lambdaContext,
+  planFor,
+  seedAndInventory,
+} from '../support/redrive-fixtures.js';
 import { queueDepth } from '../support/seed-dlq.js';
 import { useTransferStack } from '../support/transfer-stack.js';
 
 const run = (event: unknown) => handler(event as never, lambdaContext) as Promise<ParkResult>;
 const badPayload = { 'error-class': { DataType: 'String', StringValue: 'SyntaxError' } };
 
-async function statesOf(dlqArn: string): Promise<Record<string, string>> {
+async function statesOf(dlqArn: string): Promise<Record<string, string>>;
+/** MessageIds of the DLQ's envelopes in `state`. */
+async function statesOf(dlqArn: string, state: string): Promise<string[]>;
+async function statesOf(dlqArn: string, state?: string): Promise<Record<string, string> | string[]> {
   const out: Record<string, string> = {};
-  for await (const e of createEnvelopeStore().listEnvelopes(dlqArn))
+  const ids: string[] = [];
+  for await (const e of createEnvelopeStore().listEnvelopes(dlqArn)) {
     out[e.messageId] = `${e.state}${e.stateReason ? `: ${e.stateReason}` : ''}`;
-  return out;
+    if (e.state === state) ids.push(e.messageId);
+  }
+  return state === undefined ? out : ids;
+}
+
+/** Waits until `check` holds, polling every 200 ms; throws naming `what` after 30 s. */
+async function until(what: string, check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(200);
+  }
+}
+
+/** The consumer still fails: receive and never delete until SQS dead-letters `expected` messages. */
+async function failUntilDeadLettered(sourceUrl: string, dlqUrl: string, expected: number): Promise<void> {
+  await until(`${expected} message(s) back in ${dlqUrl}`, async () => {
+    const out = await sqsClient().send(
+      new ReceiveMessageCommand({ QueueUrl: sourceUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 0 }),
+    );
+    return (out.Messages?.length ?? 0) === 0 && (await queueDepth(sqsClient(), dlqUrl)).visible >= expected;
+  });
 }
 
 describe('Park against the local stack', () => {
@@ -114,6 +148,67 @@ describe('Park against the local stack', () => {
       'PARKED: classified permanent: do not redrive (run inc-n01-park)',
     ]);
     expect((await queueDepth(sqsClient(), dlq.dlqUrl)).visible).toBe(2);
+  });
+
+  it('N08 parks a message that keeps coming back through move tasks once its redrive history reaches maxRedrives, across incidents', async () => {
+    const loop = {
+      body: '{"loop":1}',
+      attributes: { 'error-class': { DataType: 'String', StringValue: 'ThrottlingException' } },
+    };
+    let dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'n08-loop-dlq',
+      sourceNames: ['n08-loop-src'],
+      messages: [loop],
+      maxReceiveCount: 2,
+      incidentId: 'inc-n08-1',
+    });
+    const source = dlq.sources[0] as { url: string; arn: string };
+    const parking = await createQueue(sqsClient(), 'n08-parking');
+    const moveTasks = createMoveTasks();
+    const parkedPerRound: number[] = [];
+    for (let round = 1; round <= 4; round++) {
+      if (round > 1) dlq = await inventoryAs(sqsClient(), dlq, `inc-n08-${round}`);
+      if (round === 4) {
+        // A message seen for the first time in this incident has no history: it is not parked.
+        await sqsClient().send(new SendMessageCommand({ QueueUrl: source.url, MessageBody: '{"fresh":1}' }));
+        await failUntilDeadLettered(source.url, dlq.dlqUrl, 2);
+        dlq = await inventoryAs(sqsClient(), dlq, 'inc-n08-4');
+      }
+      const result = await run({ plan: planFor(dlq, { parkingQueueUrl: parking, maxRedrives: 3 }) });
+      parkedPerRound.push(result.parked);
+      if (round === 4) break;
+      // Each round: StartMessageMoveTask carries it back unchanged (no redrive-count attribute is
+      // added), the consumer fails it again, SQS dead-letters it under a new MessageId, and
+      // Reconcile marks the moved envelope REDRIVEN (moved by the move task).
+      const [envelope] = (await statesOf(dlq.dlqArn, 'IN_DLQ')) as [string];
+      const started = await moveTasks.start({ sourceArn: dlq.dlqArn, rate: 10 });
+      expect(started.ok).toBe(true);
+      await until('the move task to finish', async () => {
+        const [task] = await moveTasks.list(dlq.dlqArn);
+        return task?.status === 'COMPLETED' && (await queueDepth(sqsClient(), dlq.dlqUrl)).visible === 0;
+      });
+      await createEnvelopeStore().setState(
+        dlq.dlqArn,
+        envelope,
+        'REDRIVEN',
+        `moved by the move task (run inc-n08-${round})`,
+      );
+      await failUntilDeadLettered(source.url, dlq.dlqUrl, 1);
+    }
+    expect(parkedPerRound).toEqual([0, 0, 0, 1]);
+    const parked = await drain(sqsClient(), parking);
+    expect(parked.map((m) => m.Body)).toEqual(['{"loop":1}']);
+    // The message itself never carried a count: only the history saw its three bulk redrives.
+    expect(parked[0]?.MessageAttributes?.['redrive-count']).toBeUndefined();
+    const reasons = Object.values(await statesOf(dlq.dlqArn)).sort();
+    expect(reasons).toEqual([
+      'IN_DLQ',
+      'PARKED: redriven 3 times (maxRedrives 3) (run inc-n08-4)',
+      'REDRIVEN: moved by the move task (run inc-n08-1)',
+      'REDRIVEN: moved by the move task (run inc-n08-2)',
+      'REDRIVEN: moved by the move task (run inc-n08-3)',
+    ]);
   });
 
   it('after a crash between send and delete, the retry parks the message once', async () => {

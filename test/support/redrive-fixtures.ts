@@ -23,18 +23,27 @@ export async function seedAndInventory(
   options: SeedDlqOptions & { incidentId: string },
 ): Promise<InventoriedDlq> {
   const seeded = await seedDlq(options);
-  const queues = createSqsQueues({ client: options.sqs });
+  return inventoryAs(options.sqs, seeded, options.incidentId);
+}
+
+/** Stores the envelopes of what the DLQ holds now, as triage of incident `incidentId` would. */
+export async function inventoryAs(
+  sqs: SQSClient,
+  seeded: SeededDlq,
+  incidentId: string,
+): Promise<InventoriedDlq> {
+  const queues = createSqsQueues({ client: sqs });
   const dlq = await queues.describe(seeded.dlqUrl);
   const result = await inventoryDlq(
     {
       dlq,
       registration: QueueRegistration.parse({ dlqArn: seeded.dlqArn }),
-      incidentId: options.incidentId,
+      incidentId,
       waitTimeSeconds: 0,
     },
     { queues, envelopes: createEnvelopeStore(), remainingTimeMs: () => 60_000, now: Date.now },
   );
-  return { ...seeded, incidentId: options.incidentId, envelopes: result.written };
+  return { ...seeded, incidentId, envelopes: result.written };
 }
 
 /** An `$.plan` for a seeded DLQ (defaults of a small, fast run). */
