@@ -62,6 +62,13 @@ export interface FunctionAccess {
    * policies (`iam:SimulatePrincipalPolicy`). @default - none
    */
   readonly pipelineRoles?: readonly string[];
+  /**
+   * Actions on registered extended-client payload buckets (MonitoredDlq `payloadBuckets`), for
+   * preflight only (it marks gone payloads on their envelopes for Park and SampleRedrive):
+   * HeadObject is authorised as `s3:GetObject` on the objects, and `s3:ListBucket` on the bucket
+   * makes S3 answer a gone object with 404 instead of 403. Never a delete. @default - none
+   */
+  readonly payloadBuckets?: readonly string[];
   /** The function invokes itself asynchronously (Slack's 3-second acknowledgement, then work). */
   readonly selfInvoke: boolean;
   /** Timeout, seconds. */
@@ -101,6 +108,9 @@ export const SQS_ACTIONS_NEEDING_DECRYPT = ['sqs:ReceiveMessage', 'sqs:StartMess
 export const SQS_ACTIONS_NEEDING_DATA_KEY = ['sqs:SendMessage'] as const;
 
 const none: readonly string[] = [];
+
+/** What a function that checks extended-client payloads needs on a registered bucket. */
+export const PAYLOAD_BUCKET_ACTIONS: readonly string[] = ['s3:GetObject', 's3:ListBucket'];
 
 /** The KMS actions SQS needs for a caller of these SQS actions on a queue with a customer managed key. */
 function kmsUseOfQueue(sqsActions: readonly string[]): string[] {
@@ -190,6 +200,8 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     // Check 6a: each queue's key (state, key policy) and the users' IAM policies (docs/redrive-workflow.md).
     keys: ['kms:DescribeKey', 'kms:GetKeyPolicy'],
     pipelineRoles: ['iam:SimulatePrincipalPolicy'],
+    // HeadObject of extended-client payloads (gone -> parked), docs/redrive-workflow.md.
+    payloadBuckets: PAYLOAD_BUCKET_ACTIONS,
     slackSecret: false,
     stateMachine: none,
     executions: none,
@@ -242,6 +254,7 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     ],
     sourceQueues: ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes', 'sqs:SendMessage'],
     parkingQueue: none,
+
     table: 'readWrite',
     slackSecret: false,
     stateMachine: none,

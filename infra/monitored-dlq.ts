@@ -42,6 +42,7 @@ import {
   aws_logs as logs,
   Names,
   Stack,
+  type aws_s3 as s3,
   aws_sqs as sqs,
   Token,
 } from 'aws-cdk-lib';
@@ -95,6 +96,16 @@ export interface MonitoredDlqProps {
    * @default - each source queue's `encryptionMasterKey`, if any
    */
   readonly sourceQueueEncryptionKeys?: readonly kms.IKey[];
+  /**
+   * The S3 buckets the queue's producers offload large payloads to with the SQS Extended Client.
+   * Preflight, Park and SampleRedrive may HeadObject their objects (`s3:GetObject`) and list
+   * them (`s3:ListBucket`, without which S3 answers a gone object with 403 instead of 404), so a
+   * message whose payload object is gone is parked instead of redriven. Nothing may delete.
+   * @default - none: a pointer to an unregistered bucket refuses the redrive in preflight
+   * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-s3-messages.html
+   * @see https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadObject.html
+   */
+  readonly payloadBuckets?: readonly s3.IBucket[];
   /**
    * Team or person owning the queue (shown in Slack).
    * @default - none
@@ -258,7 +269,13 @@ export class MonitoredDlq extends Construct {
       ...(props.sourceQueueEncryptionKeys ?? []),
       ...sources.flatMap((q) => (q.encryptionMasterKey ? [q.encryptionMasterKey] : [])),
     ].map((k) => k.keyArn);
-    this.grant(pipeline, dlq, sources, { dlq: dlqKeys, destination: [...new Set(sourceKeys)] });
+    this.grant(
+      pipeline,
+      dlq,
+      sources,
+      { dlq: dlqKeys, destination: [...new Set(sourceKeys)] },
+      props.payloadBuckets ?? [],
+    );
   }
 
   private register(pipeline: PipelineStack, item: RegistrationItem): void {
@@ -298,6 +315,7 @@ export class MonitoredDlq extends Construct {
     dlq: sqs.IQueue,
     sources: readonly sqs.IQueue[],
     keyArns: { dlq: readonly string[]; destination: readonly string[] },
+    buckets: readonly s3.IBucket[],
   ): void {
     const access = PipelineAccess.of(this, pipeline);
     const allKeys = [...new Set([...keyArns.dlq, ...keyArns.destination])];
@@ -321,7 +339,32 @@ export class MonitoredDlq extends Construct {
           statements.push(new iam.PolicyStatement({ actions: use[cls], resources: [...keyArns[cls]] }));
       if (profile.keys && profile.keys.length > 0 && allKeys.length > 0)
         statements.push(new iam.PolicyStatement({ actions: [...profile.keys], resources: allKeys }));
-      if (statements.length > 0) access.policyFor(name, role).addStatements(...statements);
+      if (profile.payloadBuckets && buckets.length > 0) {
+        const onObjects = profile.payloadBuckets.filter((a) => a !== 's3:ListBucket');
+        if (onObjects.length > 0)
+          statements.push(
+            new iam.PolicyStatement({
+              actions: onObjects,
+              resources: buckets.map((b) => b.arnForObjects('*')),
+            }),
+          );
+        if (profile.payloadBuckets.includes('s3:ListBucket'))
+          statements.push(
+            new iam.PolicyStatement({
+              actions: ['s3:ListBucket'],
+              resources: buckets.map((b) => b.bucketArn),
+            }),
+          );
+      }
+      if (statements.length === 0) continue;
+      const policy = access.policyFor(name, role);
+      policy.addStatements(...statements);
+      if (profile.payloadBuckets && buckets.length > 0)
+        acknowledge(policy, {
+          id: 'AwsSolutions-IAM5',
+          reason:
+            'Extended-client payload keys are chosen by the producers: HeadObject (s3:GetObject) is granted on the objects of the registered payload buckets only, to tell a gone payload from a present one; nothing may delete.',
+        });
     }
   }
 }

@@ -3,12 +3,13 @@ import type { Context } from 'aws-lambda';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import { createWorkflowLeaseStore } from '#incident/workflow-lease.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
-import { iamClient, kmsClient, sqsClient, tableAccess } from '#platform/clients.js';
+import { iamClient, kmsClient, s3Client, sqsClient, tableAccess } from '#platform/clients.js';
 import { type DepsOptions, pipelineConfig } from '#platform/config.js';
 import { createSqsQueues } from '#platform/sqs-queues.js';
 import { newcomersPort } from '#transfer/late-arrivals.js';
 import { createMoveTasks } from '#transfer/move-tasks.js';
 import { createKeyAccess } from './kms-keys.js';
+import { createPayloadObjects } from './payload-objects.js';
 import type { PreflightDeps } from './preflight.js';
 
 /**
@@ -30,6 +31,7 @@ export function createPreflightDeps(
     moveTasks: createMoveTasks({ client: sqsClient() }),
     envelopes,
     leases: createWorkflowLeaseStore(table),
+    payloads: createPayloadObjects(s3Client()),
     keys: { access: createKeyAccess({ kms: kmsClient(), iam: iamClient() }), users: config.keyUsers },
     newcomers: newcomersPort({ queues, envelopes, registrations }, context),
     now: Date.now,

@@ -8,6 +8,9 @@
  *    read from the ARNs;
  * 3. the DLQ exists; its source queues (ListDeadLetterSourceQueues, plus every
  *    DeadLetterQueueSourceArn seen on its envelopes) exist and have its type;
+ * 3a. every extended-client message's S3 object still exists (HeadObject): one that is gone is
+ *    parked, never sampled or moved (a move task cannot skip it), and the warning names it; a
+ *    bucket preflight may not read refuses (gone cannot be told from denied);
  * 4. without a destination each message returns to its own DeadLetterQueueSourceArn; with one, a
  *    DLQ shared by several sources is refused unless `allowCustomDestinationForSharedDlq`;
  * 5. no move task is RUNNING or CANCELLING on the DLQ ("redrive refused: task <handle> already active");
@@ -39,6 +42,8 @@
 import { ExecutionPlan, parseSqsArn } from '#incident/execution-input.js';
 import { leaseRefusal, leaseSeconds, type WorkflowLeaseStore } from '#incident/workflow-lease.js';
 import type { EnvelopeStore } from '#inventory/envelope-store.js';
+import type { PayloadPointer } from '#inventory/model.js';
+import { payloadUri } from '#inventory/payload-pointer.js';
 import type { KeyUser } from '#platform/config.js';
 import { QueueNotFoundError } from '#platform/errors.js';
 import { type QueueInfo, queueDepth, type SqsQueues } from '#platform/sqs-queues.js';
@@ -57,6 +62,7 @@ import {
 } from '#transfer/redrive-plan.js';
 import { checkQueueKeys, type KeyedQueue } from './key-check.js';
 import type { KeyAccess } from './kms-keys.js';
+import { type PayloadObjects, payloadStates } from './payload-objects.js';
 
 /** Input of the Preflight function (states `Preflight` and `CheckDlqStillHasMessages`). */
 export const PreflightInput = z.object({
@@ -100,7 +106,7 @@ export interface PreflightResult {
 export interface PreflightDeps {
   queues: Pick<SqsQueues, 'describe' | 'resolveByName' | 'listDeadLetterSourceQueues'>;
   moveTasks: Pick<MoveTasks, 'list'>;
-  envelopes: Pick<EnvelopeStore, 'listEnvelopes'>;
+  envelopes: Pick<EnvelopeStore, 'listEnvelopes' | 'markPayloadGone'>;
   /**
    * The per-DLQ workflow lease (check 7). The handler always passes it; without it check 7 is
    * skipped (tests of checks 1-6 only).
@@ -116,6 +122,11 @@ export interface PreflightDeps {
    * Without it the recheck does not look for late arrivals (StartMoveTask still does).
    */
   newcomers?: (plan: ExecutionPlan) => Promise<Newcomers>;
+  /**
+   * S3 (check 3a): whether extended-client payload objects still exist. The handler always passes
+   * it; without it check 3a is skipped.
+   */
+  payloads?: PayloadObjects;
   /** Epoch milliseconds. */
   now: () => number;
 }
@@ -148,6 +159,55 @@ async function describeArn(deps: PreflightDeps, arn: string): Promise<QueueInfo 
     if (error instanceof QueueNotFoundError) return undefined;
     throw error;
   }
+}
+
+/** An IN_DLQ envelope with an extended-client pointer. */
+interface PointerEnvelope {
+  messageId: string;
+  payload: PayloadPointer;
+  goneAt: string | undefined;
+}
+
+/**
+ * Check 3a: HeadObject of every pointer; a gone object is marked on its envelope (Park parks it,
+ * SampleRedrive skips it), a mark whose object is back is cleared.
+ */
+async function checkPayloadPointers(
+  dlqArn: string,
+  pointers: readonly PointerEnvelope[],
+  objects: PayloadObjects,
+  envelopes: Pick<EnvelopeStore, 'markPayloadGone'>,
+  nowMs: number,
+): Promise<{ gone: number; warnings: string[]; refusal?: string }> {
+  const states = await payloadStates(
+    objects,
+    pointers.map((p) => p.payload),
+  );
+  const stateOf = (p: PointerEnvelope) => states.get(payloadUri(p.payload));
+  const denied = [...new Set(pointers.filter((p) => stateOf(p) === 'denied').map((p) => p.payload.bucket))];
+  if (denied.length > 0)
+    return {
+      gone: 0,
+      warnings: [],
+      refusal: `extended-client payloads in bucket(s) ${denied.join(', ')} cannot be checked (HeadObject 403): grant s3:GetObject and s3:ListBucket on them (MonitoredDlq payloadBuckets); without ListBucket S3 answers a gone object with 403 too`,
+    };
+  const now = new Date(nowMs).toISOString();
+  const gone = pointers.filter((p) => stateOf(p) === 'gone');
+  for (const p of gone) if (p.goneAt === undefined) await envelopes.markPayloadGone(dlqArn, p.messageId, now);
+  for (const p of pointers)
+    if (stateOf(p) === 'present' && p.goneAt !== undefined)
+      await envelopes.markPayloadGone(dlqArn, p.messageId, null);
+  if (gone.length === 0) return { gone: 0, warnings: [] };
+  const examples = gone
+    .slice(0, 3)
+    .map((p) => payloadUri(p.payload))
+    .join(', ');
+  return {
+    gone: gone.length,
+    warnings: [
+      `${gone.length} extended-client message(s) point to S3 objects that are gone (${examples}${gone.length > 3 ? ', ...' : ''}): they are held out of the sample and parked before the bulk move (a move task cannot skip messages; redriving a pointer to nothing only fails the consumer again)`,
+    ],
+  };
 }
 
 /**
@@ -197,10 +257,15 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
   let earliest: number | null = null;
   let toPark = 0;
   let inDlq = 0;
+  const pointers: PointerEnvelope[] = [];
   for await (const envelope of deps.envelopes.listEnvelopes(plan.dlqArn)) {
     if (envelope.state !== 'IN_DLQ') continue;
     inDlq += 1;
-    if (parkReason(envelope, plan)) toPark += 1;
+    // A pointer is checked again on every run (its object may be back): its old mark decides nothing here.
+    const { classification, redriveCount, sourceArn } = envelope;
+    if (parkReason({ classification, redriveCount, sourceArn }, plan)) toPark += 1;
+    else if (envelope.payload)
+      pointers.push({ messageId: envelope.messageId, payload: envelope.payload, goneAt: envelope.payloadGoneAt });
     if (envelope.sourceArn === 'unknown') unknownOrigin += 1;
     else envelopeSources.set(envelope.sourceArn, (envelopeSources.get(envelope.sourceArn) ?? 0) + 1);
     if (earliest === null || envelope.retentionDeadline < earliest) earliest = envelope.retentionDeadline;
@@ -220,13 +285,20 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
       );
     }
   }
+  // 3a: extended-client messages whose S3 object is gone are parked, never redriven.
+  if (deps.payloads && pointers.length > 0) {
+    const checked = await checkPayloadPointers(plan.dlqArn, pointers, deps.payloads, deps.envelopes, now);
+    if (checked.refusal) return refused(checked.refusal, { dlqDepth });
+    toPark += checked.gone;
+    warnings.push(...checked.warnings);
+  }
   const allSources = [...sources.keys()];
   // A move task cannot skip messages (C07): do-not-redrive messages leave the DLQ first. A dry run
   // makes every check the real run makes, and refuses where it would refuse.
   if (toPark > 0) {
     if (!plan.parkingQueueUrl && !plan.discardPoison)
       return refused(
-        `${toPark} message(s) must not be redriven (poison, permanent, over maxRedrives or without a source) and a move task cannot skip them; configure a parking queue (registration parkingQueueArn or PARKING_QUEUE_URL) or set discardPoison`,
+        `${toPark} message(s) must not be redriven (poison, permanent, over maxRedrives, without a source or with a gone extended-client payload) and a move task cannot skip them; configure a parking queue (registration parkingQueueArn or PARKING_QUEUE_URL) or set discardPoison`,
         { dlqDepth },
       );
     warnings.push(
@@ -343,6 +415,15 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
         { dlqDepth, warnings },
       );
     lateArrivals = found.late.length + found.returned.length;
+    // 3a for them: a late arrival's pointer is checked like the others' before anything moves.
+    const latePointers = [...found.late, ...found.returned].flatMap((n) =>
+      n.payload ? [{ messageId: n.messageId, payload: n.payload, goneAt: undefined }] : [],
+    );
+    if (deps.payloads && latePointers.length > 0) {
+      const checked = await checkPayloadPointers(plan.dlqArn, latePointers, deps.payloads, deps.envelopes, now);
+      if (checked.refusal) return refused(checked.refusal, { dlqDepth, warnings });
+      warnings.push(...checked.warnings);
+    }
     if (lateArrivals > 0)
       warnings.push(
         `${lateArrivals} message(s) reached the DLQ after triage: inventoried and classified now (${found.toPark} to park before the bulk move)`,

@@ -154,6 +154,8 @@ export async function sampleRedrive(
             envelope.state === 'IN_DLQ' &&
             !DO_NOT_REDRIVE.has(envelope.classification) &&
             envelope.redriveCount < plan.maxRedrives &&
+            // An extended-client pointer to a gone S3 object (Preflight's HeadObject): Park's.
+            envelope.payloadGoneAt === undefined &&
             (envelope.sourceArn !== 'unknown' || plan.destinationArn !== null);
           if (!pending && (need <= 0 || !eligible)) continue;
           const destinationArn = plan.destinationArn ?? envelope.sourceArn;

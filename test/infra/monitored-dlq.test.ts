@@ -7,7 +7,7 @@
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { App, Duration, aws_kms as kms, Stack, aws_sqs as sqs } from 'aws-cdk-lib';
+import { App, Duration, aws_kms as kms, Stack, aws_s3 as s3, aws_sqs as sqs } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -364,6 +364,37 @@ describe('KMS grants only on registered keys', () => {
     });
     app.synth();
     expect(JSON.stringify(Template.fromStack(stack).toJSON())).not.toContain('kms:');
+  });
+
+  it('grants HeadObject (s3:GetObject) on payload objects and ListBucket on registered payload buckets to preflight only, and no delete', () => {
+    const { app, pipeline } = pipelineApp();
+    const stack = new Stack(app, 'Payloads', { env: ENV });
+    new MonitoredDlq(stack, 'Monitored', {
+      pipeline,
+      queue: sqs.Queue.fromQueueArn(stack, 'Queue', QUEUE_ARN),
+      dlq: sqs.Queue.fromQueueArn(stack, 'Dlq', DLQ_ARN),
+      payloadBuckets: [s3.Bucket.fromBucketName(stack, 'Payloads', 'orders-large-payloads')],
+    });
+    app.synth();
+    const template = Template.fromStack(stack);
+
+    expect(holders(template, 's3:GetObject', 'orders-large-payloads/*')).toEqual([
+      'Park',
+      'Preflight',
+      'SampleRedrive',
+    ]);
+    expect(holders(template, 's3:ListBucket', 'orders-large-payloads')).toEqual([
+      'Park',
+      'Preflight',
+      'SampleRedrive',
+    ]);
+    const listOn = (Object.values(template.findResources('AWS::IAM::Policy')) as Policy[]).flatMap((p) =>
+      p.Properties.PolicyDocument.Statement.filter((s) => [s.Action].flat().includes('s3:ListBucket')).map(
+        (s) => JSON.stringify(s.Resource),
+      ),
+    );
+    expect(listOn.every((r) => !r.includes('/*'))).toBe(true);
+    expect(JSON.stringify(template.toJSON())).not.toMatch(/s3:Delete|s3:\*/);
   });
 
   it("gives park GenerateDataKey on the parking queue key, and preflight the users' role ARNs and KMS actions", () => {

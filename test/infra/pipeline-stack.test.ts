@@ -547,9 +547,12 @@ describe('IAM', () => {
       for (const name of Object.keys(pipeline.functions) as FunctionName[]) {
         const reachable = await sdkActionsOf(FUNCTIONS_DIR, name);
         const notCalled = new Set(LINKED_NOT_CALLED[name] ?? []);
-        // Actions on the keys themselves are granted per registered key (the demo's queues use
-        // SSE-SQS): test/infra/monitored-dlq.test.ts, "KMS grants only on registered keys".
-        const perRegisteredKey = new Set(FUNCTION_ACCESS[name].keys ?? []);
+        // Actions on keys and payload buckets are granted per registered key / bucket (the demo's
+        // queues use SSE-SQS and no extended client): test/infra/monitored-dlq.test.ts.
+        const perRegisteredKey = new Set([
+          ...(FUNCTION_ACCESS[name].keys ?? []),
+          ...(FUNCTION_ACCESS[name].payloadBuckets ?? []),
+        ]);
         const needed = reachable.filter((a) => !notCalled.has(a) && !perRegisteredKey.has(a));
         const statements = statementsOf(roleIdOf(name));
         const granted = actionsOf(statements);

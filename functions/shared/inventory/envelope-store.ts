@@ -141,6 +141,12 @@ export interface EnvelopeStore {
     opts?: { expectedState?: EnvelopeState },
   ): Promise<void>;
   /**
+   * Records (ISO 8601 time) or clears (null) that an extended-client message's payload object is
+   * gone (`payloadGoneAt`). Only the mark changes.
+   * @throws RecordNotFoundError when the envelope does not exist.
+   */
+  markPayloadGone(dlqArn: string, messageId: string, at: string | null): Promise<void>;
+  /**
    * The body's exact bytes (inline or reassembled from chunks), checked against `bodySha256`.
    * @throws BodyIntegrityError when chunks are missing or the hash / byte length does not match.
    */
@@ -202,6 +208,7 @@ export function createEnvelopeStore(options: EnvelopeStoreOptions = {}): Envelop
     findByIdempotencyKey: (key) => findByIdempotencyKey(db, key),
     setState: (dlqArn, messageId, state, reason, opts = {}) =>
       setState(db, { dlqArn, messageId, state, reason, expectedState: opts.expectedState }),
+    markPayloadGone: (dlqArn, messageId, at) => markPayloadGone(db, dlqArn, messageId, at),
     readBody: (envelope) => readBody(db, envelope),
     getCursor: (dlqArn) => getCursor(db, dlqArn),
     putCursor: (cursor) => putCursor(db, cursor),
@@ -416,6 +423,24 @@ async function setState(
       const actual = unmarshall(error.Item).state as string | undefined;
       throw new StateConflictError(record, expectedState, actual, error);
     }
+    throw error;
+  }
+}
+
+async function markPayloadGone(db: Db, dlqArn: string, messageId: string, at: string | null): Promise<void> {
+  try {
+    await db.client().send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: envelopeKey(dlqArn, messageId),
+        ConditionExpression: 'attribute_exists(pk)',
+        UpdateExpression: at === null ? 'REMOVE payloadGoneAt' : 'SET payloadGoneAt = :at',
+        ...(at === null ? {} : { ExpressionAttributeValues: { ':at': at } }),
+      }),
+    );
+  } catch (error) {
+    if (isConditionalCheckFailed(error))
+      throw new RecordNotFoundError(`envelope ${messageId} in ${dlqArn}`, error);
     throw error;
   }
 }

@@ -26,6 +26,7 @@ import {
 } from './idempotency-key.js';
 import type { Envelope, QueueRegistration, StoredMessageAttribute } from './model.js';
 import { originFailure, originOf } from './origin.js';
+import { parsePayloadPointer } from './payload-pointer.js';
 import { retentionDeadline } from './retention.js';
 
 /**
@@ -211,6 +212,8 @@ export function buildEnvelope(message: Message, ctx: EnvelopeContext): EnvelopeW
       messageAttributes: sns.messageAttributes,
     };
   if (origin) envelope.origin = origin;
+  const payload = parsePayloadPointer(bodyText, messageAttributes);
+  if (payload) envelope.payload = payload;
   if (ctx.incidentId !== undefined) envelope.incidentId = ctx.incidentId;
   if (ctx.inventoryId !== undefined) envelope.inventoryId = ctx.inventoryId;
   if (ctx.lateArrival) envelope.lateArrival = true;

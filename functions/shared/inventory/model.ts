@@ -40,6 +40,17 @@ export type OriginVia =
   | 'async-dlq'
   | 'on-failure-destination';
 
+/** An extended-client message's S3 pointer (`Envelope.payload`). */
+export interface PayloadPointer {
+  bucket: string;
+  key: string;
+  /** The payload's size from `ExtendedPayloadSize` / `SQSLargePayloadSize`, bytes; null without it. */
+  sizeBytes: number | null;
+  pointerClass:
+    | 'software.amazon.payloadoffloading.PayloadS3Pointer'
+    | 'com.amazon.sqs.javamessaging.MessageS3Pointer';
+}
+
 /** A message's origin, as stored on its envelope (`Envelope.origin`). */
 export interface MessageOrigin {
   kind: OriginKind;
@@ -98,6 +109,18 @@ export interface Envelope {
    * says (sent straight to the DLQ), and on envelopes stored before it existed.
    */
   origin?: MessageOrigin;
+  /**
+   * The S3 object an extended-client body points to (payload-pointer.ts). The body is stored as
+   * received (the pointer), never the object: the pipeline redrives the pointer and never reads
+   * or deletes the object. Before any redrive each pointer is checked with HeadObject; a message
+   * whose object is gone is parked (docs/redrive-workflow.md, "Extended-client messages").
+   */
+  payload?: PayloadPointer;
+  /**
+   * When Preflight (or the recheck) found the payload object gone, ISO 8601; cleared when it is
+   * back. Park parks such a message and SampleRedrive never samples it.
+   */
+  payloadGoneAt?: string;
   state: EnvelopeState;
   /** Why PARKED or DISCARDED. */
   stateReason?: string;

@@ -19,7 +19,7 @@
  */
 import type { EnvelopeStore } from '#inventory/envelope-store.js';
 import { type InventoryDeps, inventoryDlq, inventoryRefusal } from '#inventory/inventory.js';
-import type { Envelope, QueueRegistration } from '#inventory/model.js';
+import type { Envelope, PayloadPointer, QueueRegistration } from '#inventory/model.js';
 import type { SqsQueues } from '#platform/sqs-queues.js';
 import { parkReason } from './redrive-plan.js';
 
@@ -29,6 +29,8 @@ export interface Newcomer {
   idempotencyKey: string;
   sourceArn: string;
   classification: Envelope['classification'];
+  /** The extended-client pointer, if the body is one (the recheck HeadObjects it). */
+  payload?: PayloadPointer;
 }
 
 /** What {@link inventoryNewcomers} found. */
@@ -123,6 +125,7 @@ export async function inventoryNewcomers(plan: NewcomerPlan, ports: NewcomerPort
       sourceArn: envelope.sourceArn,
       classification: envelope.classification,
     };
+    if (envelope.payload) newcomer.payload = envelope.payload;
     const sameKey = await ports.envelopes.findByIdempotencyKey(envelope.idempotencyKey);
     const left = sameKey.some((e) => e.dlqArn === plan.dlqArn && !present.has(e.messageId) && ofRun(e, plan));
     if (left) found.returned.push(newcomer);

@@ -15,6 +15,7 @@
  */
 
 import type { Envelope } from '#inventory/model.js';
+import { payloadGoneReason } from '#inventory/payload-pointer.js';
 import { formatDuration } from '#platform/clock-text.js';
 
 /** StartMessageMoveTask's maximum rate, messages per second. */
@@ -252,7 +253,7 @@ export function verifyWindowSeconds(
  * @param plan - uses `maxRedrives` and `destinationArn`.
  */
 export function parkReason(
-  envelope: Pick<Envelope, 'classification' | 'redriveCount' | 'sourceArn'>,
+  envelope: Pick<Envelope, 'classification' | 'redriveCount' | 'sourceArn' | 'payload' | 'payloadGoneAt'>,
   plan: { maxRedrives: number; destinationArn: string | null },
 ): string | undefined {
   if (envelope.classification === 'poison' || envelope.classification === 'permanent')
@@ -261,5 +262,6 @@ export function parkReason(
     return `redriven ${envelope.redriveCount} times (maxRedrives ${plan.maxRedrives})`;
   if (envelope.sourceArn === 'unknown' && !plan.destinationArn)
     return 'no DeadLetterQueueSourceArn (sent straight to the DLQ): a move task cannot return it';
+  if (envelope.payload && envelope.payloadGoneAt) return payloadGoneReason(envelope.payload);
   return undefined;
 }
