@@ -254,7 +254,6 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     ],
     sourceQueues: ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes', 'sqs:SendMessage'],
     parkingQueue: none,
-
     table: 'readWrite',
     slackSecret: false,
     stateMachine: none,

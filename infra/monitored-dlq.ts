@@ -98,9 +98,10 @@ export interface MonitoredDlqProps {
   readonly sourceQueueEncryptionKeys?: readonly kms.IKey[];
   /**
    * The S3 buckets the queue's producers offload large payloads to with the SQS Extended Client.
-   * Preflight, Park and SampleRedrive may HeadObject their objects (`s3:GetObject`) and list
-   * them (`s3:ListBucket`, without which S3 answers a gone object with 403 instead of 404), so a
-   * message whose payload object is gone is parked instead of redriven. Nothing may delete.
+   * Preflight (and its recheck) may HeadObject their objects (`s3:GetObject`) and list them
+   * (`s3:ListBucket`, without which S3 answers a gone object with 403 instead of 404), so a
+   * message whose payload object is gone is parked instead of redriven; Park and SampleRedrive
+   * read preflight's mark on the envelope and get no S3 access. Nothing may delete.
    * @default - none: a pointer to an unregistered bucket refuses the redrive in preflight
    * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-s3-messages.html
    * @see https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadObject.html

@@ -265,7 +265,11 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
     const { classification, redriveCount, sourceArn } = envelope;
     if (parkReason({ classification, redriveCount, sourceArn }, plan)) toPark += 1;
     else if (envelope.payload)
-      pointers.push({ messageId: envelope.messageId, payload: envelope.payload, goneAt: envelope.payloadGoneAt });
+      pointers.push({
+        messageId: envelope.messageId,
+        payload: envelope.payload,
+        goneAt: envelope.payloadGoneAt,
+      });
     if (envelope.sourceArn === 'unknown') unknownOrigin += 1;
     else envelopeSources.set(envelope.sourceArn, (envelopeSources.get(envelope.sourceArn) ?? 0) + 1);
     if (earliest === null || envelope.retentionDeadline < earliest) earliest = envelope.retentionDeadline;
@@ -287,7 +291,13 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
   }
   // 3a: extended-client messages whose S3 object is gone are parked, never redriven.
   if (deps.payloads && pointers.length > 0) {
-    const checked = await checkPayloadPointers(plan.dlqArn, pointers, deps.payloads, deps.envelopes, now);
+    const checked = await checkPayloadPointers(
+      plan.dlqArn,
+      pointers,
+      deps.payloads,
+      deps.envelopes,
+      deps.now(),
+    );
     if (checked.refusal) return refused(checked.refusal, { dlqDepth });
     toPark += checked.gone;
     warnings.push(...checked.warnings);
@@ -420,7 +430,13 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
       n.payload ? [{ messageId: n.messageId, payload: n.payload, goneAt: undefined }] : [],
     );
     if (deps.payloads && latePointers.length > 0) {
-      const checked = await checkPayloadPointers(plan.dlqArn, latePointers, deps.payloads, deps.envelopes, now);
+      const checked = await checkPayloadPointers(
+        plan.dlqArn,
+        latePointers,
+        deps.payloads,
+        deps.envelopes,
+        now,
+      );
       if (checked.refusal) return refused(checked.refusal, { dlqDepth, warnings });
       warnings.push(...checked.warnings);
     }

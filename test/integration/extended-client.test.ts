@@ -24,6 +24,7 @@ import {
   planFor,
   seedAndInventory,
 } from '../support/redrive-fixtures.js';
+import { seedDlq } from '../support/seed-dlq.js';
 
 const BUCKET = 'orders-large-payloads';
 const pointer = (pointerClass: string, key: string) =>
@@ -179,5 +180,32 @@ describe('extended-client messages: pointers kept, gone payloads held out and pa
 
     expect(again.warnings.join(' ')).not.toContain('extended-client');
     expect(byBody(await envelopes(dlq), `gone-${counter}`)?.payloadGoneAt).toBeUndefined();
+  });
+
+  it('N02 checks the pointer of a message that dead-lettered after triage in the recheck, and marks it for Park', async () => {
+    const dlq = await seed();
+    const late = `late-${counter}`;
+    await seedDlq({
+      sqs: sqsClient(),
+      dlqName: `ext-${counter}-dlq`,
+      sourceNames: [`ext-${counter}-src`],
+      messages: [{ body: pointer(V2, late) }],
+    });
+    const parkingUrl = await createQueue(sqsClient(), `ext-${counter}-parking`);
+
+    const again = (await preflightHandler(
+      {
+        action: 'recheck',
+        plan: planFor(dlq, { parkingQueueUrl: parkingUrl }),
+        executionName: `x-${counter}`,
+      } as never,
+      lambdaContext,
+    )) as PreflightResult;
+
+    expect(again.lateArrivals).toBe(1);
+    expect(again.warnings.join('\n')).toContain(`s3://${BUCKET}/${late}`);
+    const marked = byBody(await envelopes(dlq), late);
+    expect(marked?.lateArrival).toBe(true);
+    expect(marked?.payloadGoneAt).toMatch(/^\d{4}-/);
   });
 });
