@@ -170,7 +170,8 @@ interface PointerEnvelope {
 
 /**
  * Check 3a: HeadObject of every pointer; a gone object is marked on its envelope (Park parks it,
- * SampleRedrive skips it), a mark whose object is back is cleared.
+ * SampleRedrive skips it), a mark whose object is back is cleared. A dry run (`mark` false)
+ * reports the same and writes no mark.
  */
 async function checkPayloadPointers(
   dlqArn: string,
@@ -178,6 +179,7 @@ async function checkPayloadPointers(
   objects: PayloadObjects,
   envelopes: Pick<EnvelopeStore, 'markPayloadGone'>,
   nowMs: number,
+  mark: boolean,
 ): Promise<{ gone: number; warnings: string[]; refusal?: string }> {
   const states = await payloadStates(
     objects,
@@ -193,10 +195,12 @@ async function checkPayloadPointers(
     };
   const now = new Date(nowMs).toISOString();
   const gone = pointers.filter((p) => stateOf(p) === 'gone');
-  for (const p of gone) if (p.goneAt === undefined) await envelopes.markPayloadGone(dlqArn, p.messageId, now);
-  for (const p of pointers)
-    if (stateOf(p) === 'present' && p.goneAt !== undefined)
+  for (const p of mark ? pointers : []) {
+    const state = stateOf(p);
+    if (state === 'gone' && p.goneAt === undefined) await envelopes.markPayloadGone(dlqArn, p.messageId, now);
+    if (state === 'present' && p.goneAt !== undefined)
       await envelopes.markPayloadGone(dlqArn, p.messageId, null);
+  }
   if (gone.length === 0) return { gone: 0, warnings: [] };
   const examples = gone
     .slice(0, 3)
@@ -297,6 +301,7 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
       deps.payloads,
       deps.envelopes,
       deps.now(),
+      plan.mode !== 'dry-run',
     );
     if (checked.refusal) return refused(checked.refusal, { dlqDepth });
     toPark += checked.gone;
@@ -436,6 +441,7 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
         deps.payloads,
         deps.envelopes,
         now,
+        true,
       );
       if (checked.refusal) return refused(checked.refusal, { dlqDepth, warnings });
       warnings.push(...checked.warnings);

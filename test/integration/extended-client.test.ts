@@ -167,6 +167,24 @@ describe('extended-client messages: pointers kept, gone payloads held out and pa
     expect(byBody(await envelopes(dlq), `gone-${counter}`)?.payloadGoneAt).toBeUndefined();
   });
 
+  it('a dry run names the gone payload and counts it as parked in its forecast, and writes no mark', async () => {
+    const dlq = await seed();
+    const parkingUrl = await createQueue(sqsClient(), `ext-${counter}-parking`);
+
+    const dry = (await preflightHandler(
+      {
+        action: 'preflight',
+        plan: { ...planFor(dlq, { parkingQueueUrl: parkingUrl }), mode: 'dry-run' },
+      } as never,
+      lambdaContext,
+    )) as PreflightResult;
+
+    expect(dry.ok).toBe(true);
+    expect(dry.warnings.join('\n')).toContain(`s3://${BUCKET}/gone-${counter}`);
+    expect(dry.forecast?.toPark).toBe(1);
+    expect(byBody(await envelopes(dlq), `gone-${counter}`)?.payloadGoneAt).toBeUndefined();
+  });
+
   it('clears the mark when the payload object is back, so the message is redriven again', async () => {
     const dlq = await seed();
     await preflightHandler({ action: 'preflight', plan: planFor(dlq) } as never, lambdaContext);
