@@ -3,7 +3,7 @@ import type { Context } from 'aws-lambda';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import { createWorkflowLeaseStore } from '#incident/workflow-lease.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
-import { iamClient, kmsClient, s3Client, sqsClient, tableAccess } from '#platform/clients.js';
+import { iamClient, kmsClient, sqsClient, tableAccess } from '#platform/clients.js';
 import { type DepsOptions, pipelineConfig } from '#platform/config.js';
 import { createSqsQueues } from '#platform/sqs-queues.js';
 import { newcomersPort } from '#transfer/late-arrivals.js';
@@ -31,7 +31,7 @@ export function createPreflightDeps(
     moveTasks: createMoveTasks({ client: sqsClient() }),
     envelopes,
     leases: createWorkflowLeaseStore(table),
-    payloads: createPayloadObjects(s3Client()),
+    payloads: createPayloadObjects({ region: config.region }),
     keys: { access: createKeyAccess({ kms: kmsClient(), iam: iamClient() }), users: config.keyUsers },
     newcomers: newcomersPort({ queues, envelopes, registrations }, context),
     now: Date.now,

@@ -2,47 +2,165 @@
  * Whether the S3 objects extended-client messages point to still exist: one HeadObject per
  * pointer, in Preflight and in the recheck right before Park (the workflow's last step before
  * anything moves). A gone object is marked on its envelope (`payloadGoneAt`), which Park
- * (`parkReason`) and SampleRedrive read: only this function bundles the S3 client (160 KB). The
- * pipeline never reads an object's content and never deletes one.
+ * (`parkReason`) and SampleRedrive read. The pipeline never reads an object's content and never
+ * deletes one.
  *
- * HeadObject is authorised as `s3:GetObject`; without `s3:ListBucket` on the bucket S3 answers a
- * missing object with 403, not 404, so gone could not be told from denied. The stack grants both
- * on registered payload buckets (MonitoredDlq `payloadBuckets`); a 403 is reported as `denied`,
- * never as gone.
+ * HeadObject is one signed HEAD request (SigV4 by `@smithy/signature-v4`, the SDK's own signer;
+ * credentials from the SDK's default chain), not `@aws-sdk/client-s3`: that client weighs 162 KB
+ * minified (its middleware is not tree-shaken per command) and took preflight's bundle from about
+ * 470 KB to 630 KB, over the 500 KB every function is held to. HeadObject needs no more than the
+ * status: 200 present, 404 gone, 403 denied, 301/400 with `x-amz-bucket-region` the bucket is in
+ * another Region (asked again there, once). HeadObject is authorised as `s3:GetObject`; without
+ * `s3:ListBucket` on the bucket S3 answers a missing object with 403, not 404, so gone could not be
+ * told from denied. The stack grants both on registered payload buckets (MonitoredDlq
+ * `payloadBuckets`); a 403 is reported as `denied`, never as gone.
+ *
+ * Addressing: `AWS_ENDPOINT_URL_S3` (or `AWS_ENDPOINT_URL`) path-style, as the SDK does for the
+ * local stand-in; otherwise virtual-hosted `https://<bucket>.s3.<region>.amazonaws.com/<key>`,
+ * path-style for a bucket name with dots (its TLS name would not match the wildcard certificate).
  *
  * @see https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadObject.html
+ * @see https://docs.aws.amazon.com/AmazonS3/latest/API/sig-v4-header-based-auth.html
+ * @see https://docs.aws.amazon.com/AmazonS3/latest/userguide/VirtualHosting.html
  */
-import { HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
+import { defaultProvider } from '@aws-sdk/credential-provider-node';
+import { SignatureV4 } from '@smithy/signature-v4';
+import type { AwsCredentialIdentity, Checksum, Provider, SourceData } from '@smithy/types';
 import type { PayloadPointer } from '#inventory/model.js';
 import { payloadUri } from '#inventory/payload-pointer.js';
-import { awsErrorName, isRetryable, TransientError } from '#platform/errors.js';
+import { TransientError } from '#platform/errors.js';
 
 /** What S3 says about a pointer's object. */
 export type PayloadObjectState = 'present' | 'gone' | 'denied';
 
 /** The S3 port. */
 export interface PayloadObjects {
-  /** HeadObject. @throws TransientError on throttling/5xx. */
+  /**
+   * HeadObject.
+   * @throws TransientError on throttling, 5xx, a timeout or a network error.
+   * @throws Error naming the object and the status for any other answer.
+   */
   state(pointer: Pick<PayloadPointer, 'bucket' | 'key'>): Promise<PayloadObjectState>;
 }
 
-/** Creates the port over the shared (or given) S3 client. */
-export function createPayloadObjects(client: S3Client): PayloadObjects {
+/** Options of {@link createPayloadObjects}. */
+export interface PayloadObjectsOptions {
+  /** The function's Region (where a bucket is looked for first). */
+  region: string;
+  /** S3 endpoint (path-style). @default AWS_ENDPOINT_URL_S3 ?? AWS_ENDPOINT_URL, else AWS's */
+  endpoint?: string;
+  /** @default the SDK's default credential chain */
+  credentials?: Provider<AwsCredentialIdentity>;
+  /** Per request, milliseconds. @default 10000 */
+  timeoutMs?: number;
+}
+
+/** SHA-256 and HMAC-SHA-256 for the signer, from node:crypto. */
+class NodeSha256 implements Checksum {
+  private hash: Hash | Hmac;
+  public constructor(private readonly secret?: SourceData) {
+    this.hash = this.fresh();
+  }
+  public update(data: Uint8Array | string): void {
+    this.hash.update(data);
+  }
+  public async digest(): Promise<Uint8Array> {
+    return new Uint8Array(this.hash.digest());
+  }
+  public reset(): void {
+    this.hash = this.fresh();
+  }
+  private fresh(): Hash | Hmac {
+    if (this.secret === undefined) return createHash('sha256');
+    const key =
+      typeof this.secret === 'string'
+        ? this.secret
+        : ArrayBuffer.isView(this.secret)
+          ? Buffer.from(this.secret.buffer, this.secret.byteOffset, this.secret.byteLength)
+          : Buffer.from(this.secret);
+    return createHmac('sha256', key);
+  }
+}
+
+/** RFC 3986 encoding of one key segment, as SigV4 wants it (also `!'()*`). */
+const encodeSegment = (s: string) =>
+  encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
+/** The object's URL for a Region. */
+export function objectUrl(
+  pointer: Pick<PayloadPointer, 'bucket' | 'key'>,
+  region: string,
+  endpoint?: string,
+): URL {
+  const key = pointer.key.split('/').map(encodeSegment).join('/');
+  if (endpoint) return new URL(`${endpoint.replace(/\/+$/, '')}/${encodeSegment(pointer.bucket)}/${key}`);
+  return pointer.bucket.includes('.')
+    ? new URL(`https://s3.${region}.amazonaws.com/${pointer.bucket}/${key}`)
+    : new URL(`https://${pointer.bucket}.s3.${region}.amazonaws.com/${key}`);
+}
+
+/** Creates the port: signed HEAD requests over fetch. */
+export function createPayloadObjects(options: PayloadObjectsOptions): PayloadObjects {
+  const endpoint = options.endpoint ?? process.env.AWS_ENDPOINT_URL_S3 ?? process.env.AWS_ENDPOINT_URL;
+  const credentials = options.credentials ?? defaultProvider();
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const signers = new Map<string, SignatureV4>();
+  const signer = (region: string) => {
+    let s = signers.get(region);
+    if (!s) {
+      s = new SignatureV4({
+        service: 's3',
+        region,
+        credentials,
+        sha256: NodeSha256,
+        uriEscapePath: false,
+        applyChecksum: true,
+      });
+      signers.set(region, s);
+    }
+    return s;
+  };
+
+  const head = async (pointer: Pick<PayloadPointer, 'bucket' | 'key'>, region: string) => {
+    const url = objectUrl(pointer, region, endpoint);
+    const signed = await signer(region).sign({
+      method: 'HEAD',
+      protocol: url.protocol,
+      hostname: url.hostname,
+      ...(url.port ? { port: Number(url.port) } : {}),
+      path: url.pathname,
+      query: {},
+      headers: { host: url.host },
+    });
+    try {
+      return await fetch(url, {
+        method: 'HEAD',
+        headers: signed.headers,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch (error) {
+      throw new TransientError(`HeadObject ${payloadUri(pointer)}: ${(error as Error).message}`, error);
+    }
+  };
+
   return {
     async state(pointer) {
-      try {
-        await client.send(new HeadObjectCommand({ Bucket: pointer.bucket, Key: pointer.key }));
-        return 'present';
-      } catch (error) {
-        const name = awsErrorName(error);
-        const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-        if (name === 'NotFound' || name === 'NoSuchKey' || name === 'NoSuchBucket' || status === 404)
-          return 'gone';
-        if (name === 'Forbidden' || name === 'AccessDenied' || status === 403) return 'denied';
-        if (isRetryable(error))
-          throw new TransientError(`HeadObject ${payloadUri(pointer)}: ${(error as Error).message}`, error);
-        throw error;
-      }
+      let response = await head(pointer, options.region);
+      const bucketRegion = response.headers.get('x-amz-bucket-region');
+      if (
+        (response.status === 301 || response.status === 400) &&
+        bucketRegion &&
+        bucketRegion !== options.region
+      )
+        response = await head(pointer, bucketRegion);
+      if (response.ok) return 'present';
+      if (response.status === 404) return 'gone';
+      if (response.status === 403) return 'denied';
+      const text = `HeadObject ${payloadUri(pointer)}: HTTP ${response.status}`;
+      if (response.status === 429 || response.status >= 500) throw new TransientError(text);
+      throw new Error(text);
     },
   };
 }
