@@ -62,7 +62,15 @@ export interface ParkDeps extends TransferPorts {
 /** What Park keeps of an envelope it may park (no body). */
 type ParkCandidate = Pick<
   StoredEnvelope,
-  'messageId' | 'idempotencyKey' | 'state' | 'stateReason' | 'classification' | 'redriveCount' | 'sourceArn'
+  | 'messageId'
+  | 'idempotencyKey'
+  | 'state'
+  | 'stateReason'
+  | 'classification'
+  | 'redriveCount'
+  | 'sourceArn'
+  | 'payload'
+  | 'payloadGoneAt'
 >;
 
 /** The ` (run <id>)` suffix Park puts on an envelope's stateReason. */
@@ -103,6 +111,9 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
       redriveCount,
       sourceArn,
       ...(stateReason === undefined ? {} : { stateReason }),
+      // An extended-client pointer whose object preflight found gone (parkReason).
+      ...(envelope.payload === undefined ? {} : { payload: envelope.payload }),
+      ...(envelope.payloadGoneAt === undefined ? {} : { payloadGoneAt: envelope.payloadGoneAt }),
     });
   }
   for (const envelope of candidates) {
