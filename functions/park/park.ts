@@ -4,7 +4,7 @@
  *
  * A message is parked when its envelope is classified `poison` or `permanent`, when it has been
  * redriven `plan.maxRedrives` times already (its redrive history: REDRIVEN envelopes of its
- * idempotency key across incidents, move-task moves included, `#transfer/redrive-history.js`, N08;
+ * idempotency key across incidents, move-task moves included, `redrive-history.ts`, N08;
  * or its `redrive-count` attribute), or when it has no DeadLetterQueueSourceArn and no
  * destination is given (a move task could not return it: `CouldNotDetermineMessageSource`).
  * With `plan.discardPoison` such messages are deleted instead, as a recorded decision.
@@ -33,8 +33,8 @@ import { sleep } from '#platform/sleep.js';
 import type { SqsQueues } from '#platform/sqs-queues.js';
 import * as z from '#platform/zod.js';
 import { outgoingOf, type TransferPorts, transferMessage } from '#transfer/message-transfer.js';
-import { createRedriveHistory } from '#transfer/redrive-history.js';
 import { parkReason } from '#transfer/redrive-plan.js';
+import { createRedriveHistory } from './redrive-history.js';
 
 /** Input of the Park function. */
 export const ParkInput = z.object({ plan: ExecutionPlan });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createRedriveHistory } from '#transfer/redrive-history.js';
+import { createRedriveHistory } from '../../functions/park/redrive-history.js';
 
 describe('redrive history per idempotency key (N08)', () => {
   it('counts each REDRIVEN envelope of a key once, ignores other states and other keys, and takes the larger of history and redrive-count', () => {
