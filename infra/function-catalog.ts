@@ -282,7 +282,9 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     sourceQueues: [...MOVE_TASK_DESTINATION_ACTIONS, 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
     parkingQueue: none,
     table: 'readWrite',
-    slackSecret: false,
+    // The ramp's progress message in the incident's Slack thread (move-task/slack-progress.ts), when
+    // SLACK_SECRET_ARN is set.
+    slackSecret: true,
     stateMachine: none,
     executions: none,
     selfInvoke: false,
@@ -328,7 +330,7 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   },
   'slack-interaction': {
     description:
-      'Slack interactivity (Function URL): verifies the signature, records the decision, answers the task token',
+      'Slack interactivity (Function URL): verifies the signature, records the decision or cancel request, answers the task token',
     dlq: none,
     sourceQueues: none,
     parkingQueue: none,

@@ -6,9 +6,11 @@
  * this function bundles no Slack Web API client.
  */
 import { createApprovalStore } from '#approval/approval-store.js';
+import { createRampProgressStore } from '#approval/ramp-progress-store.js';
 import { createResponseUrlPoster } from '#approval/slack-response-url.js';
 import { loadSlackSecrets } from '#approval/slack-secrets.js';
 import { createAuditTrail } from '#incident/audit-trail.js';
+import { createCancelRequests } from '#incident/cancel-requests.js';
 import { lambdaClient, sfnClient, tableAccess } from '#platform/clients.js';
 import { type DepsOptions, pipelineConfig } from '#platform/config.js';
 import { lambdaDefer } from './defer.js';
@@ -33,6 +35,11 @@ export async function createAcknowledgeDeps(
     defer: lambdaDefer(lambdaClient(), config.functionName ?? 'slack-interaction'),
     now: () => Date.now(),
     allowedResponseUrlPrefixes: config.slack.responseUrlPrefixes,
+    cancels: {
+      progress: createRampProgressStore(tableAccess(config)),
+      requests: createCancelRequests(tableAccess(config)),
+      audit: createAuditTrail(tableAccess(config)),
+    },
     ...options.overrides,
   };
 }

@@ -10,6 +10,11 @@
  *    through `response_url` (`replace_original`). A closed task (C17) edits the message to
  *    "expired or already decided" and closes the record, without retry.
  *
+ * A **Cancel** click on a run's progress message (move-task/slack-progress.ts) is verified the same
+ * way (signature, then the user against the run's approvers, first request wins) and recorded in
+ * the ack itself (one conditional put and the audit entry): the ramp's next health gate reads the
+ * cancel request, cancels the move task and ends the run `Cancelled`, reconciled.
+ *
  * The final Slack message goes only through `response_url`, never as the ack body: a body would
  * race with (and could overwrite) the `response_url` update.
  *
@@ -18,6 +23,14 @@
  */
 
 import type { ApprovalDecision, ApprovalRecord, ApprovalStore, SlackUser } from '#approval/approval-store.js';
+import {
+  alreadyCancelledMessage,
+  CANCEL_ACTION_ID,
+  notRunningMessage,
+  parseCancelValue,
+  rampProgressMessage,
+} from '#approval/ramp-progress-message.js';
+import { progressView, type RampProgressStore } from '#approval/ramp-progress-store.js';
 import {
   APPROVE_ACTION_ID,
   alreadyDecidedMessage,
@@ -32,6 +45,7 @@ import {
   type ResponseUrlPoster,
 } from '#approval/slack-response-url.js';
 import type { AuditTrail } from '#incident/audit-trail.js';
+import type { CancelRequests } from '#incident/cancel-requests.js';
 import { InvalidInputError, TaskClosedError } from '#platform/errors.js';
 import { formatIssues, logger } from '#platform/middleware.js';
 import * as z from '#platform/zod.js';
@@ -66,7 +80,7 @@ export const BlockActionsPayload = z.looseObject({
   actions: z
     .array(
       z.object({
-        action_id: z.enum([APPROVE_ACTION_ID, REJECT_ACTION_ID]),
+        action_id: z.enum([APPROVE_ACTION_ID, REJECT_ACTION_ID, CANCEL_ACTION_ID]),
         value: z.string().check(z.minLength(1), z.maxLength(256)),
       }),
     )
@@ -107,6 +121,16 @@ export interface AcknowledgeDeps {
    * another URL is a 400 before any write, instead of a decision whose reply can never be posted.
    */
   allowedResponseUrlPrefixes?: readonly string[];
+  /**
+   * The Cancel button's ports: the run's progress record (its approvers), the cancel requests the
+   * ramp's next gate reads, and the audit trail. Absent: a Cancel click is answered "no longer
+   * running" and changes nothing.
+   */
+  cancels?: {
+    progress: Pick<RampProgressStore, 'get'>;
+    requests: Pick<CancelRequests, 'request'>;
+    audit: Pick<AuditTrail, 'record'>;
+  };
 }
 
 /** Ports of {@link runFollowUp}. */
@@ -180,9 +204,10 @@ export async function acknowledgeInteraction(
     id: payload.user.id,
     username: payload.user.username ?? payload.user.name ?? payload.user.id,
   };
-  const decision: ApprovalDecision = action.action_id === APPROVE_ACTION_ID ? 'approved' : 'rejected';
   const reply = (message: ResponseUrlMessage) =>
     deps.defer({ kind: 'reply', responseUrl: payload.response_url, message }).then(() => EMPTY_200);
+  if (action.action_id === CANCEL_ACTION_ID) return acknowledgeCancel(action.value, user, reply, deps);
+  const decision: ApprovalDecision = action.action_id === APPROVE_ACTION_ID ? 'approved' : 'rejected';
   logger.info('Slack interaction', {
     approvalId: action.value,
     user: user.id,
@@ -217,6 +242,56 @@ export async function acknowledgeInteraction(
     throw error;
   }
   return EMPTY_200;
+}
+
+/**
+ * A Cancel click on a run's progress message, verified like an Approve (the signature is checked
+ * already): the user must be one of the run's approvers, the ramp must still run, and the first
+ * request wins (a conditional put). It records the cancel request the ramp's next health gate
+ * reads (that gate cancels the move task and ends the run `Cancelled`, reconciled) and the
+ * `cancel-requested` audit entry, then replaces the progress message with one saying who asked,
+ * without the button. Everything else is an ephemeral reply to the clicking user, nothing written.
+ */
+async function acknowledgeCancel(
+  value: string,
+  user: SlackUser,
+  reply: (message: ResponseUrlMessage) => Promise<InteractionResponse>,
+  deps: AcknowledgeDeps,
+): Promise<InteractionResponse> {
+  const ephemeral = (message: ResponseUrlMessage) =>
+    reply({ ...message, response_type: 'ephemeral', replace_original: false });
+  const run = parseCancelValue(value);
+  const progress =
+    run && deps.cancels ? await deps.cancels.progress.get(run.incidentId, run.executionName) : null;
+  if (!run || !deps.cancels || !progress) return ephemeral(notRunningMessage());
+  if (!progress.approvers.includes(user.id)) return ephemeral(notApproverMessage());
+  if (progress.ended) return ephemeral(notRunningMessage());
+  const at = deps.now();
+  const asked = await deps.cancels.requests.request({
+    incidentId: run.incidentId,
+    executionName: run.executionName,
+    by: user.username,
+    via: 'slack',
+    at,
+    reason: `cancelled in Slack by ${user.username}`,
+  });
+  if (!asked.recorded)
+    return ephemeral(alreadyCancelledMessage(asked.existing ?? { by: 'someone', via: 'slack', at }));
+  logger.info('cancel requested in Slack', { ...run, user: user.id });
+  await deps.cancels.audit.record({
+    incidentId: run.incidentId,
+    entryId: `run#${run.executionName}#cancel`,
+    kind: 'cancel-requested',
+    at,
+    by: user.username,
+    via: 'slack',
+    executionName: run.executionName,
+    text: `Slack user ${user.id}`,
+  });
+  return reply({
+    ...rampProgressMessage(progressView(progress, { by: user.username, via: 'slack', at }, at)),
+    replace_original: true,
+  });
 }
 
 /**

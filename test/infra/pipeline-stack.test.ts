@@ -466,6 +466,33 @@ describe('alarm routing and Slack endpoint', () => {
     });
   });
 
+  it("the Cancel button's route: move-task posts the progress message with the button (Slack secret), Slack's signed click reaches slack-interaction through the Function URL, which records the cancel request and audit entry in the table that move-task's gate reads", () => {
+    const tableId = pipeline.getLogicalId(pipeline.table.node.defaultChild as CfnElement);
+    const onTable = (name: FunctionName) =>
+      actionsOf(statementsOf(roleIdOf(name)).filter((s) => JSON.stringify(s.Resource).includes(tableId)));
+    const moveTaskEnv = functionResource('move-task').Properties.Environment.Variables;
+    const interactionEnv = functionResource('slack-interaction').Properties.Environment.Variables;
+    const slackId = pipeline.getLogicalId(
+      pipeline.functions['slack-interaction']?.node.defaultChild as CfnElement,
+    );
+
+    expect(moveTaskEnv.SLACK_SECRET_ARN).toBeDefined();
+    expect(actionsOf(statementsOf(roleIdOf('move-task'))).has('secretsmanager:GetSecretValue')).toBe(true);
+    expect(
+      template.toJSON().Resources[Object.keys(template.findResources('AWS::Lambda::Url'))[0] as string]
+        ?.Properties,
+    ).toMatchObject({
+      AuthType: 'NONE',
+      TargetFunctionArn: { 'Fn::GetAtt': [slackId, 'Arn'] },
+    });
+    expect(interactionEnv.SLACK_SECRET_ARN).toBeDefined();
+    expect(interactionEnv.TABLE_NAME).toEqual(moveTaskEnv.TABLE_NAME);
+    for (const action of ['dynamodb:GetItem', 'dynamodb:PutItem'])
+      expect(onTable('slack-interaction').has(action), `slack-interaction ${action}`).toBe(true);
+    for (const action of ['dynamodb:GetItem', 'dynamodb:PutItem'])
+      expect(onTable('move-task').has(action), `move-task ${action}`).toBe(true);
+  });
+
   it('keeps the Slack credentials in one retained Secrets Manager secret readable only by the Slack functions', () => {
     template.resourceCountIs('AWS::SecretsManager::Secret', 1);
     template.hasResource('AWS::SecretsManager::Secret', { DeletionPolicy: 'Retain' });

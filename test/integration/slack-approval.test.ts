@@ -7,10 +7,7 @@
  * small in-process HTTP fake on a loopback port that records the calls (the SDK clients are real,
  * pointed there by AWS_ENDPOINT_URL_SFN / AWS_ENDPOINT_URL_LAMBDA).
  */
-import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { approvalIdForToken, createApprovalStore } from '#approval/approval-store.js';
@@ -25,6 +22,7 @@ import { sleep } from '#platform/sleep.js';
 import { signSlackRequest } from '../../functions/slack-interaction/slack-signature.js';
 import { startSlackEndpoint } from '../../local/slack-endpoint.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
+import { startAwsFake } from '../support/aws-fake.js';
 import { type SlackCapture, startSlackCapture } from '../support/slack-capture.js';
 
 const SECRET = 'test-signing-secret-not-real-0001'; // the fake secret of cases C15/C16
@@ -39,36 +37,6 @@ const basePayload = JSON.parse(
 const clickTemplate = JSON.parse(
   readFileSync(new URL('../../events/slack/block-actions-approve.payload.json', import.meta.url), 'utf8'),
 ) as Record<string, unknown>;
-
-interface Recorded {
-  target: string;
-  body: Record<string, unknown>;
-}
-
-/** An AWS JSON-protocol fake: records each call; `answer` picks the HTTP status and body. */
-async function startAwsFake(
-  answer: (call: Recorded) => { status: number; body: unknown },
-): Promise<{ url: string; calls: Recorded[]; server: Server }> {
-  const calls: Recorded[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      const call = {
-        target: String(req.headers['x-amz-target'] ?? req.url),
-        body: text ? JSON.parse(text) : {},
-      };
-      calls.push(call);
-      const out = answer(call);
-      res.writeHead(out.status, { 'content-type': 'application/x-amz-json-1.0' });
-      res.end(JSON.stringify(out.body));
-    });
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, calls, server };
-}
 
 let stack: LocalStack;
 let capture: SlackCapture;

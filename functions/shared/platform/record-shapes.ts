@@ -43,6 +43,8 @@ export const SHAPE_VERSIONS = {
   'cancel-request': 1,
   /** `INCIDENT#<incidentId>` / `SLACK#THREAD` */
   'slack-thread': 1,
+  /** `INCIDENT#<incidentId>` / `SLACK#PROGRESS#<executionName>` */
+  'slack-progress': 1,
   /** `ALARM#<dedupeKey>` / `TRANSITION` */
   'alarm-transition': 1,
   /** `ALARM#<alarmArn>` / `LATEST` */

@@ -23,6 +23,8 @@
  *   rejected or cancelled, with which plan, how each run ended); no TTL.
  * - `INCIDENT#<incidentId>` / `CANCEL#<executionName>`: a cancel request for one run, read by the
  *   ramp's next health gate.
+ * - `INCIDENT#<incidentId>` / `SLACK#PROGRESS#<executionName>`: the run's ramp progress message in
+ *   Slack (channel, ts, approvers, steps; move-task/slack-progress.ts); TTL 30 days.
  * - `ALARM#<dedupeKey>` / `TRANSITION`: the record that an alarm transition was handled.
  * - `ALARM#<alarmArn>` / `LATEST`: the incident ids opened by the alarm's latest transition to
  *   ALARM (`dedupeKey`, `stateTimestamp`, `incidentIds`), so its later ALARM -> OK transition can
@@ -69,6 +71,7 @@ export const keys = {
   /** `gsi1pk` of every incident item: the listing partition of the index. */
   incidentListing: 'INCIDENTS',
   cancelRequest: (executionName: string) => `CANCEL#${executionName}`,
+  slackProgress: (executionName: string) => `SLACK#PROGRESS#${executionName}`,
   alarm: (dedupeKey: string) => `ALARM#${dedupeKey}`,
   transitionSk: 'TRANSITION',
   alarmLatestSk: 'LATEST',
