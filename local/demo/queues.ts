@@ -128,13 +128,26 @@ export async function queueDepth(
 export async function waitUntilDrained(
   sqs: SQSClient,
   queueUrl: string,
-  options: { timeoutMs?: number; quietMs?: number; pollMs?: number } = {},
+  options: {
+    timeoutMs?: number;
+    quietMs?: number;
+    pollMs?: number;
+    /** Called every `progressMs` with what the queue still holds (npm start's story). */
+    onProgress?: (left: number) => void | Promise<void>;
+    /** @default 3000 */
+    progressMs?: number;
+  } = {},
 ): Promise<void> {
   const deadline = Date.now() + (options.timeoutMs ?? 60_000);
   const quietMs = options.quietMs ?? 500;
   let quietSince: number | undefined;
+  let lastProgress = Date.now();
   for (;;) {
     const { visible, inFlight, delayed } = await queueDepth(sqs, queueUrl);
+    if (options.onProgress && Date.now() - lastProgress >= (options.progressMs ?? 3000)) {
+      lastProgress = Date.now();
+      await options.onProgress(visible + inFlight + delayed);
+    }
     if (visible === 0 && inFlight === 0 && delayed === 0) {
       quietSince ??= Date.now();
       if (Date.now() - quietSince >= quietMs) return;

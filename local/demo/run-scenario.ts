@@ -175,7 +175,10 @@ export async function runLocalIncident(options: LocalIncidentOptions): Promise<L
   const say = options.say ?? (() => undefined);
   const elapsed = () => `${((Date.now() - startedAt) / 1000).toFixed(1)}s`;
   const sqs = sqsClient();
-  const incident = await prepareIncident(sqs, options.setup);
+  const incident = await prepareIncident(sqs, {
+    ...options.setup,
+    onProgress: (line) => say(`[${elapsed()}] ${line}`),
+  });
   const { queues, consumer } = incident;
   const taskResults: Record<string, unknown> = {};
   const ctx: { -readonly [K in keyof ScenarioContext]: ScenarioContext[K] } = {

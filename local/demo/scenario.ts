@@ -38,6 +38,8 @@ export interface ScenarioOptions {
   consumerConcurrency?: number;
   /** How long to wait for the source queue to drain, milliseconds. @default 60000 */
   drainTimeoutMs?: number;
+  /** Gets a progress line every few seconds while the source queue drains. */
+  onProgress?: (line: string) => void;
 }
 
 /** A prepared incident: the DLQ holds the dead-lettered messages, the consumer is still running. */
@@ -94,9 +96,20 @@ export async function prepareIncident(
     poisonEvery: options.poisonEvery ?? 20,
     prefix: options.name ?? 'order',
   });
+  const { onProgress } = options;
   await waitUntilDrained(sqs, queues.sourceUrl, {
     timeoutMs: options.drainTimeoutMs ?? 60_000,
     quietMs: 300,
+    ...(onProgress
+      ? {
+          onProgress: async (left: number) => {
+            const dlq = await queueDepth(sqs, queues.dlqUrl);
+            onProgress(
+              `draining: ${left} of ${messages} still in the source queue, ${consumer.stats.processed} processed, ${dlq.visible + dlq.inFlight} dead-lettered so far`,
+            );
+          },
+        }
+      : {}),
   });
   const depth = await queueDepth(sqs, queues.dlqUrl);
   return { queues, registration, produced, consumer, dlqDepth: depth.visible + depth.inFlight };
