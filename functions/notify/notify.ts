@@ -109,7 +109,9 @@ function counts(run: Run): Fields {
     'parked',
     'discarded',
     'inDlq',
-    'lost',
+    'lateArrivals',
+    'inFlight',
+    'missing',
     'duplicateSendsPrevented',
     'possibleDuplicateSends',
   ]) {
@@ -131,7 +133,23 @@ export function outcomeText(outcome: RedriveOutcome | string, run: Run): string 
   const dlq = run.plan?.dlqArn ?? (typeof run.input?.dlqArn === 'string' ? run.input.dlqArn : 'the DLQ');
   const rec = run.reconcile ?? {};
   const resent = num(rec.possibleDuplicateSends) ?? 0;
-  const tally = `${num(rec.redriven) ?? 0} redriven, ${num(rec.parked) ?? 0} parked, ${num(rec.discarded) ?? 0} discarded, ${num(rec.inDlq) ?? 0} still in the DLQ, ${num(rec.lost) ?? 0} lost${resent > 0 ? ` (${resent} resent after a crash: a consumer may see them twice)` : ''}`;
+  const missing = num(rec.missing) ?? 0;
+  const inFlight = num(rec.inFlight) ?? 0;
+  const late = num(rec.lateArrivals) ?? 0;
+  const missingIds = Array.isArray(rec.missingMessages)
+    ? (rec.missingMessages as Array<{ messageId?: unknown }>)
+        .slice(0, 5)
+        .map((m) => String(m.messageId))
+        .join(', ')
+    : '';
+  const tally =
+    `${num(rec.redriven) ?? 0} redriven, ${num(rec.parked) ?? 0} parked, ${num(rec.discarded) ?? 0} discarded, ` +
+    `${num(rec.inDlq) ?? 0} still in the DLQ${inFlight > 0 ? `, ${inFlight} in flight` : ''}, ${missing} missing` +
+    (missing > 0
+      ? ` (left the DLQ with no record: removed by hand or expired${missingIds ? `: ${missingIds}` : ''}; the counts are NOT balanced)`
+      : '') +
+    (late > 0 ? `; ${late} late arrival(s) included` : '') +
+    (resent > 0 ? ` (${resent} resent after a crash: a consumer may see them twice)` : '');
   switch (outcome) {
     case 'completed':
       return `Redrive of ${dlq} complete: ${tally}.`;

@@ -9,10 +9,11 @@
  * destination is given (a move task could not return it: `CouldNotDetermineMessageSource`).
  * With `plan.discardPoison` such messages are deleted instead, as a recorded decision.
  *
- * Per message, in this order: envelope state (PARKED / DISCARDED, with the reason) and ledger entry,
- * then send to the parking queue, then delete from the DLQ. A crash anywhere leaves state the retry
- * completes: the ledger entry names the DLQ MessageId (stable while the message stays in the DLQ),
- * so a retry deletes an already-sent copy instead of sending it again. Messages are received 10 at
+ * Per message, in this order: ledger entry, send to the parking queue, delete from the DLQ, then
+ * the envelope state (PARKED / DISCARDED, with the reason), so a state is always backed by the
+ * ledger. A crash anywhere leaves state the retry (or a restart) completes: the ledger entry names
+ * the DLQ MessageId (stable while the message stays in the DLQ), so a retry deletes an already-sent
+ * copy instead of sending it again, and Reconcile repairs an envelope the crash left IN_DLQ. Messages are received 10 at
  * a time within a budget; the ones not to be parked are released (visibility 0) at the end.
  * A do-not-redrive message must not be left for the move task: a target still unseen while the
  * DLQ reports messages in flight (a crashed attempt's receive, a console poll) is waited for (one
@@ -25,7 +26,7 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-configure-dead-letter-queue-redrive.html
  */
 
-import { ExecutionPlan } from '#incident/execution-input.js';
+import { ExecutionPlan, runIdOf } from '#incident/execution-input.js';
 import { scanUntilFound, type VisitResult } from '#inventory/dlq-scan.js';
 import type { EnvelopeStore, StoredEnvelope } from '#inventory/envelope-store.js';
 import { RedriveRefusedError, TransientError } from '#platform/errors.js';
@@ -73,7 +74,9 @@ type ParkCandidate = Pick<
   | 'payloadGoneAt'
 >;
 
-/** The ` (run <id>)` suffix Park puts on an envelope's stateReason. */
+const STATE_OF_KIND = { redrive: 'REDRIVEN', park: 'PARKED', discard: 'DISCARDED' } as const;
+
+/** The ` (run <id>)` suffix Park puts on an envelope's stateReason (the id is the incident's). */
 const RUN_SUFFIX = / \(run [^)]*\)$/;
 
 /** The ledger key of a park/discard: per DLQ message, so duplicates with one idempotency key are each parked. */
@@ -139,16 +142,16 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
     );
 
   const vt = deps.visibilityTimeoutSeconds ?? 30;
+  const runId = runIdOf(plan);
   const parkingMaxBytes =
     !plan.discardPoison && plan.parkingQueueUrl
       ? (await deps.queues.describe(plan.parkingQueueUrl)).maximumMessageSize
       : null;
   const tooLarge: string[] = [];
-  // A crashed attempt hid its message until the receive's visibility timeout ends: wait for it
-  // (bounded by that timeout), or the bulk move could later carry a message already parked.
-  const ledgered = (await deps.ledger.listRun(redriveId)).filter(
-    (e) => e.kind !== 'redrive' && e.dlqArn === plan.dlqArn,
-  );
+  // A crashed attempt (this run's, or an earlier run's of any incident) hid its message until the
+  // receive's visibility timeout ends: wait for it (bounded by that timeout), or the bulk move
+  // could later carry a message already parked. The ledger is read consistently from the table.
+  const ledgered = (await deps.ledger.list(plan.dlqArn)).filter((e) => e.kind !== 'redrive');
   const unfinished = ledgered.filter((e) => !e.dlqDeleted);
   const doneEarlier = new Set(ledgered.filter((e) => e.dlqDeleted).map((e) => e.dlqMessageId));
   if (unfinished.length > 0) {
@@ -162,6 +165,7 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
   const outstandingNow = () =>
     [...targets.keys()].filter((id) => !earlierRuns.has(id) && !doneEarlier.has(id)).length;
   const maxMessages = deps.maxMessages ?? 20_000;
+  const busy = new Set<string>();
   const scan = await scanUntilFound(
     deps.queues,
     {
@@ -190,18 +194,18 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
         const request = {
           message,
           key: parkLedgerKey(target.envelope),
-          redriveId,
+          incidentId: plan.incidentId,
+          redriveId: runId,
           kind: discard ? ('discard' as const) : ('park' as const),
           dlqArn: plan.dlqArn,
           dlqUrl: plan.dlqUrl,
-          destinationUrl: discard ? null : plan.parkingQueueUrl,
           destinationMaxBytes: discard ? null : parkingMaxBytes,
           // The parking queue's own type decides MessageGroupId/MessageDeduplicationId.
-          fifo: plan.parkingQueueUrl?.endsWith('.fifo') ?? false,
+          destinationUrl: discard ? null : plan.parkingQueueUrl,
           visibilityTimeoutSeconds: vt,
           addPipelineAttributes: false,
         };
-        // Checked before the envelope says PARKED: a message that cannot be sent stays as it is.
+        // Checked before anything is recorded: a message that cannot be sent stays as it is.
         const unsendable = outgoingOf(request).result;
         if (unsendable?.result === 'too-large') {
           tooLarge.push(
@@ -212,19 +216,19 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
           results.set(message.MessageId as string, 'hold');
           continue;
         }
-        const state = discard ? 'DISCARDED' : 'PARKED';
-        if (target.envelope.state !== state || !target.envelope.stateReason?.endsWith(`(run ${redriveId})`))
-          await deps.envelopes.setState(
-            plan.dlqArn,
-            target.envelope.messageId,
-            state,
-            `${target.reason} (run ${redriveId})`,
-          );
         const outcome = await transferMessage(request, deps);
+        if (outcome.result === 'busy') busy.add(outcome.owner);
         if (outcome.result === 'sent' || outcome.result === 'duplicate-prevented') {
           if (outcome.result === 'duplicate-prevented') result.duplicateSendsPrevented += 1;
-          if (discard) result.discarded += 1;
-          else result.parked += 1;
+          // The state follows the ledger entry (a taken-over entry keeps its earlier decision),
+          // written once the DLQ copy is gone: an envelope state is always backed by the ledger.
+          const state = STATE_OF_KIND[outcome.kind];
+          const reason =
+            outcome.kind === 'redrive'
+              ? `sample redrive taken over (run ${redriveId})`
+              : `${target.reason} (run ${redriveId})`;
+          if (target.envelope.state !== state || target.envelope.stateReason !== reason)
+            await deps.envelopes.setState(plan.dlqArn, target.envelope.messageId, state, reason);
           remaining -= 1;
           targets.delete(message.MessageId as string);
           results.set(message.MessageId as string, 'consumed');
@@ -245,16 +249,19 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
     throw new RedriveRefusedError(
       `${outstandingNow()} message(s) to park were not reached within ${maxMessages} received messages; the move task would carry them back to their source`,
     );
+  if (busy.size > 0)
+    throw new TransientError(
+      `message(s) to park are held by another run of the pipeline (${[...busy].join(', ')}) whose lease is not over; retry after it`,
+    );
   if (outstandingNow() > 0 && scan.inFlight > 0)
     throw new TransientError(
       `${outstandingNow()} message(s) to park are still held invisible by another receiver (${scan.inFlight} in flight in ${plan.dlqUrl}); retry once their visibility timeout ends`,
     );
-  // Counts come from the ledger, so a retry after a crash reports the whole run, not its own part.
+  // Counts come from the ledger, so a retry after a crash (or a restart) reports every run of the
+  // incident, not its own part.
   const done = new Set<string>();
-  result.parked = 0;
-  result.discarded = 0;
-  for (const entry of await deps.ledger.listRun(redriveId)) {
-    if (!entry.dlqDeleted || entry.dlqArn !== plan.dlqArn) continue;
+  for (const entry of await deps.ledger.list(plan.dlqArn)) {
+    if (!entry.dlqDeleted || entry.incidentId !== plan.incidentId) continue;
     if (entry.kind === 'park') result.parked += 1;
     else if (entry.kind === 'discard') result.discarded += 1;
     else continue;

@@ -1,5 +1,6 @@
 /** Preflight's (and the recheck's) ports, from the pipeline configuration and the shared clients. */
 import type { Context } from 'aws-lambda';
+import { createOpenIncidents } from '#incident/open-incident.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import { createWorkflowLeaseStore } from '#incident/workflow-lease.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
@@ -34,6 +35,7 @@ export function createPreflightDeps(
     payloads: createPayloadObjects({ region: config.region }),
     keys: { access: createKeyAccess({ kms: kmsClient(), iam: iamClient() }), users: config.keyUsers },
     newcomers: newcomersPort({ queues, envelopes, registrations }, context),
+    openIncidents: createOpenIncidents(table),
     now: Date.now,
     ...options.overrides,
   };

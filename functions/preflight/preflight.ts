@@ -40,6 +40,7 @@
  */
 
 import { ExecutionPlan, parseSqsArn } from '#incident/execution-input.js';
+import type { OpenIncidents } from '#incident/open-incident.js';
 import { leaseRefusal, leaseSeconds, type WorkflowLeaseStore } from '#incident/workflow-lease.js';
 import type { EnvelopeStore } from '#inventory/envelope-store.js';
 import type { PayloadPointer } from '#inventory/model.js';
@@ -127,6 +128,8 @@ export interface PreflightDeps {
    * it; without it check 3a is skipped.
    */
   payloads?: PayloadObjects;
+  /** Records the run's incident as the DLQ's open incident once the lease is taken. */
+  openIncidents?: Pick<OpenIncidents, 'open'>;
   /** Epoch milliseconds. */
   now: () => number;
 }
@@ -464,6 +467,8 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
   } else if (dlqDepth > 0) {
     const lease = await deps.leases.acquire(plan.dlqArn, holder, now, leaseSeconds(window));
     if (!lease.acquired) return refused(leaseRefusal(lease.heldBy), { dlqDepth, warnings });
+    // A console restart that names no incident continues this one (ValidateInput).
+    await deps.openIncidents?.open(plan.dlqArn, plan.incidentId, now);
   }
 
   return {

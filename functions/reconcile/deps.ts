@@ -1,6 +1,8 @@
 /** Reconcile's ports, from the pipeline configuration, the shared clients and the invocation. */
 import type { Context } from 'aws-lambda';
+import { createProcessedKeys } from '#consumer/processed-keys.js';
 import { createIncidentStore } from '#incident/incident-store.js';
+import { createOpenIncidents } from '#incident/open-incident.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { sqsClient, tableAccess } from '#platform/clients.js';
@@ -28,6 +30,8 @@ export function createReconcileDeps(
     moveTasks: createMoveTasks({ client: sqsClient() }),
     registrations: createQueueRegistry(table),
     incidents: createIncidentStore(table),
+    processed: createProcessedKeys(table),
+    openIncidents: createOpenIncidents(table),
     remainingTimeMs: () => context.getRemainingTimeInMillis?.() ?? 300_000,
     now: Date.now,
     metrics: sharedRunMetrics(),

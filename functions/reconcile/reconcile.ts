@@ -1,24 +1,35 @@
 /**
- * Reconcile: a final inventory of the DLQ, then every envelope of the run ends in exactly one
- * state and the counts must add up (DESIGN.md "Reconciliation"):
+ * Reconcile: a final inventory of the DLQ, then every envelope of the incident (across all its
+ * runs, restarts included) ends in exactly one state, and each state rests on evidence
+ * (DESIGN.md "Reconciliation"):
  *
  * - still in the DLQ (found by the inventory) -> IN_DLQ;
- * - gone, with a ledger entry of this run that deleted exactly that DLQ MessageId -> REDRIVEN,
- *   PARKED or DISCARDED as the entry says (this also repairs a crash between delete and the
- *   envelope update);
- * - gone, IN_DLQ, and a move task of this run moved messages -> REDRIVEN (moved by the task);
- * - otherwise lost: expired (retention deadline passed) or removed outside the pipeline.
+ * - gone, and the redrive ledger has an entry for that DLQ MessageId that is SENT or deleted ->
+ *   REDRIVEN, PARKED or DISCARDED as the entry says (whichever run or incident wrote it; this also
+ *   repairs a crash between the delete and the envelope update);
+ * - gone, already REDRIVEN / PARKED / DISCARDED by an earlier step or reconcile -> that state;
+ * - gone with no such record: REDRIVEN by the move task only within what the incident's move tasks
+ *   report as moved (ApproximateNumberOfMessagesMoved, never more); `inFlight` when the DLQ still
+ *   holds messages invisible after the scan waited for them; the rest is `missing` (left the DLQ
+ *   outside the pipeline, or expired).
  *
- * `inventoried == redriven + parked + discarded + inDlq + lost`, and the run is clean when
- * `lost == 0`. Returned samples and other messages first seen now get new envelopes from the
- * inventory (same idempotency key as the message they came from: `returned` counts those).
- * The result is written to the incident.
+ * `inventoried + lateArrivals + returned == redriven + parked + discarded + inDlq + inFlight +
+ * missing`, and the run is `balanced` only when that holds and `missing == 0`. When some of the gone envelopes
+ * cannot all be explained, the ones with evidence of arrival (a consumer recorded their key as
+ * processed, or their key is back in the DLQ under a new MessageId) are REDRIVEN, and the others
+ * are named in `missingMessages` (exactly the missing ones when their number matches, else the
+ * candidates, `missingExact: false`); those envelopes stay IN_DLQ until a later reconcile settles
+ * them. Returned samples and other messages first seen now get new envelopes marked as late
+ * arrivals of the incident. The result is written to the incident.
  *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ListMessageMoveTasks.html
  */
 
+import type { ProcessedKeysReader } from '#consumer/processed-keys.js';
 import { ExecutionPlan } from '#incident/execution-input.js';
 import { type REDRIVE_OUTCOMES, type RunRecorder, recordRunOnIncident } from '#incident/notifier.js';
+import type { OpenIncidents } from '#incident/open-incident.js';
 import type { EnvelopeStore, StoredEnvelope } from '#inventory/envelope-store.js';
 import { type InventoryDeps, inventoryDlq, inventoryRefusal } from '#inventory/inventory.js';
 import type { EnvelopeState, QueueRegistration } from '#inventory/model.js';
@@ -26,7 +37,7 @@ import type { RunMetrics } from '#platform/metrics.js';
 import type { SqsQueues } from '#platform/sqs-queues.js';
 import * as z from '#platform/zod.js';
 import type { MoveTasks } from '#transfer/move-tasks.js';
-import type { LedgerEntry, RedriveLedger } from '#transfer/redrive-ledger.js';
+import { entryDone, type LedgerEntry, type RedriveLedger } from '#transfer/redrive-ledger.js';
 
 /** Input of the Reconcile function. */
 export const ReconcileInput = z.object({
@@ -35,27 +46,63 @@ export const ReconcileInput = z.object({
 });
 export type ReconcileInput = z.infer<typeof ReconcileInput>;
 
+/** A DLQ message named in the report. */
+export interface NamedMessage {
+  messageId: string;
+  idempotencyKey: string;
+}
+
+/** Most messages listed in `missingMessages` / `possibleDuplicates` (the counts are always complete). */
+export const MAX_NAMED_MESSAGES = 100;
+
 /** `$.reconcile` (docs/contracts.md) plus the details behind the counts. */
 export interface ReconcileResult {
+  /** Envelopes of the incident's own inventory. */
   inventoried: number;
+  /**
+   * Envelopes first stored by a workflow step of the incident (`lateArrival`): messages that
+   * dead-lettered after triage (N02). Returned copies of keys the incident redrove are `returned`.
+   */
+  lateArrivals: number;
+  /**
+   * Messages the move tasks reported moved beyond the envelopes they account for: late arrivals
+   * carried before any inventory saw them (`max(0, movedReported - envelopes REDRIVEN by a task)`).
+   */
+  lateMovedUnclassified: number;
   redriven: number;
   parked: number;
   discarded: number;
   inDlq: number;
-  lost: number;
+  /** Gone from the inventory's view but still held invisible in the DLQ when the scan gave up waiting. */
+  inFlight: number;
+  /** Gone from the DLQ with no record of where to: removed outside the pipeline, or expired. */
+  missing: number;
+  /** Of `missing`: past their retention deadline. */
+  expired: number;
+  /** The missing messages (at most {@link MAX_NAMED_MESSAGES}). */
+  missingMessages: NamedMessage[];
+  /** False when `missingMessages` lists candidates (more than `missing`) that could not be told apart. */
+  missingExact: boolean;
+  /** Of `redriven`: moved by the incident's move tasks (no ledger entry). */
+  movedByTask: number;
+  /** ApproximateNumberOfMessagesMoved summed over the incident's move tasks: the bound of `movedByTask`. */
+  movedReported: number;
   duplicateSendsPrevented: number;
   /**
-   * Messages a retry sent again after a crash between ledger record and send, to a standard queue:
-   * the destination may have received them twice (consumers skip them by `idempotency-key`).
+   * Messages a retry or a restart sent again after a crash between ledger record and send, to a
+   * standard queue: the destination may have received them twice (consumers skip them by
+   * `idempotency-key`).
    */
   possibleDuplicateSends: number;
-  /** Of `lost`: past their retention deadline. */
-  expired: number;
-  /** Envelopes first stored by this inventory that carry the key of an envelope redriven earlier. */
+  /** Those messages (at most {@link MAX_NAMED_MESSAGES}). */
+  possibleDuplicates: NamedMessage[];
+  /** Ledger entries a run of the incident took over from an earlier run whose lease had ended. */
+  takenOver: number;
+  /** Late-arrival envelopes that carry the key of an envelope the incident redrove (a copy that came back). */
   returned: number;
   /** True when the inventory did not see the whole DLQ (budget/time): unseen envelopes count as IN_DLQ. */
   partial: boolean;
-  /** inventoried == redriven + parked + discarded + inDlq + lost, and lost == 0. */
+  /** The counts add up and `missing == 0`. */
   balanced: boolean;
 }
 
@@ -63,14 +110,19 @@ export interface ReconcileResult {
 export interface ReconcileDeps {
   queues: SqsQueues;
   envelopes: EnvelopeStore;
-  ledger: Pick<RedriveLedger, 'listRun'>;
+  ledger: Pick<RedriveLedger, 'list'>;
   moveTasks: Pick<MoveTasks, 'list'>;
   registrations: { getRegistration(dlqArn: string): Promise<QueueRegistration> };
   incidents: RunRecorder;
+  /** Cleared once nothing of the incident is left in the DLQ (a later console start opens a new one). */
+  openIncidents?: Pick<OpenIncidents, 'close'>;
+  /** Consumer-reported processed keys: evidence that a moved message arrived. @default none */
+  processed?: Pick<ProcessedKeysReader, 'processedSince'>;
   remainingTimeMs: InventoryDeps['remainingTimeMs'];
   now: () => number;
   /** The run's final counts as CloudWatch metrics (platform/metrics.ts). Absent: none published. */
   metrics?: RunMetrics;
+  sleep?: (ms: number) => Promise<void>;
 }
 
 const LEDGER_STATE: Record<LedgerEntry['kind'], EnvelopeState> = {
@@ -79,132 +131,213 @@ const LEDGER_STATE: Record<LedgerEntry['kind'], EnvelopeState> = {
   discard: 'DISCARDED',
 };
 
+const named = (e: Pick<StoredEnvelope, 'messageId' | 'idempotencyKey'>): NamedMessage => ({
+  messageId: e.messageId,
+  idempotencyKey: e.idempotencyKey,
+});
+
+/** True when the envelope belongs to the incident's accounting (see the module comment). */
+function belongs(envelope: StoredEnvelope, incidentId: string, entry: LedgerEntry | undefined): boolean {
+  return (
+    envelope.state === 'IN_DLQ' ||
+    envelope.incidentId === incidentId ||
+    (envelope.stateReason?.includes(`(run ${incidentId})`) ?? false) ||
+    entry?.incidentId === incidentId
+  );
+}
+
 /**
- * Reconciles the run.
+ * Messages moved by the DLQ's move tasks that started after `sinceMs` (a task cannot have moved a
+ * message it started before the message was last seen in the DLQ).
+ */
+async function movedByTasks(deps: ReconcileDeps, dlqArn: string, sinceMs: number): Promise<number> {
+  const tasks = await deps.moveTasks.list(dlqArn);
+  return tasks
+    .filter((t) => t.startedAt !== null && t.startedAt >= sinceMs - 1000)
+    .reduce((sum, t) => sum + Math.max(0, t.moved), 0);
+}
+
+/** Keys among `keys` a consumer recorded as processed at or after `sinceMs`. */
+async function processedKeys(
+  deps: ReconcileDeps,
+  keys: readonly string[],
+  sinceMs: number,
+): Promise<Set<string>> {
+  if (!deps.processed || keys.length === 0) return new Set();
+  return new Set((await deps.processed.processedSince(keys, new Date(sinceMs))).keys());
+}
+
+/**
+ * Reconciles the incident.
  * @throws TransientError on throttling/5xx (safe to retry: every write is idempotent).
  */
 export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Promise<ReconcileResult> {
   const { plan } = input;
-  const redriveId = plan.incidentId;
+  const incidentId = plan.incidentId;
   const now = deps.now();
 
-  // 1. What is in the DLQ now (and envelopes for messages first seen now).
+  // 1. What is in the DLQ now (and envelopes, marked late arrivals, for messages first seen now).
+  // The scan waits for messages other receivers hold in flight, within the time budget.
   const dlq = await deps.queues.describe(plan.dlqUrl);
   const registration = await deps.registrations.getRegistration(plan.dlqArn);
   const present = new Set<string>();
   let partial = true;
+  let othersInFlight = 0;
   if (!inventoryRefusal(dlq, registration)) {
     const scan = await inventoryDlq(
-      { dlq, registration, incidentId: plan.incidentId },
+      { dlq, registration, incidentId, lateArrival: true },
       {
         queues: deps.queues,
         envelopes: deps.envelopes,
         remainingTimeMs: deps.remainingTimeMs,
         now: deps.now,
+        ...(deps.sleep ? { sleep: deps.sleep } : {}),
       },
     );
     for (const e of scan.envelopes) present.add(e.messageId);
-    partial = scan.partial;
+    partial = scan.stopReason !== 'empty' && scan.stopReason !== 'in-flight';
+    othersInFlight = scan.othersInFlight;
   }
 
-  // 2. What the run did, by DLQ MessageId. SENT without dlqDeleted: the step died between
-  // DeleteMessage and the ledger update (or before the delete: then the message is still present,
-  // and presence wins below). Either way a SENT message that is gone went where the entry says.
+  // 2. What the pipeline did with each DLQ message, whichever run or incident did it.
   const ledger = new Map<string, LedgerEntry>();
-  let possibleDuplicateSends = 0;
-  for (const entry of await deps.ledger.listRun(redriveId)) {
-    if (entry.dlqArn !== plan.dlqArn) continue;
-    if (entry.resent && entry.destinationUrl && !entry.destinationUrl.endsWith('.fifo'))
-      possibleDuplicateSends += 1;
-    if (entry.dlqDeleted || entry.status === 'SENT') ledger.set(entry.dlqMessageId, entry);
-  }
-  // Start times of move tasks that moved messages, when this run got as far as the bulk move.
-  const bulkMoves =
-    input.outcome === 'completed' || input.outcome === 'halted' || input.outcome === 'cancelled'
-      ? (await deps.moveTasks.list(plan.dlqArn))
-          .filter((t) => t.moved > 0 && t.startedAt !== null)
-          .map((t) => t.startedAt as number)
-      : [];
-  // A task can only have moved a message it started after: the envelope was last seen in the DLQ
-  // at lastSeenAt (a task of an earlier run does not explain a message missing now).
-  const movedByTask = (envelope: StoredEnvelope) => {
-    const seen = Date.parse(envelope.lastSeenAt);
-    return bulkMoves.some((startedAt) => Number.isNaN(seen) || startedAt >= seen - 1000);
-  };
-
-  // 3. Every envelope of the run ends in exactly one state.
   const result: ReconcileResult = {
     inventoried: 0,
+    lateArrivals: 0,
+    lateMovedUnclassified: 0,
     redriven: 0,
     parked: 0,
     discarded: 0,
     inDlq: 0,
-    lost: 0,
-    duplicateSendsPrevented: 0,
-    possibleDuplicateSends,
+    inFlight: 0,
+    missing: 0,
     expired: 0,
+    missingMessages: [],
+    missingExact: true,
+    movedByTask: 0,
+    movedReported: 0,
+    duplicateSendsPrevented: 0,
+    possibleDuplicateSends: 0,
+    possibleDuplicates: [],
+    takenOver: 0,
     returned: 0,
     partial,
     balanced: false,
   };
-  const redrivenKeys = new Set<string>();
-  const fresh: Array<Pick<StoredEnvelope, 'idempotencyKey'>> = [];
-  for await (const envelope of deps.envelopes.listEnvelopes(plan.dlqArn)) {
-    const ours =
-      envelope.state === 'IN_DLQ' ||
-      envelope.incidentId === plan.incidentId ||
-      (envelope.stateReason?.includes(`(run ${redriveId})`) ?? false) ||
-      ledger.has(envelope.messageId);
-    if (!ours) continue;
-    result.inventoried += 1;
-    let state: EnvelopeState | 'LOST';
-    let reason: string | undefined;
-    const entry = ledger.get(envelope.messageId);
-    if (present.has(envelope.messageId)) state = 'IN_DLQ';
-    else if (entry) state = LEDGER_STATE[entry.kind];
-    else if (envelope.state !== 'IN_DLQ') state = envelope.state;
-    else if (partial) state = 'IN_DLQ';
-    else if (movedByTask(envelope)) {
-      state = 'REDRIVEN';
-      reason = `moved by the move task (run ${redriveId})`;
-    } else state = 'LOST';
-
-    if (state === 'LOST') {
-      result.lost += 1;
-      if (envelope.retentionDeadline <= now) result.expired += 1;
-      continue;
+  for (const entry of await deps.ledger.list(plan.dlqArn)) {
+    ledger.set(entry.dlqMessageId, entry);
+    if (entry.incidentId !== incidentId) continue;
+    if (entry.duplicatePrevented) result.duplicateSendsPrevented += 1;
+    if (entry.takenOverFrom.length > 0) result.takenOver += 1;
+    if (entry.resent && entry.destinationUrl && !entry.destinationUrl.endsWith('.fifo')) {
+      result.possibleDuplicateSends += 1;
+      if (result.possibleDuplicates.length < MAX_NAMED_MESSAGES)
+        result.possibleDuplicates.push({ messageId: entry.dlqMessageId, idempotencyKey: entry.key });
     }
-    if (state !== envelope.state)
-      await deps.envelopes.setState(
-        plan.dlqArn,
-        envelope.messageId,
-        state,
-        reason ?? (entry ? `${entry.kind} (run ${redriveId})` : undefined),
-      );
+  }
+
+  // 3. Every envelope of the incident ends in exactly one state; the unexplained ones wait for step 4.
+  const redrivenKeys = new Set<string>();
+  const taskReason = `moved by the move task (run ${incidentId})`;
+  const presentKeys = new Map<string, number>();
+  const lateKeys: string[] = [];
+  const unexplained: StoredEnvelope[] = [];
+  let byTaskEarlier = 0;
+  const settle = async (envelope: StoredEnvelope, state: EnvelopeState, reason: string | undefined) => {
+    if (state !== envelope.state || (reason !== undefined && reason !== envelope.stateReason))
+      await deps.envelopes.setState(plan.dlqArn, envelope.messageId, state, reason);
     if (state === 'REDRIVEN') {
       result.redriven += 1;
       redrivenKeys.add(envelope.idempotencyKey);
     } else if (state === 'PARKED') result.parked += 1;
     else if (state === 'DISCARDED') result.discarded += 1;
-    else {
-      result.inDlq += 1;
-      fresh.push(envelope);
+    else result.inDlq += 1;
+  };
+  for await (const envelope of deps.envelopes.listEnvelopes(plan.dlqArn)) {
+    const entry = ledger.get(envelope.messageId);
+    if (!belongs(envelope, incidentId, entry)) continue;
+    if (envelope.lateArrival && envelope.incidentId === incidentId) lateKeys.push(envelope.idempotencyKey);
+    else result.inventoried += 1;
+    if (present.has(envelope.messageId)) {
+      presentKeys.set(envelope.idempotencyKey, (presentKeys.get(envelope.idempotencyKey) ?? 0) + 1);
+      await settle(envelope, 'IN_DLQ', envelope.state === 'IN_DLQ' ? undefined : 'back in the DLQ');
+    } else if (entry && entryDone(entry)) {
+      const state = LEDGER_STATE[entry.kind];
+      await settle(
+        envelope,
+        state,
+        state === envelope.state ? undefined : `${entry.kind} (run ${incidentId})`,
+      );
+    } else if (envelope.state !== 'IN_DLQ') {
+      if (envelope.stateReason === taskReason) byTaskEarlier += 1;
+      await settle(envelope, envelope.state, undefined);
+    } else if (partial) await settle(envelope, 'IN_DLQ', undefined);
+    else unexplained.push(envelope);
+  }
+
+  // 4. Gone without a record: the move tasks' reported count, then messages in flight, bound what
+  // may be called redriven; the rest is missing.
+  if (unexplained.length > 0) {
+    const since = Math.min(...unexplained.map((e) => Date.parse(e.lastSeenAt) || 0));
+    result.movedReported = await movedByTasks(deps, plan.dlqArn, since);
+    const inFlight = Math.min(othersInFlight, unexplained.length);
+    const moved = Math.min(result.movedReported, unexplained.length - inFlight);
+    const missing = unexplained.length - inFlight - moved;
+    result.inFlight = inFlight;
+    result.movedByTask = moved;
+    result.redriven += moved;
+    result.missing = missing;
+    if (missing === 0 && inFlight === 0) {
+      for (const envelope of unexplained) {
+        await deps.envelopes.setState(plan.dlqArn, envelope.messageId, 'REDRIVEN', taskReason);
+        redrivenKeys.add(envelope.idempotencyKey);
+      }
+    } else {
+      // Not all can have been moved: the ones with evidence of arrival were; the others are
+      // the candidates, named, and stay IN_DLQ until a later reconcile can tell.
+      const consumed = await processedKeys(
+        deps,
+        unexplained.filter((e) => !presentKeys.has(e.idempotencyKey)).map((e) => e.idempotencyKey),
+        since,
+      );
+      const arrived = unexplained.filter(
+        (e) => presentKeys.has(e.idempotencyKey) || consumed.has(e.idempotencyKey),
+      );
+      const candidates = unexplained.filter((e) => !arrived.includes(e));
+      for (const envelope of arrived.slice(0, moved)) {
+        await deps.envelopes.setState(plan.dlqArn, envelope.messageId, 'REDRIVEN', taskReason);
+        redrivenKeys.add(envelope.idempotencyKey);
+      }
+      const exact = inFlight === 0 && candidates.length === missing;
+      result.missingExact = exact;
+      if (missing > 0) {
+        result.missingMessages = candidates.slice(0, MAX_NAMED_MESSAGES).map(named);
+        result.expired = candidates.filter((e) => e.retentionDeadline <= now).length;
+        if (!exact) result.expired = Math.min(result.expired, missing);
+      }
     }
   }
-  result.returned = fresh.filter((e) => redrivenKeys.has(e.idempotencyKey)).length;
-  result.duplicateSendsPrevented = [...ledger.values()].filter((e) => e.duplicatePrevented).length;
+  for (const key of lateKeys) {
+    if (redrivenKeys.has(key)) result.returned += 1;
+    else result.lateArrivals += 1;
+  }
+  if (result.movedReported > 0)
+    result.lateMovedUnclassified = Math.max(0, result.movedReported - result.movedByTask - byTaskEarlier);
   result.balanced =
-    result.lost === 0 &&
-    result.inventoried === result.redriven + result.parked + result.discarded + result.inDlq + result.lost;
+    result.missing === 0 &&
+    result.inventoried + result.lateArrivals + result.returned ===
+      result.redriven + result.parked + result.discarded + result.inDlq + result.inFlight + result.missing;
 
-  await recordRunOnIncident(deps.incidents, plan.incidentId, { reconcile: result });
+  await recordRunOnIncident(deps.incidents, incidentId, { reconcile: result });
   deps.metrics?.record(plan.dlqArn, {
     Inventoried: result.inventoried,
     Redriven: result.redriven,
     Parked: result.parked,
     Discarded: result.discarded,
-    Missing: result.lost,
+    Missing: result.missing,
     StillInDlq: result.inDlq,
   });
+  if (result.balanced && !partial && result.inDlq === 0 && result.inFlight === 0)
+    await deps.openIncidents?.close(plan.dlqArn, incidentId);
   return result;
 }

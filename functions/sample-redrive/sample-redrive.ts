@@ -28,7 +28,7 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_DeleteMessage.html
  */
 
-import { ExecutionPlan, parseSqsArn } from '#incident/execution-input.js';
+import { ExecutionPlan, parseSqsArn, runIdOf } from '#incident/execution-input.js';
 import { scanUntilFound, type VisitResult } from '#inventory/dlq-scan.js';
 import type { EnvelopeStore } from '#inventory/envelope-store.js';
 import { TransientError } from '#platform/errors.js';
@@ -94,15 +94,19 @@ export async function sampleRedrive(
   const sleep = deps.sleep ?? realSleep;
   const vt = deps.visibilityTimeoutSeconds ?? 30;
 
-  const earlier = (await deps.ledger.listRun(redriveId)).filter(
-    (e) => e.kind === 'redrive' && e.dlqArn === plan.dlqArn,
-  );
+  const runId = runIdOf(plan);
+  // The DLQ's redrive entries, read consistently: this run's sample so far, and every unfinished
+  // entry (this run's after a Lambda retry, an earlier run's after a crash and a restart), which
+  // must be finished before the bulk move could carry its message a second time.
+  const redrives = (await deps.ledger.list(plan.dlqArn)).filter((e) => e.kind === 'redrive');
+  const earlier = redrives.filter((e) => e.redriveId === runId);
   const keys = new Set(earlier.map((e) => e.key));
-  const unfinished = new Map(earlier.filter((e) => !e.dlqDeleted).map((e) => [e.dlqMessageId, e]));
+  const unfinished = new Map(redrives.filter((e) => !e.dlqDeleted).map((e) => [e.dlqMessageId, e]));
+  const busy = new Set<string>();
   const result: SampleRedriveResult = {
     redriveId,
     sent: 0,
-    alreadySent: earlier.filter((e) => e.status === 'SENT').length,
+    alreadySent: earlier.filter((e) => e.status === 'SENT' || e.dlqDeleted).length,
     keys: [],
     verifyAfterSeconds: preflight.verifyWindowSeconds,
     duplicateSendsPrevented: 0,
@@ -118,7 +122,9 @@ export async function sampleRedrive(
     if (wait > 0) await sleep(wait);
   }
 
-  let need = plan.sampleSize - earlier.length;
+  // An earlier run's unfinished sample message, once taken over, is part of this run's sample.
+  const inherited = [...unfinished.values()].filter((e) => e.redriveId !== runId).length;
+  let need = plan.sampleSize - earlier.length - inherited;
   const destinations = new Map<string, QueueInfo>();
   const destinationOf = async (arn: string): Promise<QueueInfo> => {
     let info = destinations.get(arn);
@@ -157,20 +163,21 @@ export async function sampleRedrive(
             // An extended-client pointer to a gone S3 object (Preflight's HeadObject): Park's.
             envelope.payloadGoneAt === undefined &&
             (envelope.sourceArn !== 'unknown' || plan.destinationArn !== null);
-          if (!pending && (need <= 0 || !eligible)) continue;
+          // One copy of a key per run: another DLQ message with the same key is left alone.
+          if (!pending && (need <= 0 || !eligible || keys.has(envelope.idempotencyKey))) continue;
           const destinationArn = plan.destinationArn ?? envelope.sourceArn;
           const destination = await destinationOf(destinationArn);
           const outcome = await transferMessage(
             {
               message,
               key: envelope.idempotencyKey,
-              redriveId,
+              incidentId: plan.incidentId,
+              redriveId: runId,
               kind: 'redrive',
               dlqArn: plan.dlqArn,
               dlqUrl: plan.dlqUrl,
               destinationUrl: destination.url,
               destinationMaxBytes: destination.maximumMessageSize,
-              fifo: preflight.fifo,
               visibilityTimeoutSeconds: vt,
               addPipelineAttributes: true,
             },
@@ -191,11 +198,14 @@ export async function sampleRedrive(
               });
             continue;
           }
-          if (outcome.result === 'other-message') continue;
+          if (outcome.result === 'busy') {
+            busy.add(outcome.owner);
+            continue;
+          }
           results.set(id, 'consumed');
-          await deps.envelopes.setState(plan.dlqArn, id, 'REDRIVEN', `sample redrive (run ${redriveId})`);
           if (pending) unfinished.delete(id);
           else need -= 1;
+          await deps.envelopes.setState(plan.dlqArn, id, 'REDRIVEN', `sample redrive (run ${redriveId})`);
           keys.add(envelope.idempotencyKey);
           if (outcome.result === 'duplicate-prevented') result.duplicateSendsPrevented += 1;
           else result.sent += 1;
@@ -206,6 +216,10 @@ export async function sampleRedrive(
     );
     // A message of this run still in the DLQ (held by another receiver) would be carried again by
     // the bulk move: a duplicate the ledger never sees. Only a message that is gone may stay unfinished.
+    if (busy.size > 0)
+      throw new TransientError(
+        `sample message(s) are held by another run of the pipeline (${[...busy].join(', ')}) whose lease is not over; retry after it`,
+      );
     if (unfinished.size > 0 && (scan.inFlight > 0 || scan.truncated))
       throw new TransientError(
         `${unfinished.size} sample message(s) of run ${redriveId} are still in ${plan.dlqUrl} but were not received (${scan.inFlight} in flight); retry once their visibility timeout ends`,

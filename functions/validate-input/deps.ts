@@ -1,4 +1,5 @@
 /** ValidateInput's ports, from the pipeline configuration and the shared clients. */
+import { createOpenIncidents } from '#incident/open-incident.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import { sqsClient, tableAccess } from '#platform/clients.js';
 import { type DepsOptions, pipelineConfig } from '#platform/config.js';
@@ -11,6 +12,7 @@ export function createValidateInputDeps(options: DepsOptions<ValidateInputDeps> 
   return {
     queues: createQueueLocator(sqsClient()),
     registrations: createQueueRegistry(tableAccess(config)),
+    openIncidents: createOpenIncidents(tableAccess(config)),
     region: config.region,
     defaultParkingQueueUrl: config.parkingQueueUrl,
     ...options.overrides,

@@ -17,6 +17,7 @@ import {
   parseSqsArn,
   unknownField,
 } from '#incident/execution-input.js';
+import type { OpenIncidents } from '#incident/open-incident.js';
 import type { QueueRegistration } from '#inventory/model.js';
 import { InvalidInputError } from '#platform/errors.js';
 import { formatIssues } from '#platform/middleware.js';
@@ -44,6 +45,11 @@ export interface ValidateInputDeps {
   region: string;
   /** `PARKING_QUEUE_URL`: the pipeline's parking queue when the registration names none. */
   defaultParkingQueueUrl?: string | undefined;
+  /**
+   * The DLQ's open incident: a console start that names no incident continues it (a restart
+   * after a failed run). Without it every such start derives its own incident id.
+   */
+  openIncidents?: Pick<OpenIncidents, 'get'>;
 }
 
 /**
@@ -197,7 +203,9 @@ function registrationProblems(input: ExecutionInput, registration: QueueRegistra
  *    `allowPreApproved`).
  * 3. Resolves the DLQ URL (and checks that the destination and parking queues exist).
  * 4. Applies defaults: mode `redrive`, registration's sampleSize / rampRates / dwellSeconds /
- *    maxRedrives, verifyMarginSeconds 30, requestedBy `console`, a derived incidentId.
+ *    maxRedrives, verifyMarginSeconds 30, requestedBy `console`; without an incidentId the DLQ's
+ *    open incident (a run of it failed or stopped with messages left), else a derived one. The
+ *    execution name becomes the plan's `runId` (the owner of its ledger entries).
  *
  * @param event - `{ input, executionName? }` ({@link WrappedExecutionInput}) or the bare execution input.
  * @returns the plan for `$.plan`.
@@ -238,8 +246,9 @@ export async function validateInput(event: unknown, deps: ValidateInputDeps): Pr
       ? await deps.queues.queueUrl(registration.parkingQueueArn)
       : (deps.defaultParkingQueueUrl ?? null);
 
+  const open = input.incidentId === undefined ? await deps.openIncidents?.get(input.dlqArn) : undefined;
   return {
-    incidentId: input.incidentId ?? deriveIncidentId(input, executionName),
+    incidentId: input.incidentId ?? open?.incidentId ?? deriveIncidentId(input, executionName),
     dlqArn: input.dlqArn,
     dlqUrl,
     mode: input.mode ?? 'redrive',
@@ -258,5 +267,6 @@ export async function validateInput(event: unknown, deps: ValidateInputDeps): Pr
     selection: input.selection ?? null,
     unpark: input.unpark ?? false,
     transform: input.transform ?? null,
+    ...(executionName !== undefined ? { runId: executionName } : {}),
   };
 }

@@ -16,16 +16,23 @@ export type ReconcileCounts = Pick<
   | 'parked'
   | 'discarded'
   | 'inDlq'
-  | 'lost'
+  | 'missing'
   | 'duplicateSendsPrevented'
   | 'possibleDuplicateSends'
 > &
-  Partial<Pick<ReconcileResult, 'returned' | 'expired' | 'balanced'>> & {
-    /** Envelopes of messages first seen after triage (docs/contracts.md `$.reconcile`). */
-    lateArrivals?: number;
-    /** Of those, moved by a move task before the pipeline classified them. */
-    lateMovedUnclassified?: number;
-  };
+  Partial<
+    Pick<
+      ReconcileResult,
+      | 'returned'
+      | 'expired'
+      | 'balanced'
+      | 'lateArrivals'
+      | 'lateMovedUnclassified'
+      | 'inFlight'
+      | 'missingMessages'
+      | 'possibleDuplicates'
+    >
+  >;
 
 /** The report of one local run. */
 export interface RunReport {
@@ -50,7 +57,12 @@ export interface RunReport {
   discarded: number;
   /** Still in the DLQ (IN_DLQ). */
   remaining: number;
-  lost: number;
+  /** Held invisible in the DLQ by another receiver when the run ended (not counted as redriven). */
+  inFlight: number;
+  /** Left the DLQ with no record of where to (removed by hand, moved outside the pipeline, expired). */
+  missing: number;
+  /** The missing messages (DLQ MessageIds and idempotency keys; candidates when not exact). */
+  missingMessages: Array<{ messageId: string; idempotencyKey: string }>;
   /** Envelopes of messages that reached the DLQ after triage (late arrivals, N02). */
   lateArrivals: number;
   /** Of the late arrivals: carried by a move task before the pipeline classified them. */
@@ -64,8 +76,12 @@ export interface RunReport {
   duplicateSendsPrevented: number;
   /** Resends after a crash between record and send: the consumer's idempotency key absorbs them. */
   possibleDuplicateSends: number;
-  /** inventoried = redriven + parked + discarded + remaining + lost. */
+  /** Those messages. */
+  possibleDuplicates: Array<{ messageId: string; idempotencyKey: string }>;
+  /** inventoried + late arrivals + returned = redriven + parked + discarded + remaining + in flight + missing. */
   countsAddUp: boolean;
+  /** The counts add up and nothing is missing. */
+  balanced: boolean;
   /**
    * Exposure: distinct messages that reached the consumer during the run after a stay in the DLQ
    * and failed again (each counted once however often it was redelivered).
@@ -90,17 +106,29 @@ export interface RunReport {
   onCall?: OnCallReport | null;
 }
 
-/** inventoried = redriven + parked + discarded + remaining + lost (every envelope in exactly one state). */
+/**
+ * inventoried + late arrivals + returned = redriven + parked + discarded + remaining + in flight +
+ * missing (every envelope in exactly one state).
+ */
 export function countsAddUp(c: ReconcileCounts): boolean {
-  return c.inventoried === c.redriven + c.parked + c.discarded + c.inDlq + c.lost;
+  return (
+    c.inventoried + (c.lateArrivals ?? 0) + (c.returned ?? 0) ===
+    c.redriven + c.parked + c.discarded + c.inDlq + (c.inFlight ?? 0) + c.missing
+  );
 }
 
-/** The conservation checks every scenario keeps unless it expects otherwise: nothing lost, counts add up. */
+/** The conservation checks every scenario keeps unless it expects otherwise: nothing missing, counts add up. */
 export function conservationProblems(report: RunReport): string[] {
   const problems: string[] = [];
-  if (report.lost !== 0) problems.push(`lost ${report.lost}, expected 0`);
+  if (report.missing !== 0) problems.push(`missing ${report.missing} (${missingIds(report)}), expected 0`);
   if (!report.countsAddUp) problems.push('the counts do not add up');
   return problems;
+}
+
+/** The first missing MessageIds, for a line of text. */
+function missingIds(report: RunReport): string {
+  const ids = report.missingMessages.slice(0, 5).map((m) => m.messageId);
+  return `${ids.join(', ')}${report.missingMessages.length > ids.length ? ', ...' : ''}`;
 }
 
 /** The exposure check: `exposed <= exposureBound`. */
@@ -110,9 +138,14 @@ export function exposureProblems(report: RunReport): string[] {
     : [];
 }
 
-/** 0 when the run ended as its scenario expects, else 1. */
+/**
+ * 0 when the run ended as its scenario expects and is balanced; 1 when it did not end as
+ * expected; 3 when it did, but messages are missing (a scenario that removes messages by hand:
+ * the report names them, and the run is still not clean).
+ */
 export function exitCodeOf(report: RunReport): number {
-  return report.asExpected ? 0 : 1;
+  if (!report.asExpected) return 1;
+  return report.balanced ? 0 : 3;
 }
 
 /** The report as an aligned two-column table. */
@@ -132,12 +165,22 @@ export function formatReport(report: RunReport): string {
     ['parked', String(report.parked)],
     ['discarded', String(report.discarded)],
     ['remaining in DLQ', String(report.remaining)],
-    ['lost', String(report.lost)],
+    ['in flight', String(report.inFlight)],
+    ['missing', report.missing === 0 ? '0' : `${report.missing} (${missingIds(report)})`],
     ['late arrivals', `${report.lateArrivals} (moved unclassified: ${report.lateMovedUnclassified})`],
     ['returned to the DLQ', String(report.returned)],
     ['duplicate sends prevented', String(report.duplicateSendsPrevented)],
-    ['possible duplicate sends', String(report.possibleDuplicateSends)],
+    [
+      'possible duplicate sends',
+      report.possibleDuplicateSends === 0
+        ? '0'
+        : `${report.possibleDuplicateSends} (${report.possibleDuplicates
+            .slice(0, 5)
+            .map((d) => d.idempotencyKey)
+            .join(', ')})`,
+    ],
     ['counts add up', report.countsAddUp ? 'yes' : 'NO'],
+    ['balanced', report.balanced ? 'yes' : 'NO (messages missing)'],
     ['exposed', `${report.exposed} (bound ${report.exposureBound})`],
     ['exposure bound', `${report.exposureBound} = ${report.exposureBoundBasis}`],
     ['state transitions', String(report.stateTransitions)],

@@ -300,7 +300,9 @@ export async function runScenario(scenario: Scenario, options: RunScenarioOption
     parked: reconcile?.parked ?? 0,
     discarded: reconcile?.discarded ?? 0,
     remaining: reconcile?.inDlq ?? dlqNow.visible + dlqNow.inFlight,
-    lost: reconcile?.lost ?? 0,
+    inFlight: reconcile?.inFlight ?? 0,
+    missing: reconcile?.missing ?? 0,
+    missingMessages: reconcile?.missingMessages ?? [],
     lateArrivals: reconcile?.lateArrivals ?? num(ramp.lateArrivals),
     lateMovedUnclassified: reconcile?.lateMovedUnclassified ?? 0,
     returned: reconcile?.returned ?? 0,
@@ -308,7 +310,11 @@ export async function runScenario(scenario: Scenario, options: RunScenarioOption
     bulkMoved: num(ramp.movedBefore) + num(ramp.moved),
     duplicateSendsPrevented: reconcile?.duplicateSendsPrevented ?? 0,
     possibleDuplicateSends: reconcile?.possibleDuplicateSends ?? 0,
+    possibleDuplicates: reconcile?.possibleDuplicates ?? [],
     countsAddUp: reconcile ? countsAddUp(reconcile) : dlqNow.visible + dlqNow.inFlight === inventoried,
+    balanced: reconcile
+      ? (reconcile.balanced ?? (reconcile.missing === 0 && countsAddUp(reconcile)))
+      : dlqNow.visible + dlqNow.inFlight === inventoried,
     exposed: consumer.stats.exposed,
     exposureBound: 0,
     exposureBoundBasis: '',
@@ -344,7 +350,7 @@ export async function onCallReportOf(incidentId: string): Promise<OnCallReport |
   return buildOnCallReport(incident, await createAuditTrail().list(incidentId), Date.now());
 }
 
-/** Nothing lost, the counts add up, exposure within its bound. */
+/** Nothing missing, the counts add up, exposure within its bound. */
 function defaultCheck(report: RunReport): string[] {
   return [...conservationProblems(report), ...exposureProblems(report)];
 }

@@ -1,19 +1,26 @@
+import { randomUUID } from 'node:crypto';
 import {
   ChangeMessageVisibilityCommand,
   DeleteMessageCommand,
   ReceiveMessageCommand,
 } from '@aws-sdk/client-sqs';
+import { createProcessedKeyStore } from '@dlq-redrive/consumer-idempotency';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ExecutionPlan } from '#incident/execution-input.js';
 import { createIncidentStore, type Incident } from '#incident/incident-store.js';
+import { createQueueRegistry } from '#incident/queue-registry.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
-import { sqsClient } from '#platform/clients.js';
+import { dynamoClient, sqsClient } from '#platform/clients.js';
+import { pipelineConfig } from '#platform/config.js';
 import { sleep } from '#platform/sleep.js';
+import { createSqsQueues } from '#platform/sqs-queues.js';
+import { createMoveTasks } from '#transfer/move-tasks.js';
+import { createRedriveLedger } from '#transfer/redrive-ledger.js';
 import { handler as moveTaskHandler } from '../../functions/move-task/handler.js';
 import type { RampResult } from '../../functions/move-task/move-task.js';
 import { handler as parkHandler } from '../../functions/park/handler.js';
 import { handler as reconcileHandler } from '../../functions/reconcile/handler.js';
-import type { ReconcileResult } from '../../functions/reconcile/reconcile.js';
+import { type ReconcileResult, reconcile } from '../../functions/reconcile/reconcile.js';
 import { handler as sampleHandler } from '../../functions/sample-redrive/handler.js';
 import type { SampleRedriveResult } from '../../functions/sample-redrive/sample-redrive.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
@@ -72,7 +79,7 @@ describe('Reconcile against the local stack', () => {
     await stack?.stop();
   });
 
-  it('accounts for every envelope after park, sample and move task: the counts add up and nothing is lost', async () => {
+  it('accounts for every envelope after park, sample and move task: the counts add up and nothing is missing', async () => {
     const dlq = await seedAndInventory({
       sqs: sqsClient(),
       dlqName: 'rc-dlq',
@@ -108,7 +115,9 @@ describe('Reconcile against the local stack', () => {
       parked: 2,
       discarded: 0,
       inDlq: 0,
-      lost: 0,
+      missing: 0,
+      movedByTask: 2,
+      movedReported: 2,
       duplicateSendsPrevented: 0,
       balanced: true,
     });
@@ -151,19 +160,21 @@ describe('Reconcile against the local stack', () => {
     );
 
     const result = await call<ReconcileResult>(reconcileHandler, { plan, outcome: 'sample-failed' });
+    // The returned copy is a new DLQ message: a late arrival of the incident, in its own row.
     expect(result).toMatchObject({
-      inventoried: 4,
+      inventoried: 3,
+      lateArrivals: 1,
       redriven: 1,
       inDlq: 3,
       returned: 1,
-      lost: 0,
+      missing: 0,
       balanced: true,
     });
     const withKey = await createEnvelopeStore().findByIdempotencyKey(sample.keys[0] as string);
     expect(withKey.map((e) => e.state).sort()).toEqual(['IN_DLQ', 'REDRIVEN']);
   });
 
-  it('counts a message removed outside the pipeline as lost and reports the run unbalanced', async () => {
+  it('counts a message removed outside the pipeline as missing, names it and reports the run unbalanced', async () => {
     const dlq = await seedAndInventory({
       sqs: sqsClient(),
       dlqName: 'rc-lost-dlq',
@@ -186,6 +197,126 @@ describe('Reconcile against the local stack', () => {
       plan: planFor(dlq),
       outcome: 'sample-failed',
     });
-    expect(result).toMatchObject({ inventoried: 2, inDlq: 1, lost: 1, expired: 0, balanced: false });
+    expect(result).toMatchObject({
+      inventoried: 2,
+      inDlq: 1,
+      redriven: 0,
+      missing: 1,
+      expired: 0,
+      missingExact: true,
+      balanced: false,
+    });
+    expect(result.missingMessages.map((m) => m.messageId)).toEqual([victim?.MessageId]);
+  });
+
+  it('bounds redriven by what the move task reports as moved: 5 messages deleted by hand are missing, named once consumers recorded the moved keys', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'rc-hand-dlq',
+      sourceNames: ['rc-hand-src'],
+      messages: Array.from({ length: 12 }, (_, i) => ({ body: `{"h":${i}}` })),
+      incidentId: 'inc-rc-hand',
+    });
+    const held = await drain(sqsClient(), dlq.dlqUrl);
+    const deleted = held.slice(0, 5);
+    for (const m of deleted)
+      await sqsClient().send(
+        new DeleteMessageCommand({ QueueUrl: dlq.dlqUrl, ReceiptHandle: m.ReceiptHandle }),
+      );
+    for (const m of held.slice(5))
+      await sqsClient().send(
+        new ChangeMessageVisibilityCommand({
+          QueueUrl: dlq.dlqUrl,
+          ReceiptHandle: m.ReceiptHandle,
+          VisibilityTimeout: 0,
+        }),
+      );
+    const plan = planFor(dlq, { rampRates: [100] });
+    expect((await bulkMove(plan, [dlq.sources[0]?.arn as string])).decision).toBe('done');
+
+    // Nothing says which 7 of the 12 gone messages the task moved: the candidates are named.
+    const blind = await call<ReconcileResult>(reconcileHandler, { plan, outcome: 'completed' });
+    expect(blind).toMatchObject({
+      inventoried: 12,
+      redriven: 7,
+      movedByTask: 7,
+      movedReported: 7,
+      missing: 5,
+      missingExact: false,
+      balanced: false,
+    });
+    expect(blind.missingMessages).toHaveLength(12);
+
+    // The consumer of the source queue records each key it processed (the middleware does).
+    const keyOfBody = new Map<string, string>();
+    for await (const e of createEnvelopeStore().listEnvelopes(dlq.dlqArn)) {
+      const body = new TextDecoder().decode(await createEnvelopeStore().readBody(e));
+      keyOfBody.set(body, e.idempotencyKey);
+    }
+    const consumer = createProcessedKeyStore({
+      tableName: pipelineConfig().tableName,
+      client: dynamoClient(),
+    });
+    for (const m of await drain(sqsClient(), dlq.sources[0]?.url as string)) {
+      const now = Math.floor(Date.now() / 1000);
+      const claim = {
+        consumer: 'rc-consumer',
+        key: keyOfBody.get(m.Body as string) as string,
+        keySource: 'hash' as const,
+        lineage: null,
+        messageId: m.MessageId as string,
+        token: randomUUID(),
+        until: now + 60,
+      };
+      expect((await consumer.claim(claim, now)).status).toBe('claimed');
+      expect(await consumer.complete(claim, new Date(), now + 3600)).toBe(true);
+    }
+    const named = await call<ReconcileResult>(reconcileHandler, { plan, outcome: 'completed' });
+    expect(named).toMatchObject({ redriven: 7, missing: 5, missingExact: true, balanced: false });
+    expect(named.missingMessages.map((m) => m.messageId).sort()).toEqual(
+      deleted.map((m) => m.MessageId).sort(),
+    );
+    const states: string[] = [];
+    for await (const e of createEnvelopeStore().listEnvelopes(dlq.dlqArn)) states.push(e.state);
+    expect(states.filter((st) => st === 'REDRIVEN')).toHaveLength(7);
+  });
+
+  it('counts a message another receiver still holds at the end as in flight, never as redriven', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'rc-inflight-dlq',
+      sourceNames: ['rc-inflight-src'],
+      messages: [{ body: 'f-1' }, { body: 'f-2' }, { body: 'f-3' }],
+      incidentId: 'inc-rc-inflight',
+    });
+    // Someone polls the DLQ in the console and holds one message for two minutes.
+    const out = await sqsClient().send(
+      new ReceiveMessageCommand({ QueueUrl: dlq.dlqUrl, MaxNumberOfMessages: 1, VisibilityTimeout: 120 }),
+    );
+    expect(out.Messages).toHaveLength(1);
+    const end = Date.now() + 18_000;
+    const result = await reconcile(
+      { plan: planFor(dlq), outcome: 'completed' },
+      {
+        queues: createSqsQueues(),
+        envelopes: createEnvelopeStore(),
+        ledger: createRedriveLedger(),
+        moveTasks: createMoveTasks(),
+        registrations: createQueueRegistry(),
+        incidents: createIncidentStore(),
+        remainingTimeMs: () => end - Date.now(),
+        now: Date.now,
+      },
+    );
+    expect(result).toMatchObject({
+      inventoried: 3,
+      inDlq: 2,
+      inFlight: 1,
+      redriven: 0,
+      missing: 0,
+      balanced: true,
+    });
+    const held = await createEnvelopeStore().getEnvelope(dlq.dlqArn, out.Messages?.[0]?.MessageId as string);
+    expect(held?.state).toBe('IN_DLQ');
   });
 });

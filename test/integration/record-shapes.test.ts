@@ -9,6 +9,7 @@ import { createApprovalStore } from '#approval/approval-store.js';
 import { createAuditTrail } from '#incident/audit-trail.js';
 import { createCancelRequests } from '#incident/cancel-requests.js';
 import { createIncidentStore, type Incident } from '#incident/incident-store.js';
+import { createOpenIncidents } from '#incident/open-incident.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import { createWorkflowLeaseStore } from '#incident/workflow-lease.js';
 import { buildEnvelope } from '#inventory/envelope.js';
@@ -66,15 +67,19 @@ describe('record shape versions on DynamoDB Local', () => {
     });
     await createQueueRegistry().putRegistration({ dlqArn: DLQ });
     await createWorkflowLeaseStore().acquire(DLQ, { incidentId: 'inc-1', executionName: 'inc-1' }, now, 3600);
-    await createRedriveLedger().begin({
-      key: 'key-1',
-      redriveId: 'inc-1',
-      kind: 'redrive',
-      dlqArn: DLQ,
-      dlqMessageId: 'm-small',
-      destinationUrl: 'http://127.0.0.1/000000000000/orders',
-      visibleAfter: 0,
-    });
+    await createRedriveLedger().begin(
+      {
+        key: 'key-1',
+        incidentId: 'inc-1',
+        redriveId: 'inc-1',
+        kind: 'redrive',
+        dlqArn: DLQ,
+        dlqMessageId: 'm-small',
+        destinationUrl: 'http://127.0.0.1/000000000000/orders',
+        visibleAfter: 0,
+      },
+      now,
+    );
     await incidents.putIncident({
       incidentId: 'inc-1',
       dlqArn: DLQ,
@@ -132,6 +137,7 @@ describe('record shape versions on DynamoDB Local', () => {
       destinationArn: null,
       requestedAt: now,
     });
+    await createOpenIncidents().open(DLQ, 'inc-1', now);
     await createCancelRequests().request({
       incidentId: 'inc-1',
       executionName: 'inc-1',
@@ -153,7 +159,8 @@ describe('record shape versions on DynamoDB Local', () => {
         'DLQ / WORKFLOW',
         'DLQ / INVENTORY',
         'DLQ / MOVETASK',
-        'KEY / REDRIVE',
+        'DLQ / LEDGER#',
+        'DLQ / OPEN_INCIDENT',
         'INCIDENT / INCIDENT',
         'INCIDENT / SLACK#',
         'INCIDENT / AUDIT#',
@@ -193,13 +200,15 @@ describe('record shape versions on DynamoDB Local', () => {
     await expect(listing).rejects.toBeInstanceOf(UnknownShapeVersionError);
 
     await putRaw({
-      pk: keys.idempotencyKey('key-v2'),
-      sk: keys.redriveLedger,
+      pk: keys.dlq(DLQ),
+      sk: keys.ledger('m-v2'),
       key: 'key-v2',
+      dlqArn: DLQ,
+      dlqMessageId: 'm-v2',
       shapeVersion: '2',
     });
-    await expect(createRedriveLedger().get('key-v2')).rejects.toThrow(
-      'ledger entry key-v2 has shapeVersion "2"; this release reads ledger-entry versions 1..1',
+    await expect(createRedriveLedger().get(DLQ, 'm-v2')).rejects.toThrow(
+      `ledger entry m-v2 in ${DLQ} has shapeVersion "2"; this release reads ledger-entry versions 1..1`,
     );
     const otherDlq = `${DLQ}-v2`;
     await putRaw({ pk: keys.dlq(otherDlq), sk: keys.config, dlqArn: otherDlq, shapeVersion: 3 });

@@ -17,7 +17,14 @@ import { handler as sampleHandler } from '../../functions/sample-redrive/handler
 import { type SampleRedriveResult, sampleRedrive } from '../../functions/sample-redrive/sample-redrive.js';
 import { handler as verifyHandler } from '../../functions/verify-sample/handler.js';
 import type { VerifySampleResult } from '../../functions/verify-sample/verify-sample.js';
-import { createQueue, drain, lambdaContext, planFor, seedAndInventory } from '../support/redrive-fixtures.js';
+import {
+  createQueue,
+  drain,
+  lambdaContext,
+  ledgerEntry,
+  planFor,
+  seedAndInventory,
+} from '../support/redrive-fixtures.js';
 import { queueDepth } from '../support/seed-dlq.js';
 import { scaled } from '../support/timeouts.js';
 import { holdAll, useTransferStack } from '../support/transfer-stack.js';
@@ -54,7 +61,7 @@ describe('SampleRedrive and Reconcile under hostile conditions', () => {
       expect(await holdAll(dlq.dlqUrl, 4)).toBe(1);
       const retry = await sample({ plan, preflight });
       expect(retry.duplicateSendsPrevented).toBe(1);
-      const entry = await createRedriveLedger().get(crashedKey as string);
+      const entry = await ledgerEntry(dlq.dlqArn, crashedKey as string);
       expect(entry?.dlqDeleted).toBe(true);
       const depth = await queueDepth(sqsClient(), dlq.dlqUrl);
       expect(depth.visible + depth.inFlight).toBe(0);
@@ -98,7 +105,7 @@ describe('SampleRedrive and Reconcile under hostile conditions', () => {
         { plan, outcome: 'sample-only' } as never,
         lambdaContext,
       )) as ReconcileResult;
-      expect(result).toMatchObject({ inventoried: 2, redriven: 1, inDlq: 1, lost: 0, balanced: true });
+      expect(result).toMatchObject({ inventoried: 2, redriven: 1, inDlq: 1, missing: 0, balanced: true });
       expect(await drain(sqsClient(), dlq.sources[0]?.url as string)).toHaveLength(1);
     },
     scaled(60_000),
@@ -126,14 +133,14 @@ describe('SampleRedrive and Reconcile under hostile conditions', () => {
       });
       await expect(sample({ plan, preflight })).rejects.toThrow('simulated crash');
       setTransferFaultHook(undefined);
-      expect((await createRedriveLedger().get(crashedKey as string))?.resent).toBe(false);
+      expect((await ledgerEntry(dlq.dlqArn, crashedKey as string))?.resent).toBe(false);
       await sample({ plan, preflight });
-      expect((await createRedriveLedger().get(crashedKey as string))?.resent).toBe(true);
+      expect((await ledgerEntry(dlq.dlqArn, crashedKey as string))?.resent).toBe(true);
       const result = (await reconcileHandler(
         { plan, outcome: 'sample-only' } as never,
         lambdaContext,
       )) as ReconcileResult;
-      expect(result).toMatchObject({ redriven: 1, lost: 0, possibleDuplicateSends: 1, balanced: true });
+      expect(result).toMatchObject({ redriven: 1, missing: 0, possibleDuplicateSends: 1, balanced: true });
     },
     scaled(30_000),
   );

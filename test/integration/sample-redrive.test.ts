@@ -12,7 +12,7 @@ import {
 import { createRedriveLedger } from '#transfer/redrive-ledger.js';
 import { handler } from '../../functions/sample-redrive/handler.js';
 import type { SampleRedriveResult } from '../../functions/sample-redrive/sample-redrive.js';
-import { drain, lambdaContext, planFor, seedAndInventory } from '../support/redrive-fixtures.js';
+import { drain, lambdaContext, ledgerEntry, planFor, seedAndInventory } from '../support/redrive-fixtures.js';
 import { queueDepth } from '../support/seed-dlq.js';
 import { useTransferStack } from '../support/transfer-stack.js';
 
@@ -88,7 +88,7 @@ describe('SampleRedrive against the local stack', () => {
     const crash = crashOnceAt('after-send');
     await expect(run({ plan, preflight: preflightSlot() })).rejects.toThrow('simulated crash after-send');
     const key = crash.crashedKey() as string;
-    expect((await createRedriveLedger().get(key))?.status).toBe('SENT');
+    expect((await ledgerEntry(dlq.dlqArn, key))?.status).toBe('SENT');
 
     const retry = await run({ plan, preflight: preflightSlot() });
     expect(retry.duplicateSendsPrevented).toBe(1);
@@ -100,7 +100,7 @@ describe('SampleRedrive against the local stack', () => {
     const keys = delivered.map((m) => m.MessageAttributes?.['idempotency-key']?.StringValue);
     expect(keys.filter((k) => k === key)).toHaveLength(1);
     expect(delivered).toHaveLength(3);
-    const ledger = await createRedriveLedger().get(key);
+    const ledger = await ledgerEntry(dlq.dlqArn, key);
     expect([ledger?.dlqDeleted, ledger?.duplicatePrevented]).toEqual([true, true]);
     expect((await queueDepth(sqsClient(), dlq.dlqUrl)).visible).toBe(3);
   });
@@ -116,7 +116,7 @@ describe('SampleRedrive against the local stack', () => {
     const plan = planFor(dlq, { sampleSize: 1 });
     const crash = crashOnceAt('after-record');
     await expect(run({ plan, preflight: preflightSlot() })).rejects.toThrow('simulated crash after-record');
-    expect((await createRedriveLedger().get(crash.crashedKey() as string))?.status).toBe('IN_PROGRESS');
+    expect((await ledgerEntry(dlq.dlqArn, crash.crashedKey() as string))?.status).toBe('IN_PROGRESS');
     const retry = await run({ plan, preflight: preflightSlot() });
     expect([retry.sent, retry.duplicateSendsPrevented]).toEqual([1, 0]);
     expect(await drain(sqsClient(), dlq.sources[0]?.url as string)).toHaveLength(1);
@@ -193,7 +193,9 @@ describe('SampleRedrive against the local stack', () => {
     const states = new Map<string, string>();
     for await (const e of createEnvelopeStore().listEnvelopes(dlq.dlqArn)) states.set(e.messageId, e.state);
     expect(states.get(reported?.messageId as string)).toBe('IN_DLQ');
-    const entries = await createRedriveLedger().listRun('inc-n01-size');
+    const entries = (await createRedriveLedger().list(dlq.dlqArn)).filter(
+      (e) => e.incidentId === 'inc-n01-size',
+    );
     expect(entries.map((e) => e.dlqMessageId)).not.toContain(reported?.messageId);
     expect(entries).toHaveLength(1);
     const retried = await run({ plan: planFor(dlq, { sampleSize: 2 }), preflight: preflightSlot() });

@@ -10,6 +10,7 @@ import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { inventoryDlq } from '#inventory/inventory.js';
 import { QueueRegistration } from '#inventory/model.js';
 import { createSqsQueues } from '#platform/sqs-queues.js';
+import { createRedriveLedger, type LedgerEntry } from '#transfer/redrive-ledger.js';
 import { type SeedDlqOptions, type SeededDlq, seedDlq } from './seed-dlq.js';
 
 /** A seeded DLQ whose envelopes are stored. */
@@ -106,3 +107,8 @@ export const lambdaContext = {
   awsRequestId: 'req-1',
   getRemainingTimeInMillis: () => 60_000,
 } as unknown as Context;
+
+/** The DLQ's ledger entry sent with idempotency key `key` (read consistently), if any. */
+export async function ledgerEntry(dlqArn: string, key: string): Promise<LedgerEntry | undefined> {
+  return (await createRedriveLedger().list(dlqArn)).find((e) => e.key === key);
+}

@@ -23,13 +23,14 @@ function fifoQueue(groups: Record<string, number>) {
   );
   const blocked = new Set<string>();
   const released: string[] = [];
+  let received = 0;
   const queues: SqsQueues = {
     resolveByName: async () => {
       throw new Error('unused');
     },
-    describe: async () => {
-      throw new Error('unused');
-    },
+    // In flight: what the scan holds (nobody else receives from this queue).
+    describe: async () =>
+      ({ visible: messages.length, inFlight: received - released.length, delayed: 0 }) as QueueInfo,
     listDeadLetterSourceQueues: async () => [],
     async receive() {
       const out = messages.filter((m) => !blocked.has(m.Attributes?.MessageGroupId as string)).slice(0, 10);
@@ -37,6 +38,7 @@ function fifoQueue(groups: Record<string, number>) {
         blocked.add(m.Attributes?.MessageGroupId as string);
         messages.splice(messages.indexOf(m), 1);
       }
+      received += out.length;
       return out;
     },
     async changeVisibility(_url, handles) {

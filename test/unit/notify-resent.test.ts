@@ -11,7 +11,7 @@ describe('Notify after a run with a resend', () => {
       parked: 0,
       discarded: 0,
       inDlq: 0,
-      lost: 0,
+      missing: 0,
       possibleDuplicateSends: 1,
     };
     const out = await notify(
@@ -25,8 +25,39 @@ describe('Notify after a run with a resend', () => {
       },
     );
     expect(out.text).toBe(
-      'Redrive of arn:aws:sqs:us-east-1:1:d complete: 3 redriven, 0 parked, 0 discarded, 0 still in the DLQ, 0 lost (1 resent after a crash: a consumer may see them twice).',
+      'Redrive of arn:aws:sqs:us-east-1:1:d complete: 3 redriven, 0 parked, 0 discarded, 0 still in the DLQ, 0 missing (1 resent after a crash: a consumer may see them twice).',
     );
     expect(sent[0]?.fields.possibleDuplicateSends).toBe(1);
+  });
+
+  it('says how many messages are missing, names them and says the counts are not balanced', async () => {
+    const sent: Notification[] = [];
+    const reconcile = {
+      inventoried: 90,
+      redriven: 85,
+      parked: 0,
+      discarded: 0,
+      inDlq: 0,
+      missing: 5,
+      missingMessages: ['m1', 'm2', 'm3', 'm4', 'm5'].map((messageId) => ({
+        messageId,
+        idempotencyKey: 'k',
+      })),
+      possibleDuplicateSends: 0,
+    };
+    const out = await notify(
+      {
+        outcome: 'completed',
+        run: { plan: { incidentId: 'inc-m', dlqArn: 'arn:aws:sqs:us-east-1:1:d' }, reconcile },
+      },
+      {
+        notifier: { notify: async (r) => void sent.push(r) },
+        incidents: { updateIncident: async () => undefined } as never,
+      },
+    );
+    expect(out.text).toBe(
+      'Redrive of arn:aws:sqs:us-east-1:1:d complete: 85 redriven, 0 parked, 0 discarded, 0 still in the DLQ, 5 missing (left the DLQ with no record: removed by hand or expired: m1, m2, m3, m4, m5; the counts are NOT balanced).',
+    );
+    expect(sent[0]?.fields).toMatchObject({ missing: 5, redriven: 85 });
   });
 });

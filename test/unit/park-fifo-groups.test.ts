@@ -57,11 +57,24 @@ function fifoDeps(
       },
     },
     ledger: {
-      begin: async () => ({ outcome: 'new' }),
+      begin: async (request) => ({
+        outcome: 'new',
+        entry: {
+          ...request,
+          status: 'IN_PROGRESS',
+          sentMessageId: null,
+          dlqDeleted: false,
+          duplicatePrevented: false,
+          resent: false,
+          takenOverFrom: [],
+          updatedAt: '',
+        },
+      }),
       markSent: async () => {},
       markDeleted: async () => {},
+      abandon: async () => {},
       get: async () => undefined,
-      listRun: async () => [],
+      list: async () => [],
     },
     sqs: {
       send: async () => {

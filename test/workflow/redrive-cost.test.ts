@@ -33,7 +33,7 @@ describe('workflow cost on the local stack (real ASL, real handlers)', () => {
       expect(large.result.status).toBe('SUCCEEDED');
       expect(small.reconcile?.inventoried).toBe(50);
       expect(large.reconcile?.inventoried).toBe(500);
-      expect(large.reconcile?.lost).toBe(0);
+      expect(large.reconcile?.missing).toBe(0);
       // Ten times the messages: the same states plus at most a few Dwell -> CheckProgress ->
       // RampDecision? loops (3 transitions each, bounded by ramp steps and elapsed time), never
       // per-message states (which would add hundreds).

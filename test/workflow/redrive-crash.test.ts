@@ -69,7 +69,7 @@ describe('sample redrive crash recovery on the local stack (real ASL, real handl
     expect(pipelineCopies.size).toBe(1);
     expect(run.incident.consumer.stats.processedTwice).toBe(0);
     expect(run.result.status).toBe('SUCCEEDED');
-    expect(run.reconcile?.lost).toBe(0);
+    expect(run.reconcile?.missing).toBe(0);
     expect(run.result.taskResults.SampleRedrive).toMatchObject({ alreadySent: 1, sent: 4 });
     expect((run.result.taskResults.SampleRedrive as { keys: string[] }).keys).toContain(crashedKey);
     expect(run.reconcile?.duplicateSendsPrevented).toBeGreaterThanOrEqual(1);

@@ -44,12 +44,13 @@ describe('redrive workflow guards on the local stack (real ASL, real handlers)',
     expect(result.error).toBe('Redrive.SampleFailed');
     const sample = result.taskResults.SampleRedrive as { sent: number; keys: string[] };
     expect(sample.sent).toBe(5);
-    expect(reconcile?.lost).toBe(0);
+    expect(reconcile?.missing).toBe(0);
     // The 5 samples came back to the DLQ as new messages (same keys): the final inventory stores
-    // them as new envelopes, so 40 + 5 are accounted for: 4 poison parked, 5 sampled and redriven,
-    // 31 untouched plus the 5 returned still in the DLQ.
+    // them as new envelopes, late arrivals of the incident, so 40 + 5 are accounted for: 4 poison
+    // parked, 5 sampled and redriven, 31 untouched plus the 5 returned still in the DLQ.
     expect(reconcile).toMatchObject({
-      inventoried: 45,
+      inventoried: 40,
+      lateArrivals: 5,
       returned: 5,
       parked: 4,
       redriven: 5,
@@ -58,7 +59,7 @@ describe('redrive workflow guards on the local stack (real ASL, real handlers)',
     });
     if (reconcile)
       expect(reconcile.redriven + reconcile.parked + reconcile.discarded + reconcile.inDlq).toBe(
-        reconcile.inventoried,
+        reconcile.inventoried + (reconcile.lateArrivals ?? 0),
       );
     expect(run.dlqDepthAfter).toBe(36);
   });

@@ -52,7 +52,7 @@ describe('redrive workflow on the local stack (real ASL, real handlers)', () => 
     expect(reconcile.redriven).toBe(54);
     expect(reconcile.discarded).toBe(0);
     expect(reconcile.inDlq).toBe(0);
-    expect(reconcile.lost).toBe(0);
+    expect(reconcile.missing).toBe(0);
     expect(reconcile.redriven + reconcile.parked + reconcile.discarded + reconcile.inDlq).toBe(
       reconcile.inventoried,
     );
@@ -88,6 +88,6 @@ describe('redrive workflow on the local stack (real ASL, real handlers)', () => 
     expect(incidentRun.starter.executions).toHaveLength(1);
     const incident = await createIncidentStore().getIncident(incidentRun.incidentId);
     expect(incident?.executionArn).toBe(first?.executionArn);
-    expect(incidentRun.reconcile?.lost).toBe(0);
+    expect(incidentRun.reconcile?.missing).toBe(0);
   });
 });

@@ -714,5 +714,16 @@ export const ExecutionPlan = z.strictObject({
   unpark: z.optional(z.boolean()),
   /** The input's edit; null or absent: copies are sent unchanged. */
   transform: z.optional(z.nullable(Transform)),
+  /**
+   * This execution's run of the incident: the owner of its redrive ledger entries. Lambda
+   * retries of a step share it; a console restart is another run of the same incident.
+   * Absent (a direct invocation, an older plan): the incident id stands in for it.
+   */
+  runId: z.optional(z.string().check(z.minLength(1))),
 });
 export type ExecutionPlan = z.infer<typeof ExecutionPlan>;
+
+/** The run that owns this execution's ledger entries (`plan.runId`, else the incident id). */
+export function runIdOf(plan: Pick<ExecutionPlan, 'runId' | 'incidentId'>): string {
+  return plan.runId ?? plan.incidentId;
+}

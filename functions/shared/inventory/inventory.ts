@@ -13,6 +13,10 @@
  * - FIFO: SQS hides later messages of a message group while earlier ones are in flight, so a scan
  *   that saw fewer messages than ApproximateNumberOfMessages reported is partial
  *   (`fifo-groups-blocked`), never silently complete.
+ * - "Empty" means visible + in flight + delayed is 0. A receive that comes back empty while the DLQ
+ *   reports messages in flight that this scan does not hold (a crashed run's receive, a console
+ *   poll) or delayed messages waits for them (polling GetQueueAttributes) within the time budget;
+ *   when the budget runs out first the run is partial (`in-flight`), never "empty".
  * - A DLQ with its own RedrivePolicy is refused unless the registration allows it: every receive
  *   counts toward its maxReceiveCount, so an inventory could push messages onward.
  *
@@ -51,7 +55,13 @@ const MAX_WRITES_IN_FLIGHT = 4;
 export const SQS_IN_FLIGHT_LIMIT = 120_000;
 
 /** Why a run stopped. */
-export type StopReason = 'empty' | 'message-budget' | 'page-budget' | 'time' | 'fifo-groups-blocked';
+export type StopReason =
+  | 'empty'
+  | 'message-budget'
+  | 'page-budget'
+  | 'time'
+  | 'fifo-groups-blocked'
+  | 'in-flight';
 
 /** Dependencies of {@link inventoryDlq}. */
 export interface InventoryDeps {
@@ -61,6 +71,8 @@ export interface InventoryDeps {
   remainingTimeMs: () => number;
   /** Epoch milliseconds. */
   now: () => number;
+  /** @default setTimeout */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 /** Input of {@link inventoryDlq}. */
@@ -101,6 +113,13 @@ export interface InventoryResult {
   releaseFailures: number;
   /** Largest number of messages held invisible at once. */
   maxInFlight: number;
+  /**
+   * Messages in flight (held by another receiver) or delayed when the scan ended: 0 after a
+   * complete scan; with `in-flight` the ones the time budget did not outlast.
+   */
+  othersInFlight: number;
+  /** How long the scan waited for other receivers' in-flight messages, milliseconds. */
+  waitedMs: number;
   /** Things the caller should tell a person (e.g. messages held by someone else during the scan). */
   warnings: string[];
   /** SQS and DynamoDB calls made by this run (for the benchmark). */
@@ -142,6 +161,8 @@ export async function inventoryDlq(input: InventoryInput, deps: InventoryDeps): 
     released: 0,
     releaseFailures: 0,
     maxInFlight: 0,
+    othersInFlight: 0,
+    waitedMs: 0,
     warnings: [],
     apiCalls: { receive: 0, changeVisibility: 0, putEnvelopes: 0 },
   };
@@ -210,8 +231,28 @@ export async function inventoryDlq(input: InventoryInput, deps: InventoryDeps): 
         waitTimeSeconds: input.waitTimeSeconds ?? 1,
       });
       if (messages.length === 0) {
-        result.stopReason = 'empty';
-        break;
+        // Empty only when visible + in flight + delayed is 0, apart from what this scan holds: a
+        // crashed run's receive hides its messages until its visibility timeout ends, and a poll
+        // can answer empty while messages remain. (FIFO: visible messages behind this scan's own
+        // held groups cannot be received now; see fifo-groups-blocked below.)
+        const depth = await deps.queues.describe(input.dlq.url);
+        const others =
+          Math.max(0, depth.inFlight - seen.size) +
+          (depth.delayed || 0) +
+          (input.dlq.fifo ? 0 : depth.visible || 0);
+        result.othersInFlight = others;
+        if (others === 0) {
+          result.stopReason = 'empty';
+          break;
+        }
+        const pollMs = result.waitedMs < 10_000 ? 1000 : 5000;
+        if (deps.remainingTimeMs() - pollMs < budgets.safetyMarginMs) {
+          result.stopReason = 'in-flight';
+          break;
+        }
+        await (deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms))))(pollMs);
+        result.waitedMs += pollMs;
+        continue;
       }
       const now = deps.now();
       for (const message of messages) {
@@ -263,9 +304,13 @@ export async function inventoryDlq(input: InventoryInput, deps: InventoryDeps): 
       `FIFO DLQ: saw ${seen.size} of ${input.dlq.visible} messages; the rest wait behind in-flight messages of their message group`,
     );
   }
-  if (input.dlq.inFlight > 0)
+  if (result.stopReason === 'in-flight')
     result.warnings.push(
-      `${input.dlq.inFlight} messages were in flight (held by another receiver) when the scan started and may be missing`,
+      `${result.othersInFlight} messages stayed in flight (held by another receiver) or delayed until the time budget ran out: the inventory is partial`,
+    );
+  else if (result.waitedMs > 0)
+    result.warnings.push(
+      `waited ${Math.round(result.waitedMs / 1000)} s for messages held in flight by another receiver`,
     );
   result.partial = result.stopReason !== 'empty';
   return result;

@@ -30,6 +30,10 @@
  *   "lambda" } }`, endpoints of targets in other accounts and Regions for the local stack (the
  *   SDK's `AWS_ENDPOINT_URL_<SERVICE>` cannot tell accounts apart). Unset on AWS.
  *
+ * - `LOCAL_SQS_VISIBLE_INCLUDES_IN_FLIGHT` (`true` / `false`): the SQS endpoint counts in-flight
+ *   messages inside ApproximateNumberOfMessages (the local stand-in does; local/stack.ts sets it;
+ *   nothing on AWS does), so `createSqsQueues().describe` subtracts them. @default false
+ *
  * AWS endpoints are not configuration of ours: the SDK reads its standard variables
  * (`AWS_ENDPOINT_URL_SQS`, ...), see clients.ts.
  *
@@ -154,7 +158,9 @@ const PipelineEnv = z.object({
   TRIAGE_MESSAGE_BUDGET: z._default(intFromEnv(1, 1_000_000), 5000),
   TRIAGE_PAGE_BUDGET: z._default(intFromEnv(10, 100_000), 10_000),
   TRIAGE_SAFETY_MARGIN_MS: z._default(intFromEnv(0, 600_000), 15_000),
-  LOCAL_SQS_VISIBLE_INCLUDES_IN_FLIGHT: z.optional(z.enum(['true', 'false'])),
+  LOCAL_SQS_VISIBLE_INCLUDES_IN_FLIGHT: z.optional(
+    z.enum(['true', 'false'], { error: 'must be true or false' }),
+  ),
   ALARM_QUEUE_MAP: z._default(
     JsonText.check(
       z.refine(isQueueMap, 'must be a JSON object of alarm name or ARN -> array of queue names'),

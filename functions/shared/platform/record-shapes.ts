@@ -33,7 +33,9 @@ export const SHAPE_VERSIONS = {
   'workflow-lease': 1,
   /** `DLQ#<dlqArn>` / `MOVETASK` */
   'move-task-record': 1,
-  /** `KEY#<idempotencyKey>` / `REDRIVE` */
+  /** `DLQ#<dlqArn>` / `OPEN_INCIDENT` */
+  'open-incident': 1,
+  /** `DLQ#<dlqArn>` / `LEDGER#<messageId>` */
   'ledger-entry': 1,
   /** `INCIDENT#<incidentId>` / `INCIDENT` */
   incident: 1,

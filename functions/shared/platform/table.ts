@@ -14,7 +14,11 @@
  *   RecordFailure, expires after the longest run (see functions/shared/incident/workflow-lease.ts).
  * - `DLQ#<dlqArn>` / `MOVETASK`: who started the DLQ's move task (intent before the call, handle
  *   after; functions/shared/transfer/move-task-record.ts).
- * - `KEY#<idempotencyKey>` / `REDRIVE`: the redrive ledger entry (IN_PROGRESS, then SENT).
+ * - `DLQ#<dlqArn>` / `OPEN_INCIDENT`: the DLQ's incident that is not settled yet (`incidentId`),
+ *   continued by a console start that names none (functions/shared/incident/open-incident.ts).
+ * - `DLQ#<dlqArn>` / `LEDGER#<messageId>`: the redrive ledger entry of one DLQ message taken out by
+ *   hand (sample, park, discard): IN_PROGRESS, then SENT, then deleted; owner run and lease
+ *   (functions/shared/transfer/redrive-ledger.ts). Finished entries expire after 15 days (TTL).
  * - `KEY#<idempotencyKey>` / `PROCESSED#<consumer>`: written by the consumer-side middleware.
  * - `INCIDENT#<incidentId>` / `INCIDENT`: the incident and its summary. `gsi1pk = INCIDENTS`,
  *   `gsi1sk = <createdAt ISO-8601>#<incidentId>`, so incidents are listed newest first by one
@@ -63,8 +67,10 @@ export const keys = {
   cursor: 'CURSOR',
   workflowLease: 'WORKFLOW',
   moveTask: 'MOVETASK',
+  openIncident: 'OPEN_INCIDENT',
   idempotencyKey: (key: string) => `KEY#${key}`,
-  redriveLedger: 'REDRIVE',
+  ledgerPrefix: 'LEDGER#',
+  ledger: (messageId: string) => `LEDGER#${messageId}`,
   processed: (consumer: string) => `PROCESSED#${consumer}`,
   incident: (incidentId: string) => `INCIDENT#${incidentId}`,
   incidentSk: 'INCIDENT',

@@ -27,7 +27,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { PIPELINE_ATTRIBUTES, setOwn, sha256Hex } from '#inventory/idempotency-key.js';
 import { sqsClient } from '#platform/clients.js';
-import { errorMessage, isRetryable, TransientError } from '#platform/errors.js';
+import { awsErrorName, errorMessage, isRetryable, RedriveError, TransientError } from '#platform/errors.js';
 import { adaptSqsError } from '#platform/sqs-queues.js';
 import type { LedgerKind, RedriveLedger } from './redrive-ledger.js';
 
@@ -75,13 +75,13 @@ export interface TransferPorts {
   now?: () => number;
 }
 
-/** What one transfer did. */
+/** What one transfer did. `kind`: what the ledger entry says was done (a takeover keeps the earlier decision). */
 export type TransferResult =
-  | { result: 'sent'; sentMessageId: string | null }
+  | { result: 'sent'; kind: LedgerKind; sentMessageId: string | null; resent: boolean; takenOver: boolean }
   /** The ledger said SENT for this very DLQ message: deleted without sending again. */
-  | { result: 'duplicate-prevented' }
-  /** The key is already being handled in this run through another DLQ message: left alone. */
-  | { result: 'other-message' }
+  | { result: 'duplicate-prevented'; kind: LedgerKind; takenOver: boolean }
+  /** Another run owns the message's entry and its lease is not over: left alone. */
+  | { result: 'busy'; owner: string }
   /** No room for the pipeline's attributes (SQS allows 10): left in the DLQ. */
   | { result: 'no-room' }
   /** The copy is larger than the destination's MaximumMessageSize: left in the DLQ, nothing recorded. */
@@ -91,16 +91,17 @@ export type TransferResult =
 export interface TransferRequest {
   message: Message;
   key: string;
+  incidentId: string;
+  /** The run (`plan.runId`): the ledger entry's owner. */
   redriveId: string;
   kind: LedgerKind;
   dlqArn: string;
   dlqUrl: string;
-  /** Where to send; null for a discard (delete only). */
+  /** Where to send; null for a discard (delete only). A `.fifo` URL gets MessageGroupId and MessageDeduplicationId. */
   destinationUrl: string | null;
   /** The destination's MaximumMessageSize (`QueueInfo.maximumMessageSize`), bytes; null for a discard. */
   destinationMaxBytes: number | null;
-  fifo: boolean;
-  /** The visibility timeout the message was received with, seconds (for crash recovery). */
+  /** The visibility timeout the message was received with, seconds (the ledger lease). */
   visibilityTimeoutSeconds: number;
   /** Add the pipeline attributes (`redrive-count`, `redrive-id`, `idempotency-key`). */
   addPipelineAttributes: boolean;
@@ -165,13 +166,30 @@ export function fifoDeduplicationId(key: string): string {
 
 /**
  * The copy {@link transferMessage} would send, or why it cannot be sent (`no-room`, `too-large`);
- * no copy for a discard. Park asks before it records anything on the envelope.
+ * no copy for a discard. Park asks before it records anything on the envelope. The copy carries
+ * `redrive-id` = the incident (the same in every run: a restart's resend carries the same
+ * `redrive-id`, so consumers deduplicating content-hash keys per redrive skip it too); a `.fifo`
+ * destination gets MessageGroupId and MessageDeduplicationId.
  */
 export function outgoingOf(
-  req: Omit<TransferRequest, 'dlqArn' | 'dlqUrl' | 'kind' | 'visibilityTimeoutSeconds'>,
+  req: Pick<
+    TransferRequest,
+    | 'message'
+    | 'key'
+    | 'incidentId'
+    | 'kind'
+    | 'destinationUrl'
+    | 'destinationMaxBytes'
+    | 'addPipelineAttributes'
+  >,
 ): { outgoing?: OutgoingMessage; result?: Extract<TransferResult, { result: 'no-room' | 'too-large' }> } {
   if (!req.destinationUrl) return {};
-  const outgoing = outgoingCopy(req.message, req);
+  const outgoing = outgoingCopy(req.message, {
+    key: req.key,
+    redriveId: req.incidentId,
+    fifo: req.destinationUrl.endsWith('.fifo'),
+    addPipelineAttributes: req.addPipelineAttributes && req.kind === 'redrive',
+  });
   if (!outgoing) return { result: { result: 'no-room' } };
   const sizeBytes = outgoingSizeBytes(outgoing);
   if (req.destinationMaxBytes !== null && sizeBytes > req.destinationMaxBytes)
@@ -180,8 +198,24 @@ export function outgoingOf(
 }
 
 /**
+ * True when SQS answered a send with a refusal (4xx other than throttling, or the queue-not-found /
+ * access-denied errors this module maps them to): the message was not accepted. Anything else (a
+ * 5xx, a timeout, a dropped connection, a crash) may have been accepted.
+ */
+function refusedOutright(error: unknown): boolean {
+  if (error instanceof RedriveError)
+    return error.code === 'QUEUE_NOT_FOUND' || error.code === 'ACCESS_DENIED';
+  const status = (error as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode;
+  const name = awsErrorName(error) ?? '';
+  return (
+    typeof status === 'number' && status >= 400 && status < 500 && !/Throttl|RequestThrottled/.test(name)
+  );
+}
+
+/**
  * Takes one received DLQ message through record -> send -> mark SENT -> delete -> mark deleted.
  * Envelope state is the caller's: park records PARKED before calling, the sample marks REDRIVEN after.
+ * An entry taken over from another run keeps its kind and destination (its decision stands).
  *
  * @throws TransientError on throttling/5xx (the step is safe to retry); anything the fault hook throws.
  */
@@ -190,33 +224,58 @@ export async function transferMessage(req: TransferRequest, ports: TransferPorts
   const now = ports.now ?? Date.now;
   const messageId = req.message.MessageId as string;
   const receipt = req.message.ReceiptHandle as string;
-  const copy = outgoingOf(req);
-  if (copy.result) return copy.result;
-  const outgoing = copy.outgoing;
-  const begun = await ports.ledger.begin({
-    key: req.key,
-    redriveId: req.redriveId,
-    kind: req.kind,
-    dlqArn: req.dlqArn,
-    dlqMessageId: messageId,
-    destinationUrl: req.destinationUrl,
-    visibleAfter: now() + req.visibilityTimeoutSeconds * 1000,
-  });
-  if (begun.outcome === 'other-message') return { result: 'other-message' };
+  const checked = outgoingOf(req);
+  if (checked.result) return checked.result;
+  const begun = await ports.ledger.begin(
+    {
+      key: req.key,
+      dlqArn: req.dlqArn,
+      dlqMessageId: messageId,
+      incidentId: req.incidentId,
+      redriveId: req.redriveId,
+      kind: req.kind,
+      destinationUrl: req.destinationUrl,
+      visibleAfter: now() + req.visibilityTimeoutSeconds * 1000,
+    },
+    now(),
+  );
+  if (begun.outcome === 'busy') return { result: 'busy', owner: begun.entry.redriveId };
+  const { entry } = begun;
+  const takenOver = begun.outcome !== 'new' && begun.takenOver;
   if (begun.outcome === 'already-sent') {
     await ports.sqs.delete(req.dlqUrl, receipt);
-    await ports.ledger.markDeleted(req.key, req.redriveId, messageId, true);
-    return { result: 'duplicate-prevented' };
+    await ports.ledger.markDeleted(req.dlqArn, messageId, req.redriveId, true);
+    return { result: 'duplicate-prevented', kind: entry.kind, takenOver };
   }
   await hook?.('after-record', req.key);
   let sentMessageId: string | null = null;
-  if (req.destinationUrl && outgoing) sentMessageId = await ports.sqs.send(req.destinationUrl, outgoing);
-  await ports.ledger.markSent(req.key, req.redriveId, messageId, sentMessageId);
+  // A taken-over entry keeps the earlier run's decision: its kind and destination.
+  const outgoing =
+    entry.destinationUrl === req.destinationUrl && entry.kind === req.kind
+      ? checked.outgoing
+      : outgoingOf({
+          ...req,
+          kind: entry.kind,
+          destinationUrl: entry.destinationUrl,
+          destinationMaxBytes: null,
+        }).outgoing;
+  if (entry.destinationUrl && outgoing) {
+    try {
+      sentMessageId = await ports.sqs.send(entry.destinationUrl, outgoing);
+    } catch (error) {
+      // SQS refused the send outright (queue gone, access denied, message rejected): nothing was
+      // sent, so the entry is void and the message free for a later run. A transient failure may
+      // have been accepted: the entry stays and the retry resends.
+      if (refusedOutright(error)) await ports.ledger.abandon(req.dlqArn, messageId, req.redriveId);
+      throw error;
+    }
+  }
+  await ports.ledger.markSent(req.dlqArn, messageId, req.redriveId, sentMessageId);
   await hook?.('after-send', req.key);
   await ports.sqs.delete(req.dlqUrl, receipt);
-  await ports.ledger.markDeleted(req.key, req.redriveId, messageId);
+  await ports.ledger.markDeleted(req.dlqArn, messageId, req.redriveId);
   await hook?.('after-delete', req.key);
-  return { result: 'sent', sentMessageId };
+  return { result: 'sent', kind: entry.kind, sentMessageId, resent: entry.resent, takenOver };
 }
 
 /**

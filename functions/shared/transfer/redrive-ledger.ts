@@ -1,40 +1,51 @@
 /**
- * The redrive ledger: one item per idempotency key (`KEY#<key>` / `REDRIVE`) recording that the
- * pipeline is taking a message out of the DLQ, so a retried step never sends it twice
- * (DESIGN.md "Conservation": record, then send, then delete).
+ * The redrive ledger: one entry per DLQ message the pipeline takes out of the DLQ by hand (sample,
+ * park, discard), `DLQ#<dlqArn>` / `LEDGER#<dlqMessageId>`, recording the decision before anything
+ * is sent (DESIGN.md "Conservation": record, then send, then delete). It is also the evidence
+ * Reconcile reads: an envelope is REDRIVEN, PARKED or DISCARDED by hand only when its DLQ message
+ * has an entry that says so.
  *
- * An entry names the run (`redriveId`), what is done with the message (`kind`: redrive, park or
- * discard), the DLQ MessageId it was taken from, and where it went. DLQ MessageIds are stable while
- * a message stays in the DLQ, so after a crash the same MessageId tells "this is the message I was
- * handling" apart from "the same key came back to the DLQ as a new message":
+ * An entry is keyed by the DLQ MessageId, which is stable while a message stays in the DLQ, so a
+ * message in hand either has an entry (a crashed attempt took it) or not. It names the incident,
+ * the run that owns it (`redriveId`, one execution: Lambda retries of a step share it, a console
+ * restart is another run), the kind (redrive, park, discard), the idempotency key and where it went.
  *
- * | ledger entry for (key, run)       | message in hand has the same MessageId | a different MessageId |
- * | --------------------------------- | -------------------------------------- | --------------------- |
- * | none, or from an earlier run      | `new`: send                            | `new`: send           |
- * | IN_PROGRESS (crash before/at send)| `resume`: send again, mark `resent`    | `other-message`       |
- * | SENT (crash between send/delete)  | `already-sent`: delete only            | `other-message`       |
+ * | entry for the message in hand              | outcome of {@link RedriveLedger.begin}                   |
+ * | ------------------------------------------ | ------------------------------------------------------ |
+ * | none                                       | `new`: send                                            |
+ * | this run, IN_PROGRESS (crash before/at send) | `resume`: send again, mark `resent`                  |
+ * | this run, SENT (crash between send/delete) | `already-sent`: delete only                            |
+ * | another run, lease (`visibleAfter`) not over | `busy`: leave the message alone                      |
+ * | another run, lease over, IN_PROGRESS       | taken over, `resume`: send again, `resent` (possible duplicate) |
+ * | another run, lease over, SENT              | taken over, `already-sent`: delete only                |
+ *
+ * Another run's entry is never overwritten: a takeover is a conditional update that keeps the
+ * entry's kind, destination and history and appends the earlier owner to `takenOverFrom`.
  *
  * `resume` re-sends: the crash may have happened after SQS accepted the send but before SENT was
  * written. On FIFO queues the MessageDeduplicationId derived from the key makes that resend a no-op
  * within the 5-minute deduplication window; on standard queues it can deliver a duplicate, which
- * the consumer package (`@dlq-redrive/consumer-idempotency`) absorbs by key. Never re-sending would
- * instead risk losing the message when the crash came before the send, and loss is the one outcome
- * the pipeline must not produce.
+ * the consumer package (`@dlq-redrive/consumer-idempotency`) absorbs by key, and which Reconcile
+ * reports (`possibleDuplicateSends`). Never re-sending would instead risk losing the message when
+ * the crash came before the send, and loss is the one outcome the pipeline must not produce.
  *
- * Entries carry `gsi1pk = RUN#<redriveId>` so a retried step lists its own entries through the
- * `byIdempotencyKey` index (eventually consistent: a retry seconds after a crash normally sees them).
+ * Crash recovery lists a DLQ's entries from the base table with consistent reads ({@link
+ * RedriveLedger.list}): a retry seconds after a crash sees every entry the crashed attempt wrote.
+ * A finished entry (the DLQ copy deleted) expires after {@link FINISHED_ENTRY_TTL_SECONDS}, longer
+ * than SQS's longest retention, so no message it describes can still be in the DLQ.
  * All writes are conditional; `ConditionalCheckFailed` becomes data, never an error.
  *
  * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html
+ * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.ReadConsistency.html
  */
 import {
+  DeleteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { documentClient } from '#platform/clients.js';
 import { pipelineConfig } from '#platform/config.js';
 import { errorMessage, isConditionalCheckFailed, isRetryable, TransientError } from '#platform/errors.js';
@@ -43,18 +54,25 @@ import { keys, TABLE } from '#platform/table.js';
 
 /** What the pipeline does with the message. */
 export type LedgerKind = 'redrive' | 'park' | 'discard';
-/** IN_PROGRESS: recorded, not yet sent. SENT: the destination accepted it (or, for discard, the decision is final). */
+/** IN_PROGRESS: recorded, maybe not sent. SENT: the destination accepted it (or, for discard, the decision is final). */
 export type LedgerStatus = 'IN_PROGRESS' | 'SENT';
+
+/** A finished entry lives this long, seconds: 15 days, a day more than SQS's longest retention. */
+export const FINISHED_ENTRY_TTL_SECONDS = 15 * 24 * 3600;
 
 /** A ledger entry. */
 export interface LedgerEntry {
+  /** The idempotency key sent with the copy (Park uses `<key>@<messageId>`). */
   key: string;
+  dlqArn: string;
+  /** The MessageId the message had in the DLQ (the entry's identity). */
+  dlqMessageId: string;
+  /** The incident whose run took the message. */
+  incidentId: string;
+  /** The run that owns the entry now (`plan.runId`). */
   redriveId: string;
   kind: LedgerKind;
   status: LedgerStatus;
-  dlqArn: string;
-  /** The MessageId the message had in the DLQ. */
-  dlqMessageId: string;
   /** Queue URL it was sent to (null for discard). */
   destinationUrl: string | null;
   /** MessageId the destination gave it. */
@@ -63,44 +81,66 @@ export interface LedgerEntry {
   dlqDeleted: boolean;
   /** True when a retry found the entry SENT with the message still in the DLQ and deleted it without sending. */
   duplicatePrevented: boolean;
-  /** When the DLQ message becomes visible again if this step crashed, epoch milliseconds. */
+  /**
+   * The owner's lease, epoch milliseconds: when the DLQ message becomes visible again if the
+   * owner crashed. Another run takes the entry over only after it.
+   */
   visibleAfter: number;
   /**
-   * True once a retry resumed the entry from IN_PROGRESS and sent again: the crashed attempt may
-   * have sent too, so the destination may hold a duplicate (harmless on FIFO within 5 minutes).
+   * True once a retry or another run resumed the entry from IN_PROGRESS and sent again: the
+   * crashed attempt may have sent too, so the destination may hold a duplicate (harmless on FIFO
+   * within 5 minutes).
    */
   resent: boolean;
+  /** Runs that owned the entry before, oldest first (each takeover appends one). */
+  takenOverFrom: string[];
   updatedAt: string;
 }
 
 /** What {@link RedriveLedger.begin} found. See the table in the module comment. */
 export type BeginOutcome =
-  | { outcome: 'new' }
-  | { outcome: 'resume'; entry: LedgerEntry }
-  | { outcome: 'already-sent'; entry: LedgerEntry }
-  | { outcome: 'other-message'; entry: LedgerEntry };
+  | { outcome: 'new'; entry: LedgerEntry }
+  | { outcome: 'resume'; entry: LedgerEntry; takenOver: boolean }
+  | { outcome: 'already-sent'; entry: LedgerEntry; takenOver: boolean }
+  | { outcome: 'busy'; entry: LedgerEntry };
+
+/** The fields a caller gives {@link RedriveLedger.begin}. */
+export type LedgerRequest = Pick<
+  LedgerEntry,
+  'key' | 'dlqArn' | 'dlqMessageId' | 'incidentId' | 'redriveId' | 'kind' | 'destinationUrl' | 'visibleAfter'
+>;
 
 /** The ledger port. */
 export interface RedriveLedger {
-  /** Records IN_PROGRESS for a key in this run, or reports the entry that is already there. */
-  begin(
-    entry: Omit<
-      LedgerEntry,
-      'status' | 'sentMessageId' | 'dlqDeleted' | 'duplicatePrevented' | 'resent' | 'updatedAt'
-    >,
-  ): Promise<BeginOutcome>;
-  /** IN_PROGRESS -> SENT, only for the same run and DLQ message. */
-  markSent(key: string, redriveId: string, dlqMessageId: string, sentMessageId: string | null): Promise<void>;
+  /**
+   * Records IN_PROGRESS for the message in hand, or reports (and, when its lease is over, takes
+   * over) the entry that is already there.
+   * @param nowMs - epoch milliseconds, compared with the existing entry's `visibleAfter`.
+   */
+  begin(request: LedgerRequest, nowMs: number): Promise<BeginOutcome>;
+  /** IN_PROGRESS -> SENT, only while `redriveId` owns the entry. */
+  markSent(
+    dlqArn: string,
+    dlqMessageId: string,
+    redriveId: string,
+    sentMessageId: string | null,
+  ): Promise<void>;
   /** Records that the DLQ copy is gone; `duplicatePrevented` when it was deleted without a second send. */
   markDeleted(
-    key: string,
-    redriveId: string,
+    dlqArn: string,
     dlqMessageId: string,
+    redriveId: string,
     duplicatePrevented?: boolean,
   ): Promise<void>;
-  get(key: string): Promise<LedgerEntry | undefined>;
-  /** Every entry of a run (all kinds), via the `RUN#<redriveId>` index key. */
-  listRun(redriveId: string): Promise<LedgerEntry[]>;
+  /**
+   * Removes an IN_PROGRESS entry of `redriveId` whose send SQS refused outright (queue gone,
+   * access denied, message rejected): nothing was sent, so the message is free again.
+   */
+  abandon(dlqArn: string, dlqMessageId: string, redriveId: string): Promise<void>;
+  /** One entry, read consistently. */
+  get(dlqArn: string, dlqMessageId: string): Promise<LedgerEntry | undefined>;
+  /** Every entry of a DLQ (all incidents and runs, unexpired), from the base table, read consistently. */
+  list(dlqArn: string): Promise<LedgerEntry[]>;
 }
 
 const ENTITY = 'redrive-ledger';
@@ -108,22 +148,33 @@ type Item = Record<string, unknown>;
 
 /** @throws UnknownShapeVersionError when a newer release wrote the entry. */
 function toEntry(stored: Item): LedgerEntry {
-  const item = readShape('ledger-entry', stored, `ledger entry ${String(stored.key)}`);
+  const item = readShape(
+    'ledger-entry',
+    stored,
+    `ledger entry ${String(stored.dlqMessageId)} in ${String(stored.dlqArn)}`,
+  );
   return {
     key: String(item.key),
+    dlqArn: String(item.dlqArn),
+    dlqMessageId: String(item.dlqMessageId),
+    incidentId: String(item.incidentId ?? item.redriveId),
     redriveId: String(item.redriveId),
     kind: item.kind as LedgerKind,
     status: item.status as LedgerStatus,
-    dlqArn: String(item.dlqArn),
-    dlqMessageId: String(item.dlqMessageId),
     destinationUrl: (item.destinationUrl as string | null | undefined) ?? null,
     sentMessageId: (item.sentMessageId as string | null | undefined) ?? null,
     dlqDeleted: item.dlqDeleted === true,
     duplicatePrevented: item.duplicatePrevented === true,
     visibleAfter: Number(item.visibleAfter ?? 0),
     resent: item.resent === true,
+    takenOverFrom: Array.isArray(item.takenOverFrom) ? item.takenOverFrom.map(String) : [],
     updatedAt: String(item.updatedAt ?? ''),
   };
+}
+
+/** True when the entry's message went where the entry says (SENT, or deleted from the DLQ). */
+export function entryDone(entry: Pick<LedgerEntry, 'status' | 'dlqDeleted'>): boolean {
+  return entry.status === 'SENT' || entry.dlqDeleted;
 }
 
 /**
@@ -136,32 +187,68 @@ export function createRedriveLedger(
 ): RedriveLedger {
   const client = () => options.client ?? documentClient();
   const table = () => options.tableName ?? pipelineConfig().tableName;
-  const now = () => (options.now ? options.now() : new Date()).toISOString();
-  const itemKey = (key: string) => ({ pk: keys.idempotencyKey(key), sk: keys.redriveLedger });
+  const nowDate = () => (options.now ? options.now() : new Date());
+  const now = () => nowDate().toISOString();
+  const itemKey = (dlqArn: string, dlqMessageId: string) => ({
+    [TABLE.partitionKey]: keys.dlq(dlqArn),
+    [TABLE.sortKey]: keys.ledger(dlqMessageId),
+  });
   const wrap = (action: string, error: unknown) =>
     isRetryable(error) ? new TransientError(`${action}: ${errorMessage(error)}`, error) : error;
 
-  const classify = (existing: LedgerEntry, dlqMessageId: string): BeginOutcome => {
-    if (existing.dlqMessageId !== dlqMessageId) return { outcome: 'other-message', entry: existing };
-    return existing.status === 'SENT'
-      ? { outcome: 'already-sent', entry: existing }
-      : { outcome: 'resume', entry: existing };
+  const get = async (dlqArn: string, dlqMessageId: string): Promise<LedgerEntry | undefined> => {
+    try {
+      const out = await client().send(
+        new GetCommand({ TableName: table(), Key: itemKey(dlqArn, dlqMessageId), ConsistentRead: true }),
+      );
+      return out.Item ? toEntry(out.Item) : undefined;
+    } catch (error) {
+      throw wrap('dynamodb:GetItem (ledger)', error);
+    }
   };
 
-  const markResent = async (key: string, redriveId: string, dlqMessageId: string) => {
+  const create = async (request: LedgerRequest): Promise<LedgerEntry | undefined> => {
+    const entry: LedgerEntry = {
+      ...request,
+      status: 'IN_PROGRESS',
+      sentMessageId: null,
+      dlqDeleted: false,
+      duplicatePrevented: false,
+      resent: false,
+      takenOverFrom: [],
+      updatedAt: now(),
+    };
+    try {
+      await client().send(
+        new PutCommand({
+          TableName: table(),
+          Item: {
+            ...itemKey(request.dlqArn, request.dlqMessageId),
+            entity: ENTITY,
+            ...shapeOf('ledger-entry'),
+            ...entry,
+          },
+          ConditionExpression: 'attribute_not_exists(#pk)',
+          ExpressionAttributeNames: { '#pk': TABLE.partitionKey },
+        }),
+      );
+      return entry;
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return undefined;
+      throw wrap('dynamodb:PutItem (ledger)', error);
+    }
+  };
+
+  /** Same run resumes its IN_PROGRESS entry: record that it sends again. */
+  const markResent = async (entry: LedgerEntry): Promise<void> => {
     try {
       await client().send(
         new UpdateCommand({
           TableName: table(),
-          Key: itemKey(key),
+          Key: itemKey(entry.dlqArn, entry.dlqMessageId),
           UpdateExpression: 'SET resent = :t, updatedAt = :now',
-          ConditionExpression: 'redriveId = :rid AND dlqMessageId = :dlqmid',
-          ExpressionAttributeValues: {
-            ':t': true,
-            ':now': now(),
-            ':rid': redriveId,
-            ':dlqmid': dlqMessageId,
-          },
+          ConditionExpression: 'redriveId = :rid',
+          ExpressionAttributeValues: { ':t': true, ':now': now(), ':rid': entry.redriveId },
         }),
       );
     } catch (error) {
@@ -170,60 +257,88 @@ export function createRedriveLedger(
     }
   };
 
+  /** Another run's expired entry becomes ours; false when it changed meanwhile. */
+  const takeOver = async (old: LedgerEntry, request: LedgerRequest): Promise<LedgerEntry | undefined> => {
+    const resend = !entryDone(old);
+    const updatedAt = now();
+    try {
+      await client().send(
+        new UpdateCommand({
+          TableName: table(),
+          Key: itemKey(old.dlqArn, old.dlqMessageId),
+          UpdateExpression:
+            'SET redriveId = :rid, incidentId = :inc, visibleAfter = :va, updatedAt = :now, ' +
+            'takenOverFrom = list_append(if_not_exists(takenOverFrom, :empty), :from)' +
+            (resend ? ', resent = :t' : ''),
+          ConditionExpression: 'redriveId = :oldRid AND updatedAt = :oldAt',
+          ExpressionAttributeValues: {
+            ':rid': request.redriveId,
+            ':inc': request.incidentId,
+            ':va': request.visibleAfter,
+            ':now': updatedAt,
+            ':empty': [],
+            ':from': [old.redriveId],
+            ':oldRid': old.redriveId,
+            ':oldAt': old.updatedAt,
+            ...(resend ? { ':t': true } : {}),
+          },
+        }),
+      );
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return undefined;
+      throw wrap('dynamodb:UpdateItem (ledger takeover)', error);
+    }
+    return {
+      ...old,
+      redriveId: request.redriveId,
+      incidentId: request.incidentId,
+      visibleAfter: request.visibleAfter,
+      takenOverFrom: [...old.takenOverFrom, old.redriveId],
+      resent: old.resent || resend,
+      updatedAt,
+    };
+  };
+
   return {
-    async begin(entry) {
-      const item: Item = {
-        ...itemKey(entry.key),
-        [TABLE.keyIndex.partitionKey]: `RUN#${entry.redriveId}`,
-        [TABLE.keyIndex.sortKey]: keys.idempotencyKey(entry.key),
-        entity: ENTITY,
-        ...shapeOf('ledger-entry'),
-        ...entry,
-        status: 'IN_PROGRESS',
-        sentMessageId: null,
-        dlqDeleted: false,
-        duplicatePrevented: false,
-        resent: false,
-        updatedAt: now(),
-      };
-      try {
-        await client().send(
-          new PutCommand({
-            TableName: table(),
-            Item: item,
-            ConditionExpression: 'attribute_not_exists(pk) OR redriveId <> :rid',
-            ExpressionAttributeValues: { ':rid': entry.redriveId },
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          }),
-        );
-        return { outcome: 'new' };
-      } catch (error) {
-        if (isConditionalCheckFailed(error)) {
-          const old = error.Item ? toEntry(unmarshall(error.Item)) : await this.get(entry.key);
-          if (!old) throw new TransientError(`ledger entry for ${entry.key} vanished during begin`, error);
-          const found = classify(old, entry.dlqMessageId);
-          // The caller sends again: record it, so Reconcile can report a possible duplicate.
-          if (found.outcome === 'resume') await markResent(entry.key, entry.redriveId, entry.dlqMessageId);
-          return found;
+    async begin(request, nowMs) {
+      // A concurrent writer can change the entry between our read and our write: decide again.
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const old = await get(request.dlqArn, request.dlqMessageId);
+        if (!old) {
+          const entry = await create(request);
+          if (entry) return { outcome: 'new', entry };
+          continue;
         }
-        throw wrap('dynamodb:PutItem (ledger)', error);
+        if (old.redriveId === request.redriveId) {
+          if (entryDone(old)) return { outcome: 'already-sent', entry: old, takenOver: false };
+          await markResent(old);
+          return { outcome: 'resume', entry: { ...old, resent: true }, takenOver: false };
+        }
+        if (old.visibleAfter > nowMs && !old.dlqDeleted) return { outcome: 'busy', entry: old };
+        const entry = await takeOver(old, request);
+        if (!entry) continue;
+        return entryDone(old)
+          ? { outcome: 'already-sent', entry, takenOver: true }
+          : { outcome: 'resume', entry, takenOver: true };
       }
+      throw new TransientError(
+        `ledger entry of ${request.dlqMessageId} in ${request.dlqArn} kept changing during begin`,
+      );
     },
-    async markSent(key, redriveId, dlqMessageId, sentMessageId) {
+    async markSent(dlqArn, dlqMessageId, redriveId, sentMessageId) {
       try {
         await client().send(
           new UpdateCommand({
             TableName: table(),
-            Key: itemKey(key),
+            Key: itemKey(dlqArn, dlqMessageId),
             UpdateExpression: 'SET #s = :sent, sentMessageId = :mid, updatedAt = :now',
-            ConditionExpression: 'redriveId = :rid AND dlqMessageId = :dlqmid',
+            ConditionExpression: 'redriveId = :rid',
             ExpressionAttributeNames: { '#s': 'status' },
             ExpressionAttributeValues: {
               ':sent': 'SENT',
               ':mid': sentMessageId,
               ':now': now(),
               ':rid': redriveId,
-              ':dlqmid': dlqMessageId,
             },
           }),
         );
@@ -231,40 +346,48 @@ export function createRedriveLedger(
         throw wrap('dynamodb:UpdateItem (ledger SENT)', error);
       }
     },
-    async markDeleted(key, redriveId, dlqMessageId, duplicatePrevented = false) {
+    async markDeleted(dlqArn, dlqMessageId, redriveId, duplicatePrevented = false) {
       try {
         await client().send(
           new UpdateCommand({
             TableName: table(),
-            Key: itemKey(key),
-            UpdateExpression: 'SET dlqDeleted = :t, duplicatePrevented = :dup, updatedAt = :now',
-            ConditionExpression: 'redriveId = :rid AND dlqMessageId = :dlqmid',
+            Key: itemKey(dlqArn, dlqMessageId),
+            UpdateExpression: 'SET dlqDeleted = :t, duplicatePrevented = :dup, updatedAt = :now, #ttl = :ttl',
+            ConditionExpression: 'redriveId = :rid',
+            ExpressionAttributeNames: { '#ttl': TABLE.ttlAttribute },
             ExpressionAttributeValues: {
               ':t': true,
               ':dup': duplicatePrevented,
               ':now': now(),
+              ':ttl': Math.floor(nowDate().getTime() / 1000) + FINISHED_ENTRY_TTL_SECONDS,
               ':rid': redriveId,
-              ':dlqmid': dlqMessageId,
             },
           }),
         );
       } catch (error) {
-        // Another run took the key over since: nothing of ours left to mark.
+        // Another run took the entry over since: it marks it when it deletes.
         if (isConditionalCheckFailed(error)) return;
         throw wrap('dynamodb:UpdateItem (ledger deleted)', error);
       }
     },
-    async get(key) {
+    async abandon(dlqArn, dlqMessageId, redriveId) {
       try {
-        const out = await client().send(
-          new GetCommand({ TableName: table(), Key: itemKey(key), ConsistentRead: true }),
+        await client().send(
+          new DeleteCommand({
+            TableName: table(),
+            Key: itemKey(dlqArn, dlqMessageId),
+            ConditionExpression: 'redriveId = :rid AND #s = :inProgress',
+            ExpressionAttributeNames: { '#s': 'status' },
+            ExpressionAttributeValues: { ':rid': redriveId, ':inProgress': 'IN_PROGRESS' },
+          }),
         );
-        return out.Item ? toEntry(out.Item) : undefined;
       } catch (error) {
-        throw wrap('dynamodb:GetItem (ledger)', error);
+        if (isConditionalCheckFailed(error)) return;
+        throw wrap('dynamodb:DeleteItem (ledger abandon)', error);
       }
     },
-    async listRun(redriveId) {
+    get,
+    async list(dlqArn) {
       const entries: LedgerEntry[] = [];
       let start: Record<string, unknown> | undefined;
       try {
@@ -272,10 +395,10 @@ export function createRedriveLedger(
           const out = await client().send(
             new QueryCommand({
               TableName: table(),
-              IndexName: TABLE.keyIndex.name,
-              KeyConditionExpression: '#pk = :pk',
-              ExpressionAttributeNames: { '#pk': TABLE.keyIndex.partitionKey },
-              ExpressionAttributeValues: { ':pk': `RUN#${redriveId}` },
+              ConsistentRead: true,
+              KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
+              ExpressionAttributeNames: { '#pk': TABLE.partitionKey, '#sk': TABLE.sortKey },
+              ExpressionAttributeValues: { ':pk': keys.dlq(dlqArn), ':prefix': keys.ledgerPrefix },
               ...(start ? { ExclusiveStartKey: start } : {}),
             }),
           );
@@ -283,7 +406,7 @@ export function createRedriveLedger(
           start = out.LastEvaluatedKey;
         } while (start);
       } catch (error) {
-        throw wrap('dynamodb:Query (ledger run)', error);
+        throw wrap('dynamodb:Query (ledger)', error);
       }
       return entries;
     },

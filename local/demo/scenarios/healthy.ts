@@ -11,7 +11,7 @@ export const healthy: Scenario = {
     'the fix is deployed on approval: poison is parked, the sample passes, the ramp moves the rest (the default)',
   expected: {
     outcome: 'Done',
-    text: 'every message redriven or parked, nothing lost, the counts add up, exposed 0',
+    text: 'every message redriven or parked, nothing missing, the counts add up, exposed 0',
   },
   incident: (messages) => ({ name: 'orders', messages: messages ?? 300 }),
   check: (report) => [

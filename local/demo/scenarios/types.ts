@@ -86,7 +86,7 @@ export interface Scenario {
   exposureBound?(ctx: ScenarioContext, report: RunReport): ExposureBound;
   /**
    * What else must hold, besides the terminal state: each returned string is one problem, and the
-   * run passes only with none. @default counts add up and nothing lost.
+   * run passes only with none. @default counts add up and nothing missing.
    */
   check?(report: RunReport, ctx: ScenarioContext): string[];
 }

@@ -1,0 +1,195 @@
+import { describe, expect, it } from 'vitest';
+import { documentClient, sqsClient } from '#platform/clients.js';
+import { setTransferFaultHook, type TransferStep } from '#transfer/message-transfer.js';
+import { createRedriveLedger, type LedgerRequest } from '#transfer/redrive-ledger.js';
+import { handler as reconcileHandler } from '../../functions/reconcile/handler.js';
+import type { ReconcileResult } from '../../functions/reconcile/reconcile.js';
+import { handler as sampleHandler } from '../../functions/sample-redrive/handler.js';
+import type { SampleRedriveResult } from '../../functions/sample-redrive/sample-redrive.js';
+import { drain, lambdaContext, ledgerEntry, planFor, seedAndInventory } from '../support/redrive-fixtures.js';
+import { useTransferStack } from '../support/transfer-stack.js';
+
+const DLQ_ARN = 'arn:aws:sqs:us-east-1:123456789012:ownership-dlq';
+const request = (redriveId: string, visibleAfter: number): LedgerRequest => ({
+  key: 'order-1',
+  dlqArn: DLQ_ARN,
+  dlqMessageId: 'm-1',
+  incidentId: 'inc-own',
+  redriveId,
+  kind: 'redrive',
+  destinationUrl: 'http://sqs.local/123456789012/orders',
+  visibleAfter,
+});
+
+const sample = (event: unknown) =>
+  sampleHandler(event as never, lambdaContext) as Promise<SampleRedriveResult>;
+const reconcile = (event: unknown) =>
+  reconcileHandler(event as never, lambdaContext) as Promise<ReconcileResult>;
+
+function crashOnceAt(step: TransferStep): { key: () => string | undefined } {
+  let crashed: string | undefined;
+  setTransferFaultHook((at, key) => {
+    if (at === step && crashed === undefined) {
+      crashed = key;
+      throw new Error(`simulated crash ${step}`);
+    }
+  });
+  return { key: () => crashed };
+}
+
+describe('redrive ledger ownership across runs (DynamoDB Local)', () => {
+  useTransferStack();
+
+  it('never overwrites another run s SENT entry: busy while its lease runs, then taken over as already sent, with the earlier owner kept', async () => {
+    const ledger = createRedriveLedger();
+    const now = Date.now();
+    await ledger.begin(request('run-a', now + 30_000), now);
+    await ledger.markSent(DLQ_ARN, 'm-1', 'run-a', 'sent-1');
+
+    const early = await ledger.begin(request('run-b', now + 60_000), now + 1_000);
+    expect(early).toMatchObject({ outcome: 'busy', entry: { redriveId: 'run-a', status: 'SENT' } });
+    expect(await ledger.get(DLQ_ARN, 'm-1')).toMatchObject({ redriveId: 'run-a', sentMessageId: 'sent-1' });
+
+    const late = await ledger.begin(
+      { ...request('run-b', now + 90_000), kind: 'park', destinationUrl: 'http://other' },
+      now + 31_000,
+    );
+    expect(late).toMatchObject({ outcome: 'already-sent', takenOver: true });
+    expect(await ledger.get(DLQ_ARN, 'm-1')).toMatchObject({
+      redriveId: 'run-b',
+      takenOverFrom: ['run-a'],
+      kind: 'redrive',
+      destinationUrl: 'http://sqs.local/123456789012/orders',
+      sentMessageId: 'sent-1',
+      status: 'SENT',
+      resent: false,
+    });
+  });
+
+  it('takes another run s IN_PROGRESS entry over only after its lease and records it as a possible duplicate', async () => {
+    const ledger = createRedriveLedger();
+    const now = Date.now();
+    const req = { ...request('run-a', now + 5_000), dlqMessageId: 'm-2' };
+    await ledger.begin(req, now);
+    const taken = await ledger.begin({ ...req, redriveId: 'run-c', visibleAfter: now + 40_000 }, now + 6_000);
+    expect(taken).toMatchObject({ outcome: 'resume', takenOver: true, entry: { resent: true } });
+    // The same run asking again resumes its own entry; the earlier owner's markSent changes nothing.
+    await ledger.markSent(DLQ_ARN, 'm-2', 'run-a', 'stale').catch(() => undefined);
+    expect(await ledger.get(DLQ_ARN, 'm-2')).toMatchObject({
+      redriveId: 'run-c',
+      status: 'IN_PROGRESS',
+      resent: true,
+      takenOverFrom: ['run-a'],
+    });
+  });
+
+  it('lists a DLQ s entries with a consistent Query of the base table, never an index', async () => {
+    const seen: Array<{ name: string; input: Record<string, unknown> }> = [];
+    const client = documentClient();
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        seen.push({
+          name: String(context.commandName),
+          input: (args as { input: Record<string, unknown> }).input,
+        });
+        return next(args);
+      },
+      { step: 'initialize', name: 'recordLedgerReads' },
+    );
+    try {
+      const ledger = createRedriveLedger({ client });
+      const now = Date.now();
+      await ledger.begin({ ...request('run-d', now), dlqMessageId: 'm-3' }, now);
+      const listed = await ledger.list(DLQ_ARN);
+      expect(listed.map((e) => e.dlqMessageId)).toContain('m-3');
+    } finally {
+      client.middlewareStack.remove('recordLedgerReads');
+    }
+    const queries = seen.filter((c) => c.name === 'QueryCommand');
+    expect(queries).toHaveLength(1);
+    expect(queries[0]?.input).toMatchObject({ ConsistentRead: true });
+    expect(queries[0]?.input.IndexName).toBeUndefined();
+    const reads = seen.filter((c) => c.name === 'GetCommand');
+    expect(reads.every((c) => c.input.ConsistentRead === true)).toBe(true);
+  });
+
+  it('a console restart (another run of the incident) finishes a sample the crashed run sent but did not delete, without sending it again', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'restart-sent-dlq',
+      sourceNames: ['restart-sent-src'],
+      messages: Array.from({ length: 4 }, (_, i) => ({ body: `{"orderId":"s-${i}"}` })),
+      incidentId: 'inc-restart-sent',
+    });
+    const preflight = { verifyWindowSeconds: 0, fifo: false };
+    const crash = crashOnceAt('after-send');
+    const first = planFor(dlq, { sampleSize: 2, runId: 'exec-1', mode: 'sample-only' });
+    await expect(sample({ plan: first, preflight })).rejects.toThrow('simulated crash');
+    setTransferFaultHook(undefined);
+
+    const restart = planFor(dlq, { sampleSize: 2, runId: 'exec-2', mode: 'sample-only' });
+    const second = await sample({ plan: restart, preflight });
+    expect(second.keys).toContain(crash.key());
+    expect(second.duplicateSendsPrevented).toBe(1);
+    expect(await ledgerEntry(dlq.dlqArn, crash.key() as string)).toMatchObject({
+      redriveId: 'exec-2',
+      takenOverFrom: ['exec-1'],
+      dlqDeleted: true,
+      resent: false,
+    });
+    const delivered = await drain(sqsClient(), dlq.sources[0]?.url as string);
+    const copies = delivered.filter(
+      (m) => m.MessageAttributes?.['idempotency-key']?.StringValue === crash.key(),
+    );
+    expect(copies).toHaveLength(1);
+
+    const report = await reconcile({ plan: restart, outcome: 'sample-only' });
+    expect(report).toMatchObject({
+      inventoried: 4,
+      redriven: 2,
+      inDlq: 2,
+      missing: 0,
+      takenOver: 1,
+      duplicateSendsPrevented: 1,
+      possibleDuplicateSends: 0,
+      balanced: true,
+    });
+  }, 60_000);
+
+  it('a console restart resends a sample the crashed run recorded but may not have sent, and the report names it as a possible duplicate', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'restart-record-dlq',
+      sourceNames: ['restart-record-src'],
+      messages: [{ body: '{"orderId":"r-1"}' }, { body: '{"orderId":"r-2"}' }],
+      incidentId: 'inc-restart-record',
+    });
+    const preflight = { verifyWindowSeconds: 0, fifo: false };
+    // The crash comes after SendMessage and before the ledger says SENT: the first copy is out.
+    const ledger = createRedriveLedger();
+    const dying = {
+      ...ledger,
+      markSent: async () => Promise.reject(new Error('simulated crash after send')),
+    };
+    const { sampleRedrive } = await import('../../functions/sample-redrive/sample-redrive.js');
+    const { createTransferDeps } = await import('#transfer/transfer-deps.js');
+    const { pipelineConfig } = await import('#platform/config.js');
+    await expect(
+      sampleRedrive(
+        { plan: planFor(dlq, { sampleSize: 1, runId: 'exec-1', mode: 'sample-only' }), preflight },
+        { ...createTransferDeps(pipelineConfig()), ledger: dying },
+      ),
+    ).rejects.toThrow('simulated crash');
+
+    const restart = planFor(dlq, { sampleSize: 1, runId: 'exec-2', mode: 'sample-only' });
+    await sample({ plan: restart, preflight });
+    const delivered = await drain(sqsClient(), dlq.sources[0]?.url as string);
+    const keys = delivered.map((m) => m.MessageAttributes?.['idempotency-key']?.StringValue as string);
+    const twice = keys.filter((k, i) => keys.indexOf(k) !== i);
+    expect(twice).toHaveLength(1);
+
+    const report = await reconcile({ plan: restart, outcome: 'sample-only' });
+    expect(report).toMatchObject({ redriven: 1, inDlq: 1, possibleDuplicateSends: 1, takenOver: 1 });
+    expect(report.possibleDuplicates.map((d) => d.idempotencyKey)).toEqual(twice);
+  }, 60_000);
+});
