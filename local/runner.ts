@@ -42,6 +42,7 @@ import {
 } from 'aws-local-stepfunctions';
 import { sleep } from '#platform/sleep.js';
 import { type Approver, autoApprover } from './approver.js';
+import type { FaultInjector } from './fault-injection.js';
 import { lambdaContext } from './lambda-context.js';
 import { TaskTokenRegistry } from './task-tokens.js';
 
@@ -89,6 +90,11 @@ export interface RunnerOptions {
   accountId?: string;
   /** Replaces the real handler of a Task, by state name (fault injection, custom ports). */
   bindings?: Record<string, TaskBinding>;
+  /**
+   * Runs every Task invocation through this fault injector (local/fault-injection.ts), so an armed
+   * crash kills the invocation right after the chosen AWS call. @default none
+   */
+  faults?: FaultInjector;
   /** Answers the approval Task. @default auto-approval */
   approver?: Approver;
   /**
@@ -619,8 +625,8 @@ export class LocalWorkflowRunner {
       accountId: this.accountId,
     });
     const custom = this.options.bindings?.[plan.stateName];
-    try {
-      const out = custom
+    const call = async () =>
+      custom
         ? await custom(asJson(event), {
             stateName: plan.stateName,
             functionFolder: plan.functionFolder,
@@ -628,6 +634,9 @@ export class LocalWorkflowRunner {
             executionName,
           })
         : await (await loadHandler(plan.functionFolder))(asJson(event), context);
+    try {
+      const faults = this.options.faults;
+      const out = faults ? await faults.invoke(plan.functionFolder, call) : await call();
       return asJson(out);
     } catch (error) {
       if (error instanceof RunnerSetupError) throw error;

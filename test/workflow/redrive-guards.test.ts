@@ -46,11 +46,11 @@ describe('redrive workflow guards on the local stack (real ASL, real handlers)',
     expect(sample.sent).toBe(5);
     expect(reconcile?.missing).toBe(0);
     // The 5 samples came back to the DLQ as new messages (same keys): the final inventory stores
-    // them as new envelopes, late arrivals of the incident, so 40 + 5 are accounted for: 4 poison
+    // them as new envelopes (returned copies, their own row), so 40 + 5 are accounted for: 4 poison
     // parked, 5 sampled and redriven, 31 untouched plus the 5 returned still in the DLQ.
     expect(reconcile).toMatchObject({
       inventoried: 40,
-      lateArrivals: 5,
+      lateArrivals: 0,
       returned: 5,
       parked: 4,
       redriven: 5,
@@ -59,7 +59,7 @@ describe('redrive workflow guards on the local stack (real ASL, real handlers)',
     });
     if (reconcile)
       expect(reconcile.redriven + reconcile.parked + reconcile.discarded + reconcile.inDlq).toBe(
-        reconcile.inventoried + (reconcile.lateArrivals ?? 0),
+        reconcile.inventoried + (reconcile.returned ?? 0),
       );
     expect(run.dlqDepthAfter).toBe(36);
   });

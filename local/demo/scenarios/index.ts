@@ -7,7 +7,9 @@
 import { consoleMoveTask } from './console-move-task.js';
 import { consumerBreaksDuringRamp } from './consumer-breaks-during-ramp.js';
 import { consumerStillBroken } from './consumer-still-broken.js';
+import { crashAfterSend } from './crash-after-send.js';
 import { delayQueue } from './delay-queue.js';
+import { handDeleted } from './hand-deleted.js';
 import { healthy } from './healthy.js';
 import { latePoisonArrivals } from './late-poison-arrivals.js';
 import type { Scenario } from './types.js';
@@ -22,6 +24,8 @@ export const SCENARIOS: readonly Scenario[] = [
   latePoisonArrivals,
   delayQueue,
   consoleMoveTask,
+  handDeleted,
+  crashAfterSend,
 ];
 
 /** The scenario `npm start` runs without `--scenario`. */
