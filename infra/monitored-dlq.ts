@@ -400,6 +400,9 @@ function validateProps(props: MonitoredDlqProps, scope: Construct | undefined): 
     maxRedrives: props.maxRedrives,
     allowPreApproved: props.allowPreApproved,
     allowInventoryOfQueueWithRedrivePolicy: props.allowInventoryOfQueueWithRedrivePolicy,
+    // Literal source ARNs only (a queue of this app has a token until deploy): the schema refuses
+    // a parking queue that is one of them.
+    sourceQueueArns: literalArns([props.queue, ...(props.additionalSourceQueues ?? [])]),
   };
   const defined = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
   // A DLQ defined in the same app has a token for an ARN; the schema's ARN check runs when it is literal.
@@ -417,10 +420,6 @@ function validateProps(props: MonitoredDlqProps, scope: Construct | undefined): 
       );
       problems.push(`${path.join('.') || '(props)'}: ${issue.message} (given: ${JSON.stringify(given)})`);
     }
-  }
-  const rates = props.rampRates ?? [];
-  if (rates.some((rate, i) => i > 0 && rate <= (rates[i - 1] as number))) {
-    problems.push(`rampRates: must be strictly ascending (given: ${JSON.stringify(rates)})`);
   }
 
   const ratio = props.oldestMessageAgeRatio ?? 0.5;
@@ -478,6 +477,12 @@ function validateProps(props: MonitoredDlqProps, scope: Construct | undefined): 
     ratio,
     alarmNamePrefix,
   };
+}
+
+/** The queues' ARNs that are literal (imported by ARN), or undefined when none is. */
+function literalArns(queues: readonly sqs.IQueue[]): string[] | undefined {
+  const arns = queues.map((q) => q.queueArn).filter((arn) => !Token.isUnresolved(arn));
+  return arns.length > 0 ? arns : undefined;
 }
 
 /** A DLQ's retention period when it is a `Queue` of this app with a literal value. */

@@ -59,8 +59,12 @@ interface Invocation {
   dead: boolean;
 }
 
-type Stack = { add(middleware: unknown, options: { step: string; name: string }): void };
-const MIDDLEWARE = 'localFaultInjection';
+type Stack = {
+  add(middleware: unknown, options: { step: string; name: string }): void;
+  remove(name: string): boolean;
+  identify(): string[];
+};
+let instances = 0;
 const ROOT = new URL('../', import.meta.url).pathname;
 
 /** The call site: first frame of the project's code outside this file and node_modules. */
@@ -84,18 +88,26 @@ export class FaultInjector {
   /** Crashes injected so far (each with the call it came right after). */
   public readonly crashes: Array<CallRecord & { mode: CrashPlan['mode'] }> = [];
   private readonly context = new AsyncLocalStorage<Invocation>();
+  private readonly name = `localFaultInjection${++instances}`;
   private plan: CrashPlan | undefined;
 
   /**
-   * Adds the middleware to the shared clients (call again after `resetClients()`).
-   * Idempotent per client.
+   * Adds this injector's middleware to the shared clients (call again after `resetClients()`).
+   * Idempotent per client. Several injectors may be installed at once (concurrent runs): each acts
+   * only on the invocations it runs.
    */
   public install(): void {
     for (const client of [sqsClient(), dynamoClient(), sfnClient()]) {
-      const stack = client.middlewareStack as unknown as Stack & { identify(): string[] };
-      if (stack.identify().some((m) => m.startsWith(MIDDLEWARE))) continue;
-      stack.add(this.middleware(), { step: 'initialize', name: MIDDLEWARE });
+      const stack = client.middlewareStack as unknown as Stack;
+      if (stack.identify().some((m) => m.split(' ')[0] === this.name)) continue;
+      stack.add(this.middleware(), { step: 'initialize', name: this.name });
     }
+  }
+
+  /** Removes this injector's middleware from the shared clients. */
+  public uninstall(): void {
+    for (const client of [sqsClient(), dynamoClient(), sfnClient()])
+      (client.middlewareStack as unknown as Stack).remove(this.name);
   }
 
   /** Crash at the first call of `plan.site` in an invocation of `plan.functionFolder`. */

@@ -13,6 +13,7 @@
  *    bucket preflight may not read refuses (gone cannot be told from denied);
  * 4. without a destination each message returns to its own DeadLetterQueueSourceArn; with one, a
  *    DLQ shared by several sources is refused unless `allowCustomDestinationForSharedDlq`;
+ *    the parking queue is neither the DLQ nor one of its source queues;
  * 5. no move task is RUNNING or CANCELLING on the DLQ ("redrive refused: task <handle> already active");
  * 6. the ramp can move the backlog before the last task hits 36 hours;
  * 6a. every queue's KMS key (the DLQ, each destination, the parking queue when messages will be
@@ -252,6 +253,15 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
       `${shortName(plan.dlqArn)} has its own RedrivePolicy (maxReceiveCount ${dlq.redrivePolicy.maxReceiveCount} to ${shortName(dlq.redrivePolicy.deadLetterTargetArn)}): each scan of this run counts as a receive, so messages can move on to that queue and show up as lost`,
     );
   const sourceUrls = await deps.queues.listDeadLetterSourceQueues(plan.dlqUrl);
+  // Parked poison must not land where a consumer reads it, nor stay in the DLQ.
+  if (
+    plan.parkingQueueUrl !== null &&
+    (sourceUrls.includes(plan.parkingQueueUrl) || plan.parkingQueueUrl === plan.dlqUrl)
+  )
+    return refused(
+      `the parking queue ${plan.parkingQueueUrl} is ${plan.parkingQueueUrl === plan.dlqUrl ? 'the DLQ itself' : 'a source queue of this DLQ: parked poison would go back to its consumer'}; register another parkingQueueArn`,
+      { dlqDepth },
+    );
   const sources = new Map<string, QueueInfo>();
   for (const url of sourceUrls) {
     const info = await deps.queues.describe(url);

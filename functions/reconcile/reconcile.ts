@@ -94,8 +94,11 @@ export interface ReconcileResult {
    * `idempotency-key`).
    */
   possibleDuplicateSends: number;
-  /** Those messages (at most {@link MAX_NAMED_MESSAGES}). */
-  possibleDuplicates: NamedMessage[];
+  /**
+   * Those messages (at most {@link MAX_NAMED_MESSAGES}); `kind` says where the copy went: the
+   * source queue (`redrive`) or the parking queue (`park`).
+   */
+  possibleDuplicates: Array<NamedMessage & { kind: LedgerEntry['kind'] }>;
   /** Ledger entries a run of the incident took over from an earlier run whose lease had ended. */
   takenOver: number;
   /** Late-arrival envelopes that carry the key of an envelope the incident redrove (a copy that came back). */
@@ -231,8 +234,11 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
     if (entry.takenOverFrom.length > 0) result.takenOver += 1;
     if (entry.resent && entry.destinationUrl && !entry.destinationUrl.endsWith('.fifo')) {
       result.possibleDuplicateSends += 1;
+      // Park's ledger key is `<idempotency key>@<messageId>`: name the message by its own key.
+      const suffix = `@${entry.dlqMessageId}`;
+      const idempotencyKey = entry.key.endsWith(suffix) ? entry.key.slice(0, -suffix.length) : entry.key;
       if (result.possibleDuplicates.length < MAX_NAMED_MESSAGES)
-        result.possibleDuplicates.push({ messageId: entry.dlqMessageId, idempotencyKey: entry.key });
+        result.possibleDuplicates.push({ messageId: entry.dlqMessageId, idempotencyKey, kind: entry.kind });
     }
   }
 
@@ -243,6 +249,7 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
   const lateKeys: string[] = [];
   const unexplained: StoredEnvelope[] = [];
   let byTaskEarlier = 0;
+  let since = Number.POSITIVE_INFINITY;
   const settle = async (envelope: StoredEnvelope, state: EnvelopeState, reason: string | undefined) => {
     if (state !== envelope.state || (reason !== undefined && reason !== envelope.stateReason))
       await deps.envelopes.setState(plan.dlqArn, envelope.messageId, state, reason);
@@ -269,19 +276,25 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
         state === envelope.state ? undefined : `${entry.kind} (run ${incidentId})`,
       );
     } else if (envelope.state !== 'IN_DLQ') {
-      if (envelope.stateReason === taskReason) byTaskEarlier += 1;
+      if (envelope.stateReason === taskReason) {
+        byTaskEarlier += 1;
+        since = Math.min(since, Date.parse(envelope.lastSeenAt) || 0);
+      }
       await settle(envelope, envelope.state, undefined);
     } else if (partial) await settle(envelope, 'IN_DLQ', undefined);
-    else unexplained.push(envelope);
+    else {
+      unexplained.push(envelope);
+      since = Math.min(since, Date.parse(envelope.lastSeenAt) || 0);
+    }
   }
+  // What the move tasks reported moved: the bound on REDRIVEN without a ledger entry.
+  if (Number.isFinite(since)) result.movedReported = await movedByTasks(deps, plan.dlqArn, since);
 
   // 4. Gone without a record: the move tasks' reported count, then messages in flight, bound what
   // may be called redriven; the rest is missing.
   if (unexplained.length > 0) {
-    const since = Math.min(...unexplained.map((e) => Date.parse(e.lastSeenAt) || 0));
-    result.movedReported = await movedByTasks(deps, plan.dlqArn, since);
     const inFlight = Math.min(othersInFlight, unexplained.length);
-    const moved = Math.min(result.movedReported, unexplained.length - inFlight);
+    const moved = Math.min(Math.max(0, result.movedReported - byTaskEarlier), unexplained.length - inFlight);
     const missing = unexplained.length - inFlight - moved;
     result.inFlight = inFlight;
     result.movedByTask = moved;
@@ -311,7 +324,10 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
       const exact = inFlight === 0 && candidates.length === missing;
       result.missingExact = exact;
       if (missing > 0) {
-        result.missingMessages = candidates.slice(0, MAX_NAMED_MESSAGES).map(named);
+        // Not exact: the candidates, then the arrivals beyond the task's count (which of those
+        // came by hand cannot be told apart).
+        const unresolved = exact ? candidates : [...candidates, ...arrived.slice(moved)];
+        result.missingMessages = unresolved.slice(0, MAX_NAMED_MESSAGES).map(named);
         result.expired = candidates.filter((e) => e.retentionDeadline <= now).length;
         if (!exact) result.expired = Math.min(result.expired, missing);
       }
@@ -321,8 +337,7 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
     if (redrivenKeys.has(key)) result.returned += 1;
     else result.lateArrivals += 1;
   }
-  if (result.movedReported > 0)
-    result.lateMovedUnclassified = Math.max(0, result.movedReported - result.movedByTask - byTaskEarlier);
+  result.lateMovedUnclassified = Math.max(0, result.movedReported - result.movedByTask - byTaskEarlier);
   result.balanced =
     result.missing === 0 &&
     result.inventoried + result.lateArrivals + result.returned ===

@@ -188,9 +188,8 @@ function registrationProblems(input: ExecutionInput, registration: QueueRegistra
   if (input.approvedBy !== undefined && !registration.allowPreApproved) {
     problems.push('approvedBy: pre-approved starts are not allowed for this queue');
   }
-  if (registration.parkingQueueArn !== undefined && !parseSqsArn(registration.parkingQueueArn)) {
-    problems.push('parkingQueueArn (queue registration): must be an SQS ARN');
-  }
+  // The registration's own fields (parking queue, ramp, Slack ids) were checked by its schema when
+  // the registry read it (functions/shared/inventory/model.ts).
   return problems;
 }
 

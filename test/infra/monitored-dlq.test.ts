@@ -150,7 +150,13 @@ describe('MonitoredDlq prop validation', () => {
     const { app, pipeline } = pipelineApp();
     const stack = new Stack(app, 'Consumer', { env: ENV });
     const { queue, dlq } = importedQueues(stack);
-    const props: MonitoredDlqProps = { pipeline, queue, dlq, owner: 'team-orders', approvers: ['U1'] };
+    const props: MonitoredDlqProps = {
+      pipeline,
+      queue,
+      dlq,
+      owner: 'team-orders',
+      approvers: ['U0123456789'],
+    };
 
     const item = registrationItem(props);
 
@@ -164,14 +170,40 @@ describe('MonitoredDlq prop validation', () => {
     expect(QueueRegistration.parse(registration)).toEqual({
       dlqArn: DLQ_ARN,
       owner: 'team-orders',
-      approvers: ['U1'],
+      approvers: ['U0123456789'],
       sampleSize: 5,
       rampRates: [5, 50, 200],
       dwellSeconds: 60,
       maxRedrives: 3,
+      sourceQueueArns: [QUEUE_ARN],
       allowInventoryOfQueueWithRedrivePolicy: false,
       allowPreApproved: false,
     });
+  });
+
+  it('refuses at synth, by the same schema the functions use, a ramp that cannot work and approvers that are not Slack ids', () => {
+    const { app, pipeline } = pipelineApp();
+    const stack = new Stack(app, 'Consumer', { env: ENV });
+    const { queue, dlq } = importedQueues(stack);
+    let error: unknown;
+    try {
+      new MonitoredDlq(stack, 'Hostile', {
+        pipeline,
+        queue,
+        dlq,
+        rampRates: Array.from({ length: 12 }, (_, i) => (i + 1) * 10),
+        approvers: ['alice', 'U0123456789', 'U0123456789'],
+        slackChannel: '#orders',
+      });
+    } catch (thrown) {
+      error = thrown;
+    }
+    expect(error).toBeInstanceOf(InvalidInputError);
+    const message = (error as Error).message;
+    expect(message).toMatch(/rampRates: must have at most 10 steps/);
+    expect(message).toMatch(/approvers\.0: must be a Slack user id/);
+    expect(message).toMatch(/approvers\.2: U0123456789 is listed twice/);
+    expect(message).toMatch(/slackChannel: must be a Slack channel id/);
   });
 });
 

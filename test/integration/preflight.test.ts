@@ -249,4 +249,20 @@ describe('Preflight against the local stack', () => {
     expect(result.ok).toBe(false);
     expect(result.refusal).toContain('orphan-dlq is not the DLQ of any queue');
   });
+
+  it('refuses a run whose parking queue is one of the DLQ s source queues: parked poison would go back to its consumer', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'park-is-source-dlq',
+      sourceNames: ['park-is-source-src'],
+      messages: [{ body: '{"p":1}' }],
+      incidentId: 'inc-park-is-source',
+    });
+    const source = dlq.sources[0]?.url as string;
+    const result = await run({ action: 'preflight', plan: planFor(dlq, { parkingQueueUrl: source }) });
+    expect(result.ok).toBe(false);
+    expect(result.refusal).toBe(
+      `redrive refused: the parking queue ${source} is a source queue of this DLQ: parked poison would go back to its consumer; register another parkingQueueArn`,
+    );
+  });
 });

@@ -18,6 +18,7 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_StartMessageMoveTask.html
  */
 import { Classification } from '#inventory/model.js';
+import { parseSqsArn, SQS_QUEUE_ARN_PATTERN } from '#platform/sqs-arn.js';
 import * as z from '#platform/zod.js';
 
 /** What an execution may do. `redrive`: sample, verify, then ramped move task. */
@@ -37,32 +38,7 @@ export const MAX_RAMP_STEPS = 10;
 /** Default verification margin added to visibility timeout x maxReceiveCount, seconds. */
 export const DEFAULT_VERIFY_MARGIN_SECONDS = 30;
 
-/**
- * An SQS queue ARN: `arn:<partition>:sqs:<region>:<12-digit account>:<name>`, where the name is
- * 1-80 characters of `[A-Za-z0-9_-]`, a FIFO name ending in `.fifo` (counted in the 80).
- *
- * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-queue-message-identifiers.html
- */
-export const SQS_QUEUE_ARN_PATTERN =
-  /^arn:(aws|aws-cn|aws-us-gov|aws-iso|aws-iso-[a-z]|aws-eusc):sqs:([a-z]{2}(?:-[a-z]+)+-\d):(\d{12}):([A-Za-z0-9_-]{1,80}|[A-Za-z0-9_-]{1,75}\.fifo)$/;
-
-/** The parts of an SQS queue ARN. */
-export interface SqsArn {
-  partition: string;
-  region: string;
-  accountId: string;
-  /** Queue name, including `.fifo` for FIFO queues. */
-  queueName: string;
-  fifo: boolean;
-}
-
-/** Parses an SQS queue ARN, or returns undefined when `arn` is not one. */
-export function parseSqsArn(arn: string): SqsArn | undefined {
-  const match = SQS_QUEUE_ARN_PATTERN.exec(arn);
-  if (!match) return undefined;
-  const [, partition = '', region = '', accountId = '', queueName = ''] = match;
-  return { partition, region, accountId, queueName, fifo: queueName.endsWith('.fifo') };
-}
+export { parseSqsArn, SQS_QUEUE_ARN_PATTERN, type SqsArn } from '#platform/sqs-arn.js';
 
 /**
  * When `value` looks like an SQS queue URL, the ARN it names (a hint for the error message), else
