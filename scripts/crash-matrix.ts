@@ -12,6 +12,7 @@
  *   npm run crash-matrix -- --mode retry          # one recovery mode
  *   npm run crash-matrix -- --concurrency 2       # cells at once (default 3)
  *   npm run crash-matrix -- --list                # the call sites of the discovery run, and stop
+ *   npm run crash-matrix -- --site sqs-queues.ts:215 --verbose   # matching sites; dump failed cells
  *
  * Exit 0 when every cell passed, 1 otherwise; the last line of stdout is the summary as JSON.
  */
@@ -30,6 +31,7 @@ function flag(name: string): string | undefined {
 }
 
 const only = flag('--only')?.split(',');
+const siteFilter = flag('--site');
 const modes = (flag('--mode')?.split(',') ?? ['retry', 'restart']) as Array<'retry' | 'restart'>;
 const concurrency = Number(flag('--concurrency') ?? 3);
 
@@ -47,7 +49,11 @@ try {
     for (const s of sites) process.stdout.write(`${s.functionFolder}\t${s.command}\t${s.site}\n`);
     process.exit(0);
   }
-  const chosen = sites.filter((s) => !only || only.includes(s.functionFolder));
+  const chosen = sites.filter(
+    (s) =>
+      (!only || only.includes(s.functionFolder)) &&
+      (!siteFilter || `${s.command} ${s.site}`.includes(siteFilter)),
+  );
   const cells = chosen.flatMap((s, i) =>
     modes.map((mode) => ({
       id: `cm-${i}-${mode}`,
@@ -66,6 +72,10 @@ try {
       const outcome = await runCell(cell);
       outcomes.push({ ...outcome, command: cell.command });
       const verdict = outcome.problems.length === 0 ? 'pass' : `FAIL: ${outcome.problems.join('; ')}`;
+      if (outcome.problems.length > 0 && process.argv.includes('--verbose'))
+        process.stderr.write(
+          `${JSON.stringify({ report: outcome.report, physical: outcome.physical, paths: outcome.executions.map((e) => [e.status, e.path.join(' > ')]) }, (_, v) => (v instanceof Map ? Object.fromEntries(v) : v))}\n`,
+        );
       process.stderr.write(
         `${cell.crash.functionFolder} ${cell.command} ${cell.crash.site} [${cell.crash.mode}] ${(outcome.durationMs / 1000).toFixed(0)} s: ${verdict}\n`,
       );

@@ -226,10 +226,11 @@ export async function runCell(spec: CellSpec): Promise<CellOutcome> {
       await triageOnce();
     } catch (error) {
       // The dead run's receive hides its messages until its visibility timeout ends; the retry (or
-      // the operator) comes after that, as Lambda's own retry delay would.
+      // the operator) comes after that, as Lambda's own retry delay would. An operator starts the
+      // workflow only when the dead run did not get as far as starting it.
       await sleep(TRIAGE_TIMEOUT_MS + 30_000);
       if ((error as Error).name === 'Lambda.Unknown') await triageOnce();
-      else consoleStart = true;
+      else consoleStart = starter.executions.length === 0;
     }
     const console = () =>
       runner.start(

@@ -220,7 +220,6 @@ export interface IncidentSummary {
   partial: boolean;
 }
 
-
 const ARN_REGION = '[a-z]{2}(?:-[a-z]+)+-\\d';
 /** An SNS topic ARN (standard or FIFO). */
 export const SNS_TOPIC_ARN = new RegExp(
@@ -236,6 +235,10 @@ export const LAMBDA_FUNCTION_ARN = new RegExp(
 );
 /** An IAM role ARN. */
 export const IAM_ROLE_ARN = /^arn:aws[a-z-]*:iam::\d{12}:role\/[A-Za-z0-9+=,.@_/-]{1,512}$/;
+
+/** An integer in `min..max`. */
+const intIn = (min: number, max: number) =>
+  z.number().check(z.int(`must be an integer ${min}..${max}`), z.gte(min), z.lte(max));
 
 const returnWindow = z.optional(intIn(0, 86_400));
 
@@ -279,10 +282,6 @@ const MAX_RAMP_STEPS = 10;
 const MAX_APPROVERS = 100;
 /** Most source queues a registration names. */
 const MAX_SOURCE_QUEUES = 100;
-
-/** An integer in `min..max`. */
-const intIn = (min: number, max: number) =>
-  z.number().check(z.int(`must be an integer ${min}..${max}`), z.gte(min), z.lte(max));
 
 /**
  * Control, format (bidirectional overrides, zero-width), surrogate and separator characters: a
