@@ -250,7 +250,7 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
   // toward the DLQ's own maxReceiveCount: SQS may pass messages on while the run scans them.
   if (dlq.redrivePolicy)
     warnings.push(
-      `${shortName(plan.dlqArn)} has its own RedrivePolicy (maxReceiveCount ${dlq.redrivePolicy.maxReceiveCount} to ${shortName(dlq.redrivePolicy.deadLetterTargetArn)}): each scan of this run counts as a receive, so messages can move on to that queue and show up as lost`,
+      `${shortName(plan.dlqArn)} has its own RedrivePolicy (maxReceiveCount ${dlq.redrivePolicy.maxReceiveCount} to ${shortName(dlq.redrivePolicy.deadLetterTargetArn)}): each scan of this run counts as a receive, so messages can move on to that queue and show up as missing`,
     );
   const sourceUrls = await deps.queues.listDeadLetterSourceQueues(plan.dlqUrl);
   // Parked poison must not land where a consumer reads it, nor stay in the DLQ.

@@ -68,7 +68,7 @@ function happyHandlers(overrides: Handlers = {}): Handlers {
       return checks === 1 ? ramp('step-up') : ramp('done', 1);
     },
     StepUp: () => ramp('hold', 1),
-    Reconcile: () => ({ inventoried: 12, redriven: 11, parked: 1, discarded: 0, inDlq: 0, lost: 0 }),
+    Reconcile: () => ({ inventoried: 12, redriven: 11, parked: 1, discarded: 0, inDlq: 0, missing: 0 }),
     Notify: (input) => ({ notified: true, outcome: (input as { outcome: string }).outcome }),
     RecordFailure: () => ({ notified: true, outcome: 'failed' }),
     ...overrides,

@@ -113,15 +113,15 @@ describe('dlq against the local stack after npm start', { timeout: 240_000 }, ()
       '--owner',
       'payments',
       '--approver',
-      'U1',
+      'U0PAYMENTS1',
       '--approver',
-      'U2',
+      'U0PAYMENTS2',
       '--json',
     );
     expect(written.code).toBe(0);
     expect(written.json()).toMatchObject({
       dlqArn: arn,
-      approvers: ['U1', 'U2'],
+      approvers: ['U0PAYMENTS1', 'U0PAYMENTS2'],
       sampleSize: 5,
       rampRates: [5, 50, 200],
     });

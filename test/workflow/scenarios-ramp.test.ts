@@ -36,7 +36,7 @@ describe('ramp fault scenarios on the local stack', { timeout: SCENARIO_TIMEOUT_
   it('consumer-breaks-during-ramp: re-inflow behind the backlog is seen by accounting, the task cancelled, the run halted within the exposure bound', async () => {
     const report = await runNamedScenario('consumer-breaks-during-ramp');
     expect(report.problems).toEqual([]);
-    expect(report).toMatchObject({ asExpected: true, outcome: 'RedriveHalted', lost: 0 });
+    expect(report).toMatchObject({ asExpected: true, outcome: 'RedriveHalted', missing: 0 });
     expect(report.exposed).toBeGreaterThan(0);
     expect(report.exposed).toBeLessThanOrEqual(report.exposureBound);
     expect(report.exposureBoundBasis).toMatch(/^\d+ msg\/s x \(5 s return window \+ \d+ s dwell\)$/);
@@ -51,7 +51,7 @@ describe('ramp fault scenarios on the local stack', { timeout: SCENARIO_TIMEOUT_
   it('N02 late-poison-arrivals: poison that dead-letters after triage is inventoried and parked, never delivered to the consumer again', async () => {
     const report = await runNamedScenario('late-poison-arrivals');
     expect(report.problems).toEqual([]);
-    expect(report).toMatchObject({ asExpected: true, outcome: 'Done', exposed: 0, lost: 0, remaining: 0 });
+    expect(report).toMatchObject({ asExpected: true, outcome: 'Done', exposed: 0, missing: 0, remaining: 0 });
     expect(report.lateArrivals).toBe(20);
     // Every late poison order sits in the parking queue, beside the poison triage found.
     const parked = (await drainBodies(sqs, 'late-parking')).map(
