@@ -10,10 +10,7 @@
  * Exit 0 when every run kept the property; on a failure the schedule and its problems are printed
  * with the seed and path that replay it.
  */
-process.env.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS ??= '3';
-process.env.TRIAGE_SAFETY_MARGIN_MS ??= '3000';
-process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+await import('../test/crash/env.js');
 
 const fc = (await import('fast-check')).default;
 const { startLocalStack } = await import('../local/stack.js');

@@ -16,10 +16,7 @@
  *
  * Exit 0 when every cell passed, 1 otherwise; the last line of stdout is the summary as JSON.
  */
-process.env.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS ??= '3';
-process.env.TRIAGE_SAFETY_MARGIN_MS ??= '3000';
-process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+await import('../test/crash/env.js');
 
 const { startLocalStack } = await import('../local/stack.js');
 const { runCell } = await import('../test/crash/crash-cell.js');
