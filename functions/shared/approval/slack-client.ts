@@ -24,6 +24,7 @@
  */
 import type { KnownBlock } from '@slack/types';
 import type { SlackConfig } from '#platform/config.js';
+import { timeLeftMs } from '#platform/deadline.js';
 import { errorMessage, InvalidInputError, TransientError } from '#platform/errors.js';
 import { sleep } from '#platform/sleep.js';
 import {
@@ -89,7 +90,8 @@ const MAX_RETRY_AFTER_MS = 1000;
  * without it.
  *
  * Retries are short (2 retries, 200 then 400 ms, or a `Retry-After` of at most 1 s) because every
- * caller runs inside a Lambda invocation.
+ * caller runs inside a Lambda invocation; no request or wait runs past the invocation's deadline
+ * (`timeLeftMs`, platform/deadline.ts).
  *
  * @throws TransientError from its methods when Slack cannot be reached, answers 5xx, rate-limits
  *   longer than 1 s or times out, after the retries.
@@ -106,6 +108,9 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
     method: string,
     args: Record<string, unknown>,
   ): Promise<WebApiResult | { retry: TransientError; retryAfterMs?: number }> => {
+    // Each request ends by the invocation's deadline (platform/deadline.ts, N03), not only its own timeout.
+    const left = timeLeftMs();
+    if (left <= 0) throw new TransientError(`Slack ${method}: no time left in this invocation`);
     let response: Response;
     try {
       response = await fetch(`${slackApiUrl}${method}`, {
@@ -115,7 +120,7 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
           'content-type': 'application/json; charset=utf-8',
         },
         body: JSON.stringify(args),
-        signal: AbortSignal.timeout(timeout),
+        signal: AbortSignal.timeout(Math.min(timeout, left)),
       });
     } catch (error) {
       return { retry: new TransientError(`Slack ${method} failed: ${errorMessage(error)}`, error) };
@@ -144,7 +149,9 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
       const outcome = await attempt(method, args);
       if (!('retry' in outcome)) return outcome;
       const waitMs = outcome.retryAfterMs ?? backoffMs(retry);
-      if (retry >= RETRIES || waitMs > MAX_RETRY_AFTER_MS) throw outcome.retry;
+      // A wait the invocation cannot afford (Slack's Retry-After, or what is left before the
+      // deadline) fails at once: the caller falls back (the notifier to the log) instead of timing out.
+      if (retry >= RETRIES || waitMs > Math.min(MAX_RETRY_AFTER_MS, timeLeftMs())) throw outcome.retry;
       await sleep(waitMs);
     }
   };

@@ -446,3 +446,28 @@ export function threadNotice(kind: string, text: string, fields: Record<string, 
   }
   return { text: `${kind}: ${text}`, blocks };
 }
+
+/**
+ * `message` with the notices that went to the log instead of Slack (N03) added at the end, one
+ * line each with its UTC time, so the thread says what it missed.
+ */
+export function withMissedNotices(
+  message: SlackMessage,
+  missed: readonly { kind: string; text: string; at: number }[],
+): SlackMessage {
+  if (missed.length === 0) return message;
+  const lines = missed.map(
+    (m) => `${new Date(m.at).toISOString().replace(/\.\d{3}Z$/, 'Z')} ${m.kind}: ${m.text}`,
+  );
+  const heading = `${missed.length} earlier notice(s) could not be posted while Slack was rate-limiting or unreachable (they went to the log):`;
+  return {
+    text: `${message.text}\n${heading}\n${lines.join('\n')}`,
+    blocks: [
+      ...(message.blocks ?? []),
+      {
+        type: 'context',
+        elements: [{ type: 'mrkdwn', text: fitSection(escapeMrkdwn(`${heading}\n${lines.join('\n')}`)) }],
+      },
+    ],
+  };
+}

@@ -13,12 +13,16 @@
  * posted request, its summary, plan and warnings too. Nothing is closed or cancelled.
  *
  * Delivery problems are logged and handed to a fallback notifier (the log notifier), never thrown:
- * a Slack outage must not fail a redrive that already moved messages.
+ * a Slack outage must not fail a redrive that already moved messages. Slack calls end by the
+ * invocation's deadline and a long `Retry-After` is not waited for (slack-client.ts), so a
+ * rate-limited notice falls back at once (N03); it is kept on the incident (missed-notices.ts) and
+ * the next message posted for the incident carries it.
  *
  * @see https://api.slack.com/methods/chat.postMessage#arg_thread_ts
  */
 
 import { createIncidentStore } from '#incident/incident-store.js';
+import { createMissedNotices, type MissedNotice, type MissedNotices } from '#incident/missed-notices.js';
 import { createLogNotifier, type Notification, type Notifier } from '#incident/notifier.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import { tableAccess } from '#platform/clients.js';
@@ -33,6 +37,7 @@ import {
   decidedMessage,
   parseStoredRequestMessage,
   threadNotice,
+  withMissedNotices,
 } from './slack-messages.js';
 import { loadSlackSecrets } from './slack-secrets.js';
 
@@ -47,6 +52,11 @@ export interface SlackNotifierDeps {
   channelFor: (incidentId: string) => Promise<string | null>;
   /** Gets every notification that could not be delivered to Slack. @default the log notifier */
   fallback?: Notifier;
+  /**
+   * Keeps what went to `fallback` on the incident, so the next message posted carries it (N03).
+   * Absent: nothing is kept.
+   */
+  missed?: MissedNotices;
   /** Now, epoch milliseconds. */
   now: () => number;
 }
@@ -60,10 +70,16 @@ export function createSlackNotifier(deps: SlackNotifierDeps): Notifier {
   const fallback = deps.fallback ?? createLogNotifier();
   return {
     async notify(n) {
-      const message = threadNotice(n.kind, n.text, n.fields);
+      let taken: MissedNotice[] = [];
+      // What earlier notices missed rides on this one (taken once the destination is known).
+      const messageWithMissed = async () => {
+        taken = (await deps.missed?.take(n.incidentId)) ?? [];
+        return withMissedNotices(threadNotice(n.kind, n.text, n.fields), taken);
+      };
       try {
         const thread = await deps.threads.getThread(n.incidentId);
         if (thread) {
+          const message = await messageWithMissed();
           if (n.kind === 'approval-expired' && thread.approvalId) {
             // C17: nobody answered within TimeoutSeconds. Take the buttons away and close the
             // approval, so a late click is answered "expired" without calling Step Functions.
@@ -80,7 +96,7 @@ export function createSlackNotifier(deps: SlackNotifierDeps): Notifier {
           await fallback.notify(n);
           return;
         }
-        const posted = await deps.slack.postMessage(channel, message);
+        const posted = await deps.slack.postMessage(channel, await messageWithMissed());
         await deps.threads.putThread(
           n.incidentId,
           posted,
@@ -93,6 +109,16 @@ export function createSlackNotifier(deps: SlackNotifierDeps): Notifier {
           error: errorMessage(error),
         });
         await fallback.notify(n);
+        // Kept for the next Slack message: the ones this post would have carried, then this one.
+        try {
+          for (const missed of [...taken, { kind: n.kind, text: n.text, at: deps.now() }])
+            await deps.missed?.keep(n.incidentId, missed);
+        } catch (keepError) {
+          logger.warn('could not keep the missed notice on the incident', {
+            incidentId: n.incidentId,
+            error: errorMessage(keepError),
+          });
+        }
       }
     },
   };
@@ -155,6 +181,7 @@ export async function notifierFromConfig(config: PipelineConfig = pipelineConfig
   return createSlackNotifier({
     slack: createSlackApi(slackApiOptions(token, slack)),
     threads: createApprovalStore(table),
+    missed: createMissedNotices(table),
     channelFor: async (incidentId) => {
       const incident = await incidents.getIncident(incidentId);
       const registered = incident

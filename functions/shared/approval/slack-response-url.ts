@@ -11,6 +11,7 @@
  * @see https://api.slack.com/interactivity/handling#message_responses
  */
 import type { KnownBlock } from '@slack/types';
+import { timeLeftMs } from '#platform/deadline.js';
 import { InvalidInputError, TransientError } from '#platform/errors.js';
 
 /** Where a `response_url` may point unless configured otherwise. */
@@ -67,7 +68,7 @@ export function createResponseUrlPoster(options: ResponseUrlPosterOptions = {}):
         method: 'POST',
         headers: { 'content-type': 'application/json; charset=utf-8' },
         body: JSON.stringify(message),
-        signal: AbortSignal.timeout(timeout),
+        signal: AbortSignal.timeout(Math.max(1, Math.min(timeout, timeLeftMs()))),
       }).catch((error: unknown) => {
         throw new TransientError(`response_url post failed: ${String(error)}`, error);
       });

@@ -28,6 +28,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type PipelineConfig, pipelineConfig, resetConfig } from './config.js';
+import { boundByDeadline } from './deadline.js';
 
 let sqs: SQSClient | undefined;
 let dynamo: DynamoDBClient | undefined;
@@ -44,15 +45,15 @@ let eventBridge: EventBridgeClient | undefined;
 let sts: STSClient | undefined;
 let scoped = new Map<string, ScopedClients>();
 
-/** The shared SQS client. */
+/** The shared SQS client; its calls end by the invocation's deadline (`boundByDeadline`). */
 export function sqsClient(): SQSClient {
-  sqs ??= new SQSClient({});
+  sqs ??= boundByDeadline(new SQSClient({}));
   return sqs;
 }
 
-/** The shared low-level DynamoDB client. */
+/** The shared low-level DynamoDB client; its calls end by the invocation's deadline. */
 export function dynamoClient(): DynamoDBClient {
-  dynamo ??= new DynamoDBClient({});
+  dynamo ??= boundByDeadline(new DynamoDBClient({}));
   return dynamo;
 }
 
@@ -61,9 +62,11 @@ export function dynamoClient(): DynamoDBClient {
  * which is how raw message bytes are kept byte-exact.
  */
 export function documentClient(): DynamoDBDocumentClient {
-  doc ??= DynamoDBDocumentClient.from(dynamoClient(), {
-    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
-  });
+  doc ??= boundByDeadline(
+    DynamoDBDocumentClient.from(dynamoClient(), {
+      marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+    }),
+  );
   return doc;
 }
 

@@ -16,6 +16,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { ParseError } from '@aws-lambda-powertools/parser';
 import type { MiddlewareObj } from '@middy/core';
+import { invocationDeadline } from './deadline.js';
 import { InvalidInputError, RedriveError, toRedriveError } from './errors.js';
 import * as z from './zod.js';
 
@@ -84,7 +85,14 @@ export function errorMapper(): MiddlewareObj {
   };
 }
 
-/** Logger context injection plus error mapping: the first `.use()` of every handler. */
+/**
+ * Logger context injection, the invocation's deadline for every outgoing call (deadline.ts) and
+ * error mapping: the first `.use()` of every handler.
+ */
 export function standardMiddleware(): MiddlewareObj[] {
-  return [injectLambdaContext(logger, { resetKeys: true }), errorMapper()];
+  return [
+    injectLambdaContext(logger, { resetKeys: true }),
+    invocationDeadline() as MiddlewareObj,
+    errorMapper(),
+  ];
 }
