@@ -1,5 +1,6 @@
 import { availableParallelism, loadavg } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import { LongestFirstSequencer } from './test/support/sequencer.js';
 
 // Timeouts catch hangs; they are not assertions. They grow with the load measured when the run
 // starts (a second `npm test` beside this one doubles it), never below the quiet-machine values.
@@ -15,6 +16,7 @@ export default defineConfig({
     globalSetup: ['test/support/global-setup.ts'],
     setupFiles: ['test/support/shared-dynamo.ts'],
     maxWorkers: 2,
+    sequence: { sequencer: LongestFirstSequencer },
     // Handlers log JSON lines; tests that expect failures would fill the output with ERROR lines.
     env: {
       POWERTOOLS_LOG_LEVEL: 'SILENT',

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
-import { SHARED_DYNAMODB_ENV } from '../../local/stack.js';
+import { SHARED_DYNAMODB_ENV } from '../../local/shared-dynamo-env.js';
 
 const endpoint = inject('dynamoEndpoint');
 // Unit-only runs start no shared JVM: a stack a unit test starts anyway gets a JVM of its own.
