@@ -340,6 +340,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // local-aws-sqs counts in-flight messages inside ApproximateNumberOfMessages; the SQS port
     // subtracts them (functions/shared/platform/sqs-queues.ts), real SQS is read as is.
     LOCAL_SQS_VISIBLE_INCLUDES_IN_FLIGHT: 'true',
+    // local-aws-sqs increments the receive count again on release (visibility 0): a peek costs
+    // two receives toward a DLQ's own RedrivePolicy there (inventory/receive-budget.ts).
+    LOCAL_SQS_RELEASE_COUNTS_AS_RECEIVE: 'true',
   };
 
   liveTables.add(tableName);

@@ -11,6 +11,8 @@
  * 3a. every extended-client message's S3 object still exists (HeadObject): one that is gone is
  *    parked, never sampled or moved (a move task cannot skip it), and the warning names it; a
  *    bucket preflight may not read refuses (gone cannot be told from denied);
+ * 3b. a DLQ with its own RedrivePolicy: the run's peeks (receive-budget.ts `runPeeks`) fit what
+ *    its most-received message can still afford, else refused naming the limit and the message;
  * 4. without a destination each message returns to its own DeadLetterQueueSourceArn; with one, a
  *    DLQ shared by several sources is refused unless `allowCustomDestinationForSharedDlq`;
  *    the parking queue is neither the DLQ nor one of its source queues;
@@ -44,8 +46,9 @@ import { ExecutionPlan, parseSqsArn } from '#incident/execution-input.js';
 import type { OpenIncidents } from '#incident/open-incident.js';
 import { leaseRefusal, leaseSeconds, type WorkflowLeaseStore } from '#incident/workflow-lease.js';
 import type { EnvelopeStore } from '#inventory/envelope-store.js';
-import type { PayloadPointer } from '#inventory/model.js';
+import type { Envelope, PayloadPointer } from '#inventory/model.js';
 import { payloadUri } from '#inventory/payload-pointer.js';
+import { describeBudget, receiveBudget, runPeeks } from '#inventory/receive-budget.js';
 import type { KeyUser } from '#platform/config.js';
 import { QueueNotFoundError } from '#platform/errors.js';
 import { type QueueInfo, queueDepth, type SqsQueues } from '#platform/sqs-queues.js';
@@ -275,9 +278,15 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
   let toPark = 0;
   let inDlq = 0;
   const pointers: PointerEnvelope[] = [];
+  const receiveCounts: Array<Pick<Envelope, 'messageId' | 'receiveCount' | 'state'>> = [];
   for await (const envelope of deps.envelopes.listEnvelopes(plan.dlqArn)) {
     if (envelope.state !== 'IN_DLQ') continue;
     inDlq += 1;
+    receiveCounts.push({
+      messageId: envelope.messageId,
+      receiveCount: envelope.receiveCount,
+      state: envelope.state,
+    });
     // A pointer is checked again on every run (its object may be back): its old mark decides nothing here.
     const { classification, redriveCount, sourceArn } = envelope;
     if (parkReason({ classification, redriveCount, sourceArn }, plan)) toPark += 1;
@@ -319,6 +328,23 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
     if (checked.refusal) return refused(checked.refusal, { dlqDepth });
     toPark += checked.gone;
     warnings.push(...checked.warnings);
+  }
+  // 3b: a DLQ with its own RedrivePolicy: the run's peeks must fit what its messages can afford.
+  const budget = receiveBudget(dlq, receiveCounts);
+  if (budget) {
+    const peeks = runPeeks({
+      toPark,
+      sampleSize: plan.sampleSize,
+      rampSteps: plan.rampRates.length,
+      sampleOnly: plan.mode === 'sample-only',
+    });
+    const said = `${describeBudget(dlq.name, budget)}; this run peeks up to ${peeks.total} time(s) (${peeks.steps})`;
+    if (peeks.total > budget.peeksLeft)
+      return refused(
+        `${said}: it could move messages to the next DLQ; raise the DLQ's maxReceiveCount (or remove its RedrivePolicy) for the redrive`,
+        { dlqDepth },
+      );
+    warnings.push(said);
   }
   const allSources = [...sources.keys()];
   // A move task cannot skip messages (C07): do-not-redrive messages leave the DLQ first. A dry run

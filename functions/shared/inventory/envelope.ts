@@ -60,6 +60,8 @@ export interface EnvelopeContext {
   inventoryId?: string;
   /** The message dead-lettered after triage's inventory (set by later inventories, N02). */
   lateArrival?: boolean;
+  /** The DLQ's own RedrivePolicy, when it has one (the envelope says its count includes the pipeline's peeks). */
+  dlqRedrivePolicy?: { maxReceiveCount: number; deadLetterTargetArn: string } | null;
   /** Where consumers put failure reasons. @default DEFAULT_FAILURE_ATTRIBUTES */
   failureAttributes?: FailureAttributeNames;
   /** Message classification rules. @default DEFAULT_RULES */
@@ -212,6 +214,12 @@ export function buildEnvelope(message: Message, ctx: EnvelopeContext): EnvelopeW
       messageAttributes: sns.messageAttributes,
     };
   if (origin) envelope.origin = origin;
+  if (ctx.dlqRedrivePolicy)
+    envelope.dlqRedrivePolicy = {
+      maxReceiveCount: ctx.dlqRedrivePolicy.maxReceiveCount,
+      deadLetterTargetArn: ctx.dlqRedrivePolicy.deadLetterTargetArn,
+      receiveCountIncludesPipelinePeeks: true,
+    };
   const payload = parsePayloadPointer(bodyText, messageAttributes);
   if (payload) envelope.payload = payload;
   if (ctx.incidentId !== undefined) envelope.incidentId = ctx.incidentId;

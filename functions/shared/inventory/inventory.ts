@@ -18,7 +18,10 @@
  *   poll) or delayed messages waits for them (polling GetQueueAttributes) within the time budget;
  *   when the budget runs out first the run is partial (`in-flight`), never "empty".
  * - A DLQ with its own RedrivePolicy is refused unless the registration allows it: every receive
- *   counts toward its maxReceiveCount, so an inventory could push messages onward.
+ *   counts toward its maxReceiveCount, so an inventory could push messages onward. Allowed, the
+ *   run first counts the peeks its messages can still afford (receive-budget.ts) and receives
+ *   nothing when one of them cannot take one more (`receive-budget`, partial, the warning names
+ *   the message); its envelopes say their receive count includes the pipeline's peeks.
  *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-visibility-timeout.html
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ReceiveMessage.html
@@ -30,6 +33,7 @@ import type { ClassificationRule, FailureAttributeNames } from './classification
 import { buildEnvelope, type EnvelopeWrite } from './envelope.js';
 import type { EnvelopeStore } from './envelope-store.js';
 import type { Envelope, QueueRegistration } from './model.js';
+import { describeBudget, type ReceiveBudget, receiveBudget } from './receive-budget.js';
 
 /** Budgets of one inventory run. */
 export interface InventoryBudgets {
@@ -61,7 +65,8 @@ export type StopReason =
   | 'page-budget'
   | 'time'
   | 'fifo-groups-blocked'
-  | 'in-flight';
+  | 'in-flight'
+  | 'receive-budget';
 
 /** Dependencies of {@link inventoryDlq}. */
 export interface InventoryDeps {
@@ -207,6 +212,13 @@ export async function inventoryDlq(input: InventoryInput, deps: InventoryDeps): 
     43_200,
     Math.max(30, Math.ceil(deps.remainingTimeMs() / 1000) + 30),
   );
+  const budget = input.dlq.redrivePolicy ? await budgetOf(input.dlq, deps.envelopes) : null;
+  if (budget && budget.peeksLeft < 1) {
+    result.stopReason = 'receive-budget';
+    result.partial = true;
+    result.warnings.push(`${describeBudget(input.dlq.name, budget)}: nothing was received`);
+    return result;
+  }
   try {
     for (;;) {
       if (held.length >= pageBudget) {
@@ -273,6 +285,7 @@ export async function inventoryDlq(input: InventoryInput, deps: InventoryDeps): 
             registration: input.registration,
             incidentId: input.incidentId,
             ...(input.lateArrival ? { lateArrival: true } : {}),
+            dlqRedrivePolicy: input.dlq.redrivePolicy,
             ...(input.rules ? { rules: input.rules } : {}),
             ...(input.failureAttributes ? { failureAttributes: input.failureAttributes } : {}),
           });
@@ -314,4 +327,12 @@ export async function inventoryDlq(input: InventoryInput, deps: InventoryDeps): 
     );
   result.partial = result.stopReason !== 'empty';
   return result;
+}
+
+/** The receive budget of a DLQ with its own RedrivePolicy, from its stored envelopes. */
+async function budgetOf(dlq: QueueInfo, envelopes: EnvelopeStore): Promise<ReceiveBudget | null> {
+  const counts: Array<Pick<Envelope, 'messageId' | 'receiveCount' | 'state'>> = [];
+  for await (const e of envelopes.listEnvelopes(dlq.arn))
+    counts.push({ messageId: e.messageId, receiveCount: e.receiveCount, state: e.state });
+  return receiveBudget(dlq, counts);
 }

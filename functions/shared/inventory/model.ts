@@ -111,6 +111,16 @@ export interface Envelope {
    */
   origin?: MessageOrigin;
   /**
+   * Set when the DLQ has its own RedrivePolicy (it dead-letters onward): `receiveCount` then
+   * includes the pipeline's own peeks, each of which counts toward `maxReceiveCount`, and the
+   * pipeline never peeks a message past it (inventory/receive-budget.ts).
+   */
+  dlqRedrivePolicy?: {
+    maxReceiveCount: number;
+    deadLetterTargetArn: string;
+    receiveCountIncludesPipelinePeeks: true;
+  };
+  /**
    * The S3 object an extended-client body points to (payload-pointer.ts). The body is stored as
    * received (the pointer), never the object: the pipeline redrives the pointer and never reads
    * or deletes the object. Before any redrive each pointer is checked with HeadObject; a message

@@ -22,7 +22,9 @@
  *   (most messages held in flight at once, 10..100000, default 10000: below SQS's 120,000
  *   in-flight limit), `TRIAGE_SAFETY_MARGIN_MS` (stop receiving with this much Lambda time left,
  *   default 15000), `LOCAL_SQS_VISIBLE_INCLUDES_IN_FLIGHT` (`true` on the local stack only: its SQS
- *   stand-in counts in-flight messages inside ApproximateNumberOfMessages), `ALARM_QUEUE_MAP` (JSON `{ "<alarm name or ARN>": ["<queue name>", ...] }` for
+ *   stand-in counts in-flight messages inside ApproximateNumberOfMessages),
+ *   `LOCAL_SQS_RELEASE_COUNTS_AS_RECEIVE` (`true` on the local stack only: a release counts as a
+ *   receive there), `ALARM_QUEUE_MAP` (JSON `{ "<alarm name or ARN>": ["<queue name>", ...] }` for
  *   alarms with no QueueName dimension, case C02).
  * - `PIPELINE_KEY_USERS`: JSON array of {@link KeyUser} (preflight's check of every queue's KMS
  *   key, docs/redrive-workflow.md); unset: the roles' use of keys is not simulated, key states still are.
@@ -161,6 +163,9 @@ const PipelineEnv = z.object({
   LOCAL_SQS_VISIBLE_INCLUDES_IN_FLIGHT: z.optional(
     z.enum(['true', 'false'], { error: 'must be true or false' }),
   ),
+  LOCAL_SQS_RELEASE_COUNTS_AS_RECEIVE: z.optional(
+    z.enum(['true', 'false'], { error: 'must be true or false' }),
+  ),
   ALARM_QUEUE_MAP: z._default(
     JsonText.check(
       z.refine(isQueueMap, 'must be a JSON object of alarm name or ARN -> array of queue names'),
@@ -240,6 +245,12 @@ export interface PipelineConfig {
    * stand-in does; real SQS does not): the SQS port then subtracts them.
    */
   readonly sqsVisibleIncludesInFlight: boolean;
+  /**
+   * The local SQS stand-in increments a message's receive count again when it is released
+   * (visibility 0), so a pipeline peek costs two receives there and one on SQS
+   * (`LOCAL_SQS_RELEASE_COUNTS_AS_RECEIVE`, local stack only; inventory/receive-budget.ts).
+   */
+  readonly sqsReleaseCountsAsReceive: boolean;
 }
 
 /**
@@ -283,6 +294,7 @@ export function readConfig(env: Readonly<Record<string, string | undefined>> = p
     keyUsers: e.PIPELINE_KEY_USERS as KeyUser[],
     remoteEndpoints: e.REMOTE_ENDPOINTS as Record<string, Partial<Record<RemoteService, string>>>,
     sqsVisibleIncludesInFlight: e.LOCAL_SQS_VISIBLE_INCLUDES_IN_FLIGHT === 'true',
+    sqsReleaseCountsAsReceive: e.LOCAL_SQS_RELEASE_COUNTS_AS_RECEIVE === 'true',
   };
 }
 
