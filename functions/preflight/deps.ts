@@ -32,7 +32,7 @@ export function createPreflightDeps(
     moveTasks: createMoveTasks({ client: sqsClient() }),
     envelopes,
     leases: createWorkflowLeaseStore(table),
-    payloads: createPayloadObjects({ region: config.region }),
+    payloads: createPayloadObjects({ region: config.region, endpoint: config.s3Endpoint }),
     keys: { access: createKeyAccess({ kms: kmsClient(), iam: iamClient() }), users: config.keyUsers },
     newcomers: newcomersPort({ queues, envelopes, registrations }, context),
     openIncidents: createOpenIncidents(table),

@@ -15,7 +15,7 @@
  * told from denied. The stack grants both on registered payload buckets (MonitoredDlq
  * `payloadBuckets`); a 403 is reported as `denied`, never as gone.
  *
- * Addressing: `AWS_ENDPOINT_URL_S3` (or `AWS_ENDPOINT_URL`) path-style, as the SDK does for the
+ * Addressing: `AWS_ENDPOINT_URL_S3` (or `AWS_ENDPOINT_URL`, config `s3Endpoint`) path-style, as the SDK does for the
  * local stand-in; otherwise virtual-hosted `https://<bucket>.s3.<region>.amazonaws.com/<key>`,
  * path-style for a bucket name with dots (its TLS name would not match the wildcard certificate).
  *
@@ -48,8 +48,8 @@ export interface PayloadObjects {
 export interface PayloadObjectsOptions {
   /** The function's Region (where a bucket is looked for first). */
   region: string;
-  /** S3 endpoint (path-style). @default AWS_ENDPOINT_URL_S3 ?? AWS_ENDPOINT_URL, else AWS's */
-  endpoint?: string;
+  /** S3 endpoint, addressed path-style (config `s3Endpoint`). @default AWS's, virtual-hosted */
+  endpoint?: string | null;
   /** @default the SDK's default credential chain */
   credentials?: Provider<AwsCredentialIdentity>;
   /** Per request, milliseconds. @default 10000 */
@@ -102,7 +102,7 @@ export function objectUrl(
 
 /** Creates the port: signed HEAD requests over fetch. */
 export function createPayloadObjects(options: PayloadObjectsOptions): PayloadObjects {
-  const endpoint = options.endpoint ?? process.env.AWS_ENDPOINT_URL_S3 ?? process.env.AWS_ENDPOINT_URL;
+  const endpoint = options.endpoint ?? undefined;
   const credentials = options.credentials ?? defaultProvider();
   const timeoutMs = options.timeoutMs ?? 10_000;
   const signers = new Map<string, SignatureV4>();

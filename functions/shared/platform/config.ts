@@ -142,6 +142,8 @@ const PipelineEnv = z.object({
     DEFAULT_TABLE_NAME,
   ),
   AWS_REGION: z._default(z.string(), 'us-east-1'),
+  AWS_ENDPOINT_URL_S3: z.optional(HttpUrl),
+  AWS_ENDPOINT_URL: z.optional(HttpUrl),
   AWS_LAMBDA_FUNCTION_NAME: z.optional(z.string()),
   PARKING_QUEUE_URL: z.optional(HttpUrl),
   STATE_MACHINE_ARN: z.optional(
@@ -224,6 +226,11 @@ export interface TriageSettings {
 export interface PipelineConfig {
   readonly tableName: string;
   readonly region: string;
+  /**
+   * The S3 endpoint the SDK would use (`AWS_ENDPOINT_URL_S3`, else `AWS_ENDPOINT_URL`), for the
+   * preflight's signed HeadObject; null on AWS.
+   */
+  readonly s3Endpoint: string | null;
   readonly functionName: string | undefined;
   readonly parkingQueueUrl: string | undefined;
   readonly stateMachineArn: string | undefined;
@@ -266,6 +273,7 @@ export function readConfig(env: Readonly<Record<string, string | undefined>> = p
   return {
     tableName: e.TABLE_NAME,
     region: e.AWS_REGION,
+    s3Endpoint: e.AWS_ENDPOINT_URL_S3 ?? e.AWS_ENDPOINT_URL ?? null,
     functionName: e.AWS_LAMBDA_FUNCTION_NAME,
     parkingQueueUrl: e.PARKING_QUEUE_URL,
     stateMachineArn: e.STATE_MACHINE_ARN,
