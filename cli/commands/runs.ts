@@ -184,9 +184,26 @@ async function follow(ctx: CliContext, executionArn: string, quiet: boolean): Pr
 /** The run's end, as labelled lines. */
 function runSummary(run: RunView, now: number): string {
   const r = run.reconcile ?? {};
-  const counts = ['inventoried', 'redriven', 'parked', 'discarded', 'inDlq', 'missing', 'lost']
-    .filter((k) => typeof r[k] === 'number')
-    .map((k) => `${r[k]} ${k === 'inDlq' ? 'still in DLQ' : k}`);
+  const labels: Record<string, string> = {
+    inDlq: 'still in DLQ',
+    inFlight: 'in flight',
+    lateArrivals: 'late arrivals',
+    returned: 'returned copies',
+  };
+  const counts = [
+    'inventoried',
+    'lateArrivals',
+    'returned',
+    'redriven',
+    'parked',
+    'discarded',
+    'inDlq',
+    'inFlight',
+    'missing',
+    'lost',
+  ]
+    .filter((k) => typeof r[k] === 'number' && (r[k] !== 0 || !(k in labels) || k === 'inDlq'))
+    .map((k) => `${r[k]} ${labels[k] ?? k}`);
   const text = run.taskOutputs.Notify?.text;
   const checks = run.taskOutputs.CheckDlqStillHasMessages ?? run.taskOutputs.Preflight;
   const forecast = checks?.forecast as RampForecast | undefined;

@@ -142,9 +142,15 @@ export function outcomeText(outcome: RedriveOutcome | string, run: Run): string 
         .map((m) => String(m.messageId))
         .join(', ')
     : '';
+  const returned = num(rec.returned) ?? 0;
   const tally =
     `${num(rec.redriven) ?? 0} redriven, ${num(rec.parked) ?? 0} parked, ${num(rec.discarded) ?? 0} discarded, ` +
     `${num(rec.inDlq) ?? 0} still in the DLQ${inFlight > 0 ? `, ${inFlight} in flight` : ''}, ${missing} missing` +
+    // Returned copies have envelopes of their own (in the DLQ or parked): say so, or the counts
+    // read as more than were inventoried.
+    (returned > 0
+      ? ` (of ${num(rec.inventoried) ?? 0} inventoried; ${returned} of the redriven came back and are counted again where they are now)`
+      : '') +
     (missing > 0
       ? ` (left the DLQ with no record: removed by hand or expired${missingIds ? `: ${missingIds}` : ''}; the counts are NOT balanced)`
       : '') +

@@ -60,4 +60,30 @@ describe('Notify after a run with a resend', () => {
     );
     expect(sent[0]?.fields).toMatchObject({ missing: 5, redriven: 85 });
   });
+
+  it("says that returned copies are counted again, so a halted run's counts visibly add up to what was inventoried", async () => {
+    // 240 inventoried, 120 of the 155 redriven came back: 240 + 120 returned = 155 + 20 + 185.
+    const reconcile = {
+      inventoried: 240,
+      returned: 120,
+      redriven: 155,
+      parked: 20,
+      discarded: 0,
+      inDlq: 185,
+      missing: 0,
+    };
+    const out = await notify(
+      {
+        outcome: 'halted',
+        run: { plan: { incidentId: 'inc-h', dlqArn: 'arn:aws:sqs:us-east-1:1:d' }, reconcile },
+      },
+      {
+        notifier: { notify: async () => undefined },
+        incidents: { updateIncident: async () => undefined } as never,
+      },
+    );
+    expect(out.text).toContain(
+      '155 redriven, 20 parked, 0 discarded, 185 still in the DLQ, 0 missing (of 240 inventoried; 120 of the redriven came back and are counted again where they are now)',
+    );
+  });
 });

@@ -38,8 +38,18 @@ export interface RedriveReport {
   parked: number | null;
   discarded: number | null;
   inDlq: number | null;
+  /** Envelopes whose message the DLQ still held invisible at the end. */
+  inFlight: number | null;
   /** Envelopes gone without evidence (`missing`; older records call it `lost`). */
   missing: number | null;
+  /** Messages first seen after triage (no copy of a redriven key), counted on the left of the balance. */
+  lateArrivals: number | null;
+  /**
+   * Copies of messages this incident redrove that came back to the DLQ: each has its own envelope,
+   * counted in `inDlq` (or parked), so the balance is
+   * `inventoried + lateArrivals + returned = redriven + parked + discarded + inDlq + inFlight + missing`.
+   */
+  returned: number | null;
   balanced: boolean | null;
 }
 
@@ -169,7 +179,10 @@ function redriveOf(record: Record<string, unknown>): RedriveReport | null {
     parked: num(r.parked),
     discarded: num(r.discarded),
     inDlq: num(r.inDlq),
+    inFlight: num(r.inFlight),
     missing: num(r.missing) ?? num(r.lost),
+    lateArrivals: num(r.lateArrivals),
+    returned: num(r.returned),
     balanced: typeof r.balanced === 'boolean' ? r.balanced : null,
   };
 }
@@ -269,10 +282,14 @@ export function onCallReportLines(report: OnCallReport, nowMs: number): string[]
   const r = report.redrive;
   if (r) {
     const counts = [
+      ['inventoried', r.inventoried],
+      ['late arrivals', r.lateArrivals || null],
+      ['returned copies', r.returned || null],
       ['redriven', r.redriven],
       ['parked', r.parked],
       ['discarded', r.discarded],
       ['still in DLQ', r.inDlq],
+      ['in flight', r.inFlight || null],
       ['missing', r.missing],
     ]
       .filter(([, v]) => v !== null)
