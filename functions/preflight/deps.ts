@@ -8,6 +8,7 @@ import { iamClient, kmsClient, sqsClient, tableAccess } from '#platform/clients.
 import { type DepsOptions, pipelineConfig } from '#platform/config.js';
 import { createSqsQueues } from '#platform/sqs-queues.js';
 import { newcomersPort } from '#transfer/late-arrivals.js';
+import { createMoveTaskRecords } from '#transfer/move-task-record.js';
 import { createMoveTasks } from '#transfer/move-tasks.js';
 import { createKeyAccess } from './kms-keys.js';
 import { createPayloadObjects } from './payload-objects.js';
@@ -36,6 +37,7 @@ export function createPreflightDeps(
     keys: { access: createKeyAccess({ kms: kmsClient(), iam: iamClient() }), users: config.keyUsers },
     newcomers: newcomersPort({ queues, envelopes, registrations }, context),
     openIncidents: createOpenIncidents(table),
+    moveTaskRecords: createMoveTaskRecords(table),
     now: Date.now,
     ...options.overrides,
   };

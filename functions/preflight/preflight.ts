@@ -51,9 +51,11 @@ import { payloadUri } from '#inventory/payload-pointer.js';
 import { describeBudget, receiveBudget, runPeeks } from '#inventory/receive-budget.js';
 import type { KeyUser } from '#platform/config.js';
 import { QueueNotFoundError } from '#platform/errors.js';
+import { sleep } from '#platform/sleep.js';
 import { type QueueInfo, queueDepth, type SqsQueues } from '#platform/sqs-queues.js';
 import * as z from '#platform/zod.js';
 import type { Newcomers } from '#transfer/late-arrivals.js';
+import { type MoveTaskRecords, recordedTask } from '#transfer/move-task-record.js';
 import { activeTask, activeTaskRefusal, type MoveTasks } from '#transfer/move-tasks.js';
 import {
   checkQueueTypes,
@@ -99,6 +101,12 @@ export interface PreflightResult {
    * classified now, so Park keeps their poison out of the bulk move (case N02). 0 for Preflight.
    */
   lateArrivals: number;
+  /**
+   * Envelopes of the DLQ still IN_DLQ in the store. With `dlqDepth: 0` they left the DLQ after the
+   * last reconcile (a run that died after starting a move task, whose task then emptied the DLQ):
+   * the workflow reconciles them before it ends `NothingToRedrive`, never reports over them.
+   */
+  unsettled: number;
   warnings: string[];
   /**
    * What the run would do (parked, sampled, moved, the ramp steps and the estimated wall time),
@@ -134,11 +142,22 @@ export interface PreflightDeps {
   payloads?: PayloadObjects;
   /** Records the run's incident as the DLQ's open incident once the lease is taken. */
   openIncidents?: Pick<OpenIncidents, 'open'>;
+  /**
+   * The DLQ's move-task record (check 5): an active task it attributes to another execution is the
+   * pipeline's own, outliving a failed run while RecordFailure or the execution-ended function
+   * cancels it. Without it every active task refuses at once.
+   */
+  moveTaskRecords?: Pick<MoveTaskRecords, 'get'>;
+  /** @default platform/sleep.ts */
+  sleep?: (ms: number) => Promise<void>;
   /** Epoch milliseconds. */
   now: () => number;
 }
 
 const shortName = (arn: string) => arn.split(':').pop() ?? arn;
+
+/** How long check 5 waits for the pipeline's own orphaned move task to end, milliseconds. */
+export const ORPHAN_TASK_WAIT_MS = 30_000;
 
 function refused(reason: string, partial: Partial<PreflightResult> = {}): PreflightResult {
   return {
@@ -152,6 +171,7 @@ function refused(reason: string, partial: Partial<PreflightResult> = {}): Prefli
     retentionHeadroomSeconds: null,
     activeMoveTask: null,
     lateArrivals: 0,
+    unsettled: 0,
     warnings: [],
     ...partial,
   };
@@ -399,10 +419,25 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
   );
   if (mismatch) return refused(mismatch.message, { dlqDepth });
 
-  // 5: one active move task per source ARN.
-  const active = activeTask(await deps.moveTasks.list(plan.dlqArn));
+  // 5: one active move task per source ARN. The pipeline's own task that outlived a failed run
+  // (the record names another execution) is being cancelled: wait for it to end, within
+  // ORPHAN_TASK_WAIT_MS, so this run goes on and reconciles what it moved (issue 9 item 4).
+  let active = activeTask(await deps.moveTasks.list(plan.dlqArn));
+  const record = active ? await deps.moveTaskRecords?.get(plan.dlqArn) : undefined;
+  const orphan =
+    active && record && record.executionName !== (input.executionName ?? plan.incidentId)
+      ? recordedTask(record, [active])
+      : undefined;
+  for (const until = deps.now() + ORPHAN_TASK_WAIT_MS; orphan && active && deps.now() < until; ) {
+    await (deps.sleep ?? sleep)(2000);
+    active = activeTask(await deps.moveTasks.list(plan.dlqArn));
+  }
   if (active) {
-    return refused(activeTaskRefusal(active), {
+    const own =
+      orphan && record
+        ? `; it is the pipeline's own task of run ${record.executionName} (incident ${record.incidentId}), still ${active.status.toLowerCase()} after ${ORPHAN_TASK_WAIT_MS / 1000} s: start again once it has ended`
+        : '';
+    return refused(`${activeTaskRefusal(active)}${own}`, {
       dlqDepth,
       activeMoveTask: active.taskHandle ?? active.status,
     });
@@ -518,6 +553,7 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
     retentionHeadroomSeconds: headroom,
     activeMoveTask: null,
     lateArrivals,
+    unsettled: inDlq,
     warnings,
     forecast: forecastRun({
       depth: dlqDepth,

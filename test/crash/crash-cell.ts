@@ -15,6 +15,7 @@ import {
   ReceiveMessageCommand,
   SendMessageCommand,
 } from '@aws-sdk/client-sqs';
+import { createIncidentStore } from '#incident/incident-store.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { readJsonPath } from '#inventory/idempotency-key.js';
 import { sqsClient } from '#platform/clients.js';
@@ -256,9 +257,15 @@ export async function runCell(spec: CellSpec): Promise<CellOutcome> {
     await consumer.stop();
   }
 
-  const report = [...executions].reverse().find((e) => e.taskResults.Reconcile)?.taskResults.Reconcile as
-    | ReconcileResult
-    | undefined;
+  // The report an operator reads: the last Reconcile of the runs, else the one the incident item
+  // keeps (a restart after a crash that came after Reconcile wrote it has nothing left to settle).
+  const incidentId = (executions[0]?.taskResults.ValidateInput as { incidentId?: string } | undefined)
+    ?.incidentId;
+  const report = ([...executions].reverse().find((e) => e.taskResults.Reconcile)?.taskResults.Reconcile ??
+    (incidentId
+      ? ((await createIncidentStore().getIncident(incidentId)) as { reconcile?: unknown } | undefined)
+          ?.reconcile
+      : undefined)) as ReconcileResult | undefined;
   const delivered = new Map<string, Set<string>>();
   for (const d of consumer.deliveries.slice(approvedAt ?? consumer.deliveries.length)) {
     const ids = delivered.get(d.key) ?? new Set<string>();

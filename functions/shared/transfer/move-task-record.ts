@@ -26,7 +26,7 @@ import { pipelineConfig } from '#platform/config.js';
 import { errorMessage, isConditionalCheckFailed, isRetryable, TransientError } from '#platform/errors.js';
 import { readShape, shapeOf } from '#platform/record-shapes.js';
 import { keys } from '#platform/table.js';
-import type { MoveTasks } from './move-tasks.js';
+import type { MoveTask, MoveTasks } from './move-tasks.js';
 
 /** The run that asked for a task. */
 export interface MoveTaskOwner {
@@ -146,6 +146,22 @@ export function createMoveTaskRecords(
   };
 }
 
+/**
+ * The task among `tasks` that the record attributes to its run: by the recorded handle (SQS lists a
+ * handle only while a task is RUNNING); a task listed without a handle (CANCELLING, ended), or any
+ * task when the run crashed between the call and the record, by the record's rate and destination
+ * and a start that follows the intent.
+ */
+export function recordedTask(record: MoveTaskRecord, tasks: readonly MoveTask[]): MoveTask | undefined {
+  const matches = (t: MoveTask) =>
+    t.rate === record.rate &&
+    (t.destinationArn ?? null) === record.destinationArn &&
+    (t.startedAt ?? 0) >= record.requestedAt - 2000;
+  return tasks.find((t) =>
+    t.taskHandle && record.taskHandle ? t.taskHandle === record.taskHandle : matches(t),
+  );
+}
+
 /** A task that outlived the run that started it, and what was done with it. */
 export interface OrphanedTask {
   taskHandle: string;
@@ -172,16 +188,10 @@ export async function cancelOrphanedTask(
   if (!record || record.incidentId !== owner.incidentId || record.executionName !== owner.executionName)
     return null;
   const tasks = await ports.moveTasks.list(dlqArn);
-  const running = record.taskHandle
-    ? tasks.find((t) => t.taskHandle === record.taskHandle && t.status === 'RUNNING')
-    : // Crashed between the call and the record: the single running task started after the intent.
-      tasks.find(
-        (t) =>
-          t.status === 'RUNNING' &&
-          t.rate === record.rate &&
-          (t.destinationArn ?? null) === record.destinationArn &&
-          (t.startedAt ?? 0) >= record.requestedAt - 2000,
-      );
+  const running = recordedTask(
+    record,
+    tasks.filter((t) => t.status === 'RUNNING'),
+  );
   if (!running?.taskHandle) return null;
   const result = await ports.moveTasks.cancel(running.taskHandle);
   return {
