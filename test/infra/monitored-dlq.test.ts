@@ -7,12 +7,21 @@
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { App, Duration, aws_kms as kms, Stack, aws_s3 as s3, aws_sqs as sqs } from 'aws-cdk-lib';
+import {
+  App,
+  type aws_cloudwatch as cloudwatch,
+  Duration,
+  aws_kms as kms,
+  Stack,
+  aws_s3 as s3,
+  aws_sqs as sqs,
+} from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QueueRegistration } from '#inventory/model.js';
 import { InvalidInputError } from '#platform/errors.js';
+import { DlqCompositeAlarm } from '../../infra/dlq-composite-alarm.js';
 import { FUNCTION_NAMES, pascalOf } from '../../infra/function-catalog.js';
 import { MonitoredDlq, type MonitoredDlqProps, registrationItem } from '../../infra/monitored-dlq.js';
 import { type AlarmDelivery, PipelineStack, REPO_ROOT } from '../../infra/pipeline-stack.js';
@@ -510,5 +519,77 @@ describe('alarm delivery', () => {
     ).toEqual([]);
     expect(Object.keys(alarmRules(Template.fromStack(pipeline)))).toHaveLength(1);
     Template.fromStack(pipeline).hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
+  });
+});
+
+describe('DlqCompositeAlarm', () => {
+  const twoDlqs = (delivery: AlarmDelivery = 'eventbridge') => {
+    const { app, pipeline } = pipelineApp(delivery);
+    const stack = new Stack(app, 'Team', { env: ENV });
+    const dlqs = ['orders', 'payments'].map(
+      (name) =>
+        new MonitoredDlq(stack, `${name}Monitored`, {
+          pipeline,
+          queue: sqs.Queue.fromQueueArn(stack, `${name}Queue`, `arn:aws:sqs:us-east-1:111122223333:${name}`),
+          dlq: sqs.Queue.fromQueueArn(stack, `${name}Dlq`, `arn:aws:sqs:us-east-1:111122223333:${name}-dlq`),
+        }),
+    );
+    return { app, pipeline, stack, dlqs };
+  };
+
+  it("builds one composite over every registered DLQ's depth and age alarms and routes its state changes to triage", () => {
+    const { app, pipeline, stack, dlqs } = twoDlqs();
+    const composite = new DlqCompositeAlarm(stack, 'TeamDlqs', {
+      pipeline,
+      dlqs,
+      compositeAlarmName: 'team-dlqs',
+    });
+    app.synth();
+
+    const alarms = Template.fromStack(stack).findResources('AWS::CloudWatch::CompositeAlarm');
+    const rule = JSON.stringify(Object.values(alarms)[0]?.Properties.AlarmRule);
+    for (const child of dlqs.flatMap((d) => [d.depthAlarm, d.ageAlarm]))
+      expect(rule).toContain(stack.getLogicalId(child.node.defaultChild as cloudwatch.CfnAlarm));
+    expect(rule.match(/ALARM\(/g)).toHaveLength(4);
+    expect(rule).toContain(' OR ');
+    expect(pipeline.resolve(composite.routedAlarmArn)).toEqual({
+      'Fn::Join': [
+        '',
+        ['arn:', { Ref: 'AWS::Partition' }, ':cloudwatch:us-east-1:111122223333:alarm:team-dlqs'],
+      ],
+    });
+    const routing = JSON.stringify(Template.fromStack(pipeline).findResources('AWS::Events::Rule'));
+    expect(routing).toContain('alarm:team-dlqs');
+  });
+
+  it('with SNS delivery makes the alarm topic its action', () => {
+    const { app, pipeline, stack, dlqs } = twoDlqs('sns');
+    const composite = new DlqCompositeAlarm(stack, 'TeamDlqs', {
+      pipeline,
+      dlqs,
+      compositeAlarmName: 'team-dlqs',
+      includeAgeAlarms: false,
+    });
+    app.synth();
+    const props = Object.values(Template.fromStack(stack).findResources('AWS::CloudWatch::CompositeAlarm'))[0]
+      ?.Properties;
+    expect(composite.routedAlarmArn).toBeUndefined();
+    expect(props.AlarmActions).toHaveLength(1);
+    expect(JSON.stringify(props.AlarmRule).match(/ALARM\(/g)).toHaveLength(2);
+  });
+
+  it('rejects no DLQs and a bad name in one error naming each prop', () => {
+    const { pipeline, stack } = twoDlqs();
+    let error: unknown;
+    try {
+      new DlqCompositeAlarm(stack, 'Empty', { pipeline, dlqs: [], compositeAlarmName: '' });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(InvalidInputError);
+    expect((error as Error).message).toContain('dlqs: must name at least one MonitoredDlq (given: none)');
+    expect((error as Error).message).toContain(
+      'compositeAlarmName: must be a literal of 1..255 characters (given: "")',
+    );
   });
 });
