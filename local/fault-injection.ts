@@ -67,6 +67,9 @@ type Stack = {
 let instances = 0;
 const ROOT = new URL('../', import.meta.url).pathname;
 
+/** Wrappers every AWS call goes through; the call site is the frame above them. */
+const PASS_THROUGH = new Set(['functions/shared/platform/deadline.ts']);
+
 /** The call site: first frame of the project's code outside this file and node_modules. */
 export function callSiteOf(stack: string | undefined): string {
   for (const line of (stack ?? '').split('\n').slice(1)) {
@@ -75,6 +78,8 @@ export function callSiteOf(stack: string | undefined): string {
     const path = (match[1] as string).replace(/^file:\/\//, '');
     if (path.includes('/node_modules/') || !path.startsWith(ROOT)) continue;
     const relative = path.slice(ROOT.length);
+    // The per-call deadline wrapper is not a call site: the frame that called it is.
+    if (PASS_THROUGH.has(relative)) continue;
     if (relative.startsWith('functions/') || relative.startsWith('packages/'))
       return `${relative}:${match[2]}`;
   }
