@@ -26,6 +26,7 @@ export const FUNCTION_NAMES = [
   'notify',
   'slack-interaction',
   'execution-ended',
+  'mover',
 ] as const;
 export type FunctionName = (typeof FUNCTION_NAMES)[number];
 
@@ -69,6 +70,22 @@ export interface FunctionAccess {
    * makes S3 answer a gone object with 404 instead of 403. Never a delete. @default - none
    */
   readonly payloadBuckets?: readonly string[];
+  /**
+   * Actions on each registered DLQ's registered origin (`QueueRegistration.origin`), by kind: the
+   * recording mover publishes to the SNS topic, puts events on the bus, invokes the function.
+   * Granted per registration by {@link MonitoredDlq}, never on `*`. @default - none
+   */
+  readonly originTargets?: {
+    readonly sns: readonly string[];
+    readonly eventbridge: readonly string[];
+    readonly lambda: readonly string[];
+  };
+  /**
+   * Actions on each registered DLQ's registered access roles (`QueueRegistration.accessRoles`):
+   * the recording mover assumes them to reach a target in another account or Region. Granted per
+   * registration by {@link MonitoredDlq}, on exactly those role ARNs. @default - none
+   */
+  readonly accessRoles?: readonly string[];
   /** The function invokes itself asynchronously (Slack's 3-second acknowledgement, then work). */
   readonly selfInvoke: boolean;
   /** Timeout, seconds. */
@@ -359,6 +376,36 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     selfInvoke: false,
     timeoutSeconds: 30,
     memoryMiB: 256,
+  },
+  mover: {
+    description:
+      'MoverSample / MoverStep: the recording mover (selection, un-park, edits, SNS/EventBridge/Lambda origins, other accounts)',
+    // Receive, hold (visibility), delete what moved, and describe the DLQ.
+    dlq: [
+      'sqs:GetQueueUrl',
+      'sqs:GetQueueAttributes',
+      'sqs:ReceiveMessage',
+      'sqs:ChangeMessageVisibility',
+      'sqs:DeleteMessage',
+    ],
+    // SendMessageBatch to the source queue (or a registered destination), and its MaximumMessageSize.
+    sourceQueues: ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes', 'sqs:SendMessage'],
+    // Un-park: parked messages are received from the parking queue and deleted once sent back.
+    parkingQueue: ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage'],
+    originTargets: {
+      sns: ['sns:Publish'],
+      eventbridge: ['events:PutEvents'],
+      lambda: ['lambda:InvokeFunction'],
+    },
+    accessRoles: ['sts:AssumeRole'],
+    table: 'readWrite',
+    slackSecret: false,
+    stateMachine: none,
+    executions: none,
+    selfInvoke: false,
+    // Each step moves for one dwell (or what is left of this) and returns: the workflow loops.
+    timeoutSeconds: 300,
+    memoryMiB: 1024,
   },
 };
 

@@ -48,7 +48,7 @@ import {
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { registrationItem as storedRegistrationItem } from '#incident/queue-registry.js';
-import { QueueRegistration } from '#inventory/model.js';
+import { type AccessRole, type MessageOriginRegistration, QueueRegistration } from '#inventory/model.js';
 import { InvalidInputError } from '#platform/errors.js';
 import { keys } from '#platform/table.js';
 import { dlqWidgets } from './constructs/pipeline-monitoring.js';
@@ -174,6 +174,24 @@ export interface MonitoredDlqProps {
    */
   readonly oldestMessageAgeRatio?: number;
   /**
+   * What feeds the DLQ when it is not an SQS queue's redrive policy: an SNS subscription
+   * (`{ kind: 'sns', topicArn }`), an EventBridge rule target (`{ kind: 'eventbridge', eventBusArn }`)
+   * or a Lambda function's async invocations (`{ kind: 'lambda', functionArn }`). The recording mover
+   * sends the messages back there; its role is granted `sns:Publish`, `events:PutEvents` or
+   * `lambda:InvokeFunction` on exactly that ARN.
+   * @default - the DLQ is fed by `queue` (and `additionalSourceQueues`)
+   * @see https://docs.aws.amazon.com/sns/latest/dg/sns-dead-letter-queues.html
+   */
+  readonly origin?: MessageOriginRegistration;
+  /**
+   * Roles in other accounts (or Regions) the recording mover assumes to reach a destination there
+   * (`{ accountId, region?, roleArn, externalId? }`); its role is granted `sts:AssumeRole` on exactly
+   * these ARNs. A destination elsewhere without one is refused by name.
+   * @default - none: only targets in the pipeline's account and Region
+   * @see https://docs.aws.amazon.com/IAM/latest/UserGuide/id_roles_common-scenarios_aws-accounts.html
+   */
+  readonly accessRoles?: readonly AccessRole[];
+  /**
    * Prefix of both alarm names (letters, digits, `-`, `_`, `.`; at most 100 characters).
    * @default 'dlq-redrive-'
    */
@@ -276,6 +294,7 @@ export class MonitoredDlq extends Construct {
       sources,
       { dlq: dlqKeys, destination: [...new Set(sourceKeys)] },
       props.payloadBuckets ?? [],
+      props,
     );
   }
 
@@ -317,6 +336,7 @@ export class MonitoredDlq extends Construct {
     sources: readonly sqs.IQueue[],
     keyArns: { dlq: readonly string[]; destination: readonly string[] },
     buckets: readonly s3.IBucket[],
+    props: Pick<MonitoredDlqProps, 'origin' | 'accessRoles'>,
   ): void {
     const access = PipelineAccess.of(this, pipeline);
     const allKeys = [...new Set([...keyArns.dlq, ...keyArns.destination])];
@@ -357,6 +377,21 @@ export class MonitoredDlq extends Construct {
             }),
           );
       }
+      const origin = props.origin;
+      if (origin && profile.originTargets) {
+        const arn =
+          origin.kind === 'sns'
+            ? origin.topicArn
+            : origin.kind === 'eventbridge'
+              ? origin.eventBusArn
+              : origin.functionArn;
+        const actions = profile.originTargets[origin.kind];
+        if (actions.length > 0)
+          statements.push(new iam.PolicyStatement({ actions: [...actions], resources: [arn] }));
+      }
+      const roleArns = [...new Set((props.accessRoles ?? []).map((r) => r.roleArn))];
+      if (profile.accessRoles && profile.accessRoles.length > 0 && roleArns.length > 0)
+        statements.push(new iam.PolicyStatement({ actions: [...profile.accessRoles], resources: roleArns }));
       if (statements.length === 0) continue;
       const policy = access.policyFor(name, role);
       policy.addStatements(...statements);
@@ -403,6 +438,8 @@ function validateProps(props: MonitoredDlqProps, scope: Construct | undefined): 
     // Literal source ARNs only (a queue of this app has a token until deploy): the schema refuses
     // a parking queue that is one of them.
     sourceQueueArns: literalArns([props.queue, ...(props.additionalSourceQueues ?? [])]),
+    origin: props.origin,
+    accessRoles: props.accessRoles === undefined ? undefined : [...props.accessRoles],
   };
   const defined = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
   // A DLQ defined in the same app has a token for an ARN; the schema's ARN check runs when it is literal.

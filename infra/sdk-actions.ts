@@ -21,6 +21,9 @@ const SERVICE_OF: Readonly<Record<string, string>> = {
   '@aws-sdk/client-kms': 'kms',
   '@aws-sdk/client-iam': 'iam',
   '@aws-sdk/client-s3': 's3',
+  '@aws-sdk/client-sns': 'sns',
+  '@aws-sdk/client-eventbridge': 'events',
+  '@aws-sdk/client-sts': 'sts',
 };
 
 /** Commands whose IAM action differs from the command name. */
@@ -29,6 +32,7 @@ const SPECIAL: Readonly<Record<string, readonly string[]>> = {
   'sqs:DeleteMessageBatch': ['sqs:DeleteMessage'],
   'sqs:ChangeMessageVisibilityBatch': ['sqs:ChangeMessageVisibility'],
   'lambda:Invoke': ['lambda:InvokeFunction'],
+  'sns:PublishBatch': ['sns:Publish'],
   'lambda:InvokeAsync': ['lambda:InvokeFunction'],
   // Transactions are authorised per item action.
   'dynamodb:TransactWriteItems': ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'],

@@ -119,8 +119,7 @@ export function redriveInput(
       requestedBy,
     }).filter(([, v]) => v !== undefined),
   );
-  // Selection and un-park go through the recording mover (a move task cannot filter); the
-  // workflow's ValidateInput refuses them while the pipeline runs without it.
+  // Selection and un-park go through the recording mover (a move task cannot filter).
   if (opts.cause && opts.cause.length > 0) input.selection = { causes: opts.cause };
   if (opts.unpark) input.unpark = true;
   const parsed = ExecutionInput.safeParse(input);
@@ -244,7 +243,7 @@ export function runCommands(program: Command, ctx: CliContext): void {
     command
       .option(
         '--cause <cause>',
-        'only these causes: fingerprint or error class (needs the recording mover; repeatable)',
+        'only these causes: fingerprint or error class (the recording mover moves them; repeatable)',
         collect,
       )
       .option('--sample-size <n>', 'messages redriven one by one first (1..100)', intArg(1, 100))

@@ -38,6 +38,7 @@ export function createPreflightDeps(
     newcomers: newcomersPort({ queues, envelopes, registrations }, context),
     openIncidents: createOpenIncidents(table),
     moveTaskRecords: createMoveTaskRecords(table),
+    registrations,
     now: Date.now,
     ...options.overrides,
   };

@@ -46,7 +46,7 @@ import { ExecutionPlan, parseSqsArn } from '#incident/execution-input.js';
 import type { OpenIncidents } from '#incident/open-incident.js';
 import { leaseRefusal, leaseSeconds, type WorkflowLeaseStore } from '#incident/workflow-lease.js';
 import type { EnvelopeStore } from '#inventory/envelope-store.js';
-import type { Envelope, PayloadPointer } from '#inventory/model.js';
+import type { Envelope, PayloadPointer, QueueRegistration } from '#inventory/model.js';
 import { payloadUri } from '#inventory/payload-pointer.js';
 import { describeBudget, receiveBudget, runPeeks } from '#inventory/receive-budget.js';
 import type { KeyUser } from '#platform/config.js';
@@ -57,6 +57,7 @@ import * as z from '#platform/zod.js';
 import type { Newcomers } from '#transfer/late-arrivals.js';
 import { type MoveTaskRecords, recordedTask } from '#transfer/move-task-record.js';
 import { activeTask, activeTaskRefusal, type MoveTasks } from '#transfer/move-tasks.js';
+import { kindOfArn } from '#transfer/mover-targets.js';
 import {
   checkQueueTypes,
   checkRampCapacity,
@@ -69,6 +70,14 @@ import {
 } from '#transfer/redrive-plan.js';
 import { checkQueueKeys, type KeyedQueue } from './key-check.js';
 import type { KeyAccess } from './kms-keys.js';
+import {
+  DEFAULT_ORIGIN_RETURN_WINDOW_SECONDS,
+  moverReasons,
+  moverRefusals,
+  type SelectionCount,
+  SelectionCounter,
+  type TransferPath,
+} from './mover-path.js';
 import { type PayloadObjects, payloadStates } from './payload-objects.js';
 
 /** Input of the Preflight function (states `Preflight` and `CheckDlqStillHasMessages`). */
@@ -113,6 +122,12 @@ export interface PreflightResult {
    * when the checks passed; what a dry run reports. Absent on a refusal.
    */
   forecast?: RampForecast;
+  /** Which engine moves the messages: the move task, or the recording mover (mover-path.ts). */
+  path: TransferPath;
+  /** False when the run leaves poison where it is (selective, un-park, edit): Park is skipped. */
+  parkFirst: boolean;
+  /** Mover runs: what the plan selects, of the messages it looks at ("N of M", by cause). */
+  selection?: SelectionCount;
 }
 
 /** Ports of {@link preflight}. */
@@ -150,6 +165,8 @@ export interface PreflightDeps {
   moveTaskRecords?: Pick<MoveTaskRecords, 'get'>;
   /** @default platform/sleep.ts */
   sleep?: (ms: number) => Promise<void>;
+  /** The queue registration (access roles, registered origin) for mover runs. @default none: no roles */
+  registrations?: { getRegistration(dlqArn: string): Promise<QueueRegistration> };
   /** Epoch milliseconds. */
   now: () => number;
 }
@@ -173,6 +190,8 @@ function refused(reason: string, partial: Partial<PreflightResult> = {}): Prefli
     lateArrivals: 0,
     unsettled: 0,
     warnings: [],
+    path: 'move-task',
+    parkFirst: true,
     ...partial,
   };
 }
@@ -299,7 +318,10 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
   let inDlq = 0;
   const pointers: PointerEnvelope[] = [];
   const receiveCounts: Array<Pick<Envelope, 'messageId' | 'receiveCount' | 'state'>> = [];
+  let nonSqsOrigins = 0;
+  const counter = new SelectionCounter(plan);
   for await (const envelope of deps.envelopes.listEnvelopes(plan.dlqArn)) {
+    counter.add(envelope);
     if (envelope.state !== 'IN_DLQ') continue;
     inDlq += 1;
     receiveCounts.push({
@@ -307,6 +329,7 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
       receiveCount: envelope.receiveCount,
       state: envelope.state,
     });
+    if (envelope.origin && envelope.origin.kind !== 'sqs') nonSqsOrigins += 1;
     // A pointer is checked again on every run (its object may be back): its old mark decides nothing here.
     const { classification, redriveCount, sourceArn } = envelope;
     if (parkReason({ classification, redriveCount, sourceArn }, plan)) toPark += 1;
@@ -366,6 +389,18 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
       );
     warnings.push(said);
   }
+  const reasons = moverReasons(plan, nonSqsOrigins);
+  if (reasons.length > 0)
+    return moverPreflight(input, deps, {
+      dlq,
+      dlqDepth,
+      counter,
+      reasons,
+      toPark,
+      earliest,
+      warnings,
+      inDlq,
+    });
   const allSources = [...sources.keys()];
   // A move task cannot skip messages (C07): do-not-redrive messages leave the DLQ first. A dry run
   // makes every check the real run makes, and refuses where it would refuse.
@@ -526,21 +561,8 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
       );
   }
 
-  // 7: one workflow per DLQ (taken last, so a run refused for any other reason holds nothing).
-  const holder = { incidentId: plan.incidentId, executionName: input.executionName ?? plan.incidentId };
-  if (!deps.leases) {
-    // no lease port: checks 1-6 only
-  } else if (plan.mode === 'dry-run') {
-    const held = await deps.leases.get(plan.dlqArn);
-    // The real run would be refused by the lease: so is the dry run, with the same sentence.
-    if (held && held.expiresAt > Math.floor(now / 1000) && held.executionName !== holder.executionName)
-      return refused(leaseRefusal(held), { dlqDepth, warnings });
-  } else if (dlqDepth > 0) {
-    const lease = await deps.leases.acquire(plan.dlqArn, holder, now, leaseSeconds(window));
-    if (!lease.acquired) return refused(leaseRefusal(lease.heldBy), { dlqDepth, warnings });
-    // A console restart that names no incident continues this one (ValidateInput).
-    await deps.openIncidents?.open(plan.dlqArn, plan.incidentId, now);
-  }
+  const leaseRefused = await takeLease(input, deps, { depth: dlqDepth, window, now });
+  if (leaseRefused) return refused(leaseRefused, { dlqDepth, warnings });
 
   return {
     ok: true,
@@ -555,6 +577,8 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
     lateArrivals,
     unsettled: inDlq,
     warnings,
+    path: 'move-task',
+    parkFirst: true,
     forecast: forecastRun({
       depth: dlqDepth,
       toPark,
@@ -565,5 +589,138 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
       verifyWindowSeconds: window,
       sampleOnly: plan.mode === 'sample-only',
     }),
+  };
+}
+
+/**
+ * Check 7, one workflow per DLQ (taken last, so a run refused for any other reason holds
+ * nothing): the refusal, or null when the lease is held (or not needed). A dry run is refused
+ * where the real run would be, with the same sentence; a taken lease opens the run's incident as
+ * the DLQ's open incident (a console restart that names no incident continues it).
+ */
+async function takeLease(
+  input: PreflightInput,
+  deps: PreflightDeps,
+  at: { depth: number; window: number; now: number },
+): Promise<string | null> {
+  const { plan } = input;
+  const holder = { incidentId: plan.incidentId, executionName: input.executionName ?? plan.incidentId };
+  if (!deps.leases) return null; // no lease port: checks 1-6 only
+  if (plan.mode === 'dry-run') {
+    const held = await deps.leases.get(plan.dlqArn);
+    if (held && held.expiresAt > Math.floor(at.now / 1000) && held.executionName !== holder.executionName)
+      return leaseRefusal(held);
+    return null;
+  }
+  if (at.depth === 0) return null;
+  const lease = await deps.leases.acquire(plan.dlqArn, holder, at.now, leaseSeconds(at.window));
+  if (!lease.acquired) return leaseRefusal(lease.heldBy);
+  await deps.openIncidents?.open(plan.dlqArn, plan.incidentId, at.now);
+  return null;
+}
+
+/**
+ * The recording mover's preflight (mover-path.ts): the selection counted ("N of M"), refusals by
+ * name (nothing selected, a target elsewhere without a registered role, no target, un-park
+ * without a parking queue, an active move task), SQS targets that exist and have the DLQ's type,
+ * the return window (SQS targets as for a move task; a non-SQS origin its registered
+ * `returnWindowSeconds`, default {@link DEFAULT_ORIGIN_RETURN_WINDOW_SECONDS}), and the lease.
+ * `dlqDepth` is the depth of the queue the run reads: the parking queue when un-parking.
+ */
+async function moverPreflight(
+  input: PreflightInput,
+  deps: PreflightDeps,
+  seen: {
+    dlq: QueueInfo;
+    dlqDepth: number;
+    counter: SelectionCounter;
+    reasons: string[];
+    toPark: number;
+    earliest: number | null;
+    warnings: string[];
+    inDlq: number;
+  },
+): Promise<PreflightResult> {
+  const { plan } = input;
+  const { counter, warnings } = seen;
+  const base = {
+    path: 'mover' as const,
+    parkFirst: false,
+    selection: counter.count,
+    dlqDepth: seen.dlqDepth,
+  };
+  const registration = deps.registrations ? await deps.registrations.getRegistration(plan.dlqArn) : {};
+  const refusals = moverRefusals(plan, counter, registration);
+  if (refusals.length > 0) return refused(refusals.join('; '), base);
+  const active = activeTask(await deps.moveTasks.list(plan.dlqArn));
+  if (active)
+    return refused(activeTaskRefusal(active), {
+      ...base,
+      activeMoveTask: active.taskHandle ?? active.status,
+    });
+
+  const sqsTargets: QueueInfo[] = [];
+  for (const arn of counter.targets.keys()) {
+    if (kindOfArn(arn) !== 'sqs') continue;
+    const info = await describeArn(deps, arn);
+    if (!info) return refused(`queue not found: ${arn}`, base);
+    sqsTargets.push(info);
+  }
+  const mismatch = checkQueueTypes(
+    plan.dlqArn,
+    sqsTargets.map((t) => t.arn),
+  );
+  if (mismatch) return refused(mismatch.message, base);
+
+  const sqsWindow = verifyWindowSeconds(
+    sqsTargets.map((t) => ({
+      visibilityTimeoutSeconds: t.visibilityTimeoutSeconds,
+      maxReceiveCount: t.redrivePolicy?.maxReceiveCount ?? 1,
+      delaySeconds: t.delaySeconds,
+    })),
+    plan.verifyMarginSeconds,
+  );
+  const originWindow =
+    counter.targets.size > sqsTargets.length
+      ? ((registration as Partial<QueueRegistration>).origin?.returnWindowSeconds ??
+          DEFAULT_ORIGIN_RETURN_WINDOW_SECONDS) + plan.verifyMarginSeconds
+      : 0;
+  const window = Math.max(sqsWindow, originWindow);
+
+  // A full redrive of a non-SQS DLQ parks its poison first, as a move-task run does; a selective,
+  // un-park or edit run leaves everything it does not select where it is.
+  const fullRun = !plan.selection && !plan.unpark && !plan.transform;
+  const parkFirst = fullRun && seen.toPark > 0 && (plan.parkingQueueUrl !== null || plan.discardPoison);
+  if (fullRun && seen.toPark > 0 && !parkFirst)
+    warnings.push(
+      `${seen.toPark} do-not-redrive message(s) stay in the DLQ (no parking queue): the mover skips them`,
+    );
+  const { selected, total } = counter.count;
+  warnings.push(
+    `the recording mover moves this run (${seen.reasons.join(', ')}): ${selected} of ${total} message(s) selected`,
+  );
+
+  let depth = seen.dlqDepth;
+  if (plan.unpark && plan.parkingQueueUrl)
+    depth = queueDepth(await deps.queues.describe(plan.parkingQueueUrl));
+  const now = deps.now();
+  const leaseRefused = await takeLease(input, deps, { depth, window, now });
+  if (leaseRefused) return refused(leaseRefused, { ...base, dlqDepth: depth, warnings });
+  return {
+    ok: true,
+    refusal: null,
+    dlqDepth: depth,
+    sourceArns: [...counter.targets.keys()],
+    fifo: seen.dlq.fifo,
+    verifyWindowSeconds: window,
+    earliestRetentionDeadline: seen.earliest,
+    retentionHeadroomSeconds: seen.earliest === null ? null : Math.floor((seen.earliest - now) / 1000),
+    activeMoveTask: null,
+    lateArrivals: 0,
+    unsettled: seen.inDlq,
+    warnings,
+    path: 'mover',
+    parkFirst,
+    selection: counter.count,
   };
 }

@@ -220,20 +220,6 @@ export async function validateInput(event: unknown, deps: ValidateInputDeps): Pr
   const outOfRegion = regionProblems(input, deps.region);
   if (outOfRegion.length > 0) throw new InvalidInputError('invalid execution input', outOfRegion);
 
-  // Until the recording mover is wired into the workflow, a move task would ignore these fields
-  // and move the whole DLQ: refuse them rather than do more than was asked.
-  const needsMover = (['selection', 'unpark', 'transform'] as const).filter(
-    (field) => input[field] !== undefined && input[field] !== false,
-  );
-  if (needsMover.length > 0)
-    throw new InvalidInputError(
-      'invalid execution input',
-      needsMover.map(
-        (field) =>
-          `${field}: needs the recording mover, which this pipeline does not run yet (a move task would move the whole DLQ)`,
-      ),
-    );
-
   const registration = await deps.registrations.getRegistration(input.dlqArn);
   const problems = registrationProblems(input, registration);
   if (problems.length > 0) throw new InvalidInputError('invalid execution input', problems);

@@ -60,7 +60,7 @@ export interface RunScenarioOptions {
 type Json = Record<string, unknown>;
 
 /** The states whose result is `$.ramp`. */
-const RAMP_STATES = new Set(['StartMoveTask', 'CheckProgress', 'StepUp', 'ResumeRamp']);
+const RAMP_STATES = new Set(['StartMoveTask', 'CheckProgress', 'StepUp', 'ResumeRamp', 'MoverStep']);
 
 const num = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
 
@@ -146,6 +146,11 @@ export interface LocalIncidentOptions {
   retryIntervalMs?: number;
   /** Each function's timeout, milliseconds. @default the runner's (300 s) */
   lambdaTimeoutMs?: number;
+  /**
+   * Fields of the execution input triage does not set (a selection, un-park, a transform), as an
+   * operator would add them starting the run from the console or the CLI.
+   */
+  input?: Record<string, unknown>;
 }
 
 /** Everything one local run produced, for a report or a test's assertions. */
@@ -189,6 +194,7 @@ export async function runLocalIncident(options: LocalIncidentOptions): Promise<L
     taskResults,
     ramp: undefined,
     notes: {},
+    starter: undefined,
   };
   const rampSteps: Array<{ rate: number; dwellSeconds: number }> = [];
   try {
@@ -232,8 +238,9 @@ export async function runLocalIncident(options: LocalIncidentOptions): Promise<L
       },
     });
     const starter = createLocalWorkflowStarter(runner, {
-      inputDefaults: { verifyMarginSeconds: LOCAL_VERIFY_MARGIN_SECONDS },
+      inputDefaults: { verifyMarginSeconds: LOCAL_VERIFY_MARGIN_SECONDS, ...options.input },
     });
+    ctx.starter = starter;
     const dlqName = queues.dlqArn.split(':').pop() as string;
     const alarmEvent = await createAlarmEvaluator({ dlqUrl: queues.dlqUrl, queueName: dlqName }).evaluate();
     if (!alarmEvent) throw new Error(`the ${dlqName} alarm did not fire: the DLQ is empty`);
@@ -275,6 +282,7 @@ export async function runScenario(scenario: Scenario, options: RunScenarioOption
       await scenario.onTaskResult?.(ctx, state, result);
     },
     ...(options.retryIntervalMs ? { retryIntervalMs: options.retryIntervalMs } : {}),
+    ...(scenario.input ? { input: scenario.input } : {}),
   });
   const { ctx, incident, result, triage, execution } = run;
   await scenario.afterRun?.(ctx);
@@ -282,7 +290,9 @@ export async function runScenario(scenario: Scenario, options: RunScenarioOption
   const outcome = result.path.at(-1) ?? null;
   const dlqNow = await queueDepth(ctx.sqs, incident.queues.dlqUrl);
   const inventoried = reconcile?.inventoried ?? incident.dlqDepth;
-  const sample = (result.taskResults.SampleRedrive ?? {}) as Json;
+  // The recording mover's sample has SampleRedrive's shape; its `moved` counts the sample too.
+  const byMover = result.taskResults.MoverSample !== undefined;
+  const sample = (result.taskResults.SampleRedrive ?? result.taskResults.MoverSample ?? {}) as Json;
   const ramp = ctx.ramp ?? {};
   const { consumer } = incident;
   const report: RunReport = {
@@ -307,7 +317,9 @@ export async function runScenario(scenario: Scenario, options: RunScenarioOption
     lateMovedUnclassified: reconcile?.lateMovedUnclassified ?? 0,
     returned: reconcile?.returned ?? 0,
     sampled: num(sample.sent) + num(sample.alreadySent),
-    bulkMoved: num(ramp.movedBefore) + num(ramp.moved),
+    bulkMoved: byMover
+      ? Math.max(0, num(ramp.moved) - num(sample.sent) - num(sample.alreadySent))
+      : num(ramp.movedBefore) + num(ramp.moved),
     duplicateSendsPrevented: reconcile?.duplicateSendsPrevented ?? 0,
     possibleDuplicateSends: reconcile?.possibleDuplicateSends ?? 0,
     possibleDuplicates: reconcile?.possibleDuplicates ?? [],
@@ -370,6 +382,12 @@ function narrate(ctx: ScenarioContext, state: string, r: Json): void {
   if (state === 'VerifySample' || state === 'ReverifySample')
     ctx.say(`Verification: ${r.verdict} (${r.reason}).`);
   if (state === 'StartMoveTask') ctx.say(`Ramped redrive started (StartMessageMoveTask): ${r.reason}.`);
+  if (state === 'MoverSample')
+    ctx.say(
+      `Recording mover sample: ${r.sent} sent (${r.alreadySent} already sent); verifying after ${r.verifyAfterSeconds} s...`,
+    );
+  if (state === 'MoverStep' && r.decision !== 'continue')
+    ctx.say(`Recording mover: ${r.decision} (${r.reason}).`);
   if ((state === 'CheckProgress' || state === 'StepUp') && r.decision !== 'hold')
     ctx.say(`${state}: ${r.decision} (${r.reason}).`);
 }

@@ -333,9 +333,10 @@ describe('MonitoredDlq resources', () => {
         ),
       )
       .map((policy) => JSON.stringify(policy.Properties.Roles));
-    expect(withDataKey).toHaveLength(2);
+    expect(withDataKey).toHaveLength(3);
     expect(withDataKey.join()).toContain('SampleRedriveRole');
     expect(withDataKey.join()).toContain('MoveTaskRole');
+    expect(withDataKey.join()).toContain('MoverRole');
   });
 
   it('adds no reference from the pipeline stack to the consumer stack (no dependency cycle)', () => {
@@ -384,7 +385,16 @@ describe('KMS grants only on registered keys', () => {
 
     // Preflight reads bodies too: the recheck inventories messages that arrived after triage.
     expect(holders(template, 'kms:Decrypt', '1234abcd-12ab-34cd-56ef-1234567890ab')).toEqual(
-      ['MoveTask', 'Park', 'Preflight', 'Reconcile', 'SampleRedrive', 'Triage', 'VerifySample'].sort(),
+      [
+        'MoveTask',
+        'Mover',
+        'Park',
+        'Preflight',
+        'Reconcile',
+        'SampleRedrive',
+        'Triage',
+        'VerifySample',
+      ].sort(),
     );
     expect(holders(template, 'kms:GenerateDataKey', '1234abcd-12ab-34cd-56ef-1234567890ab')).toEqual([]);
     expect(holders(template, 'kms:DescribeKey', '1234abcd-12ab-34cd-56ef-1234567890ab')).toEqual([
@@ -591,5 +601,72 @@ describe('DlqCompositeAlarm', () => {
     expect((error as Error).message).toContain(
       'compositeAlarmName: must be a literal of 1..255 characters (given: "")',
     );
+
+describe("the recording mover's origin and role grants", () => {
+  type Policy = {
+    Properties: {
+      Roles: unknown;
+      PolicyDocument: { Statement: Array<{ Action: unknown; Resource: unknown }> };
+    };
+  };
+  /** Every (action, resource) the stack grants to the role of `fn`, for actions of these services. */
+  const grantsOf = (template: Template, fn: string, services: RegExp) =>
+    (Object.values(template.findResources('AWS::IAM::Policy')) as Policy[])
+      .filter((p) => new RegExp(`${fn}Role[0-9A-F]`).test(JSON.stringify(p.Properties.Roles)))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement)
+      .flatMap((s) =>
+        [s.Action]
+          .flat()
+          .filter((a) => services.test(String(a)))
+          .map((a) => `${a} ${JSON.stringify(s.Resource)}`),
+      )
+      .sort();
+  const TOPIC = 'arn:aws:sns:us-east-1:111122223333:orders-events';
+  const ROLE = 'arn:aws:iam::444455556666:role/dlq-redrive-target';
+
+  it('grants sns:Publish on the registered topic and sts:AssumeRole on exactly the registered role, to the mover only', () => {
+    const { app, pipeline } = pipelineApp();
+    const stack = new Stack(app, 'SnsOrigin', { env: ENV });
+    new MonitoredDlq(stack, 'Monitored', {
+      pipeline,
+      ...importedQueues(stack),
+      origin: { kind: 'sns', topicArn: TOPIC },
+      accessRoles: [{ accountId: '444455556666', region: 'eu-west-1', roleArn: ROLE }],
+    });
+    app.synth();
+    const template = Template.fromStack(stack);
+    expect(grantsOf(template, 'Mover', /^(sns|sts|events):|^lambda:Invoke/)).toEqual(
+      [`sns:Publish "${TOPIC}"`, `sts:AssumeRole "${ROLE}"`].sort(),
+    );
+    for (const other of FUNCTION_NAMES.map(pascalOf).filter((n) => n !== 'Mover'))
+      expect(grantsOf(template, other, /^(sns|sts|events):/), other).toEqual([]);
+  });
+
+  it('grants lambda:InvokeFunction on the registered function and nothing on STS without registered roles', () => {
+    const { app, pipeline } = pipelineApp();
+    const stack = new Stack(app, 'LambdaOrigin', { env: ENV });
+    const fn = 'arn:aws:lambda:us-east-1:111122223333:function:orders-worker';
+    new MonitoredDlq(stack, 'Monitored', {
+      pipeline,
+      ...importedQueues(stack),
+      origin: { kind: 'lambda', functionArn: fn },
+    });
+    app.synth();
+    expect(grantsOf(Template.fromStack(stack), 'Mover', /^(sns|sts|events):|^lambda:Invoke/)).toEqual([
+      `lambda:InvokeFunction "${fn}"`,
+    ]);
+  });
+
+  it('refuses a malformed access role by field, naming the value given', () => {
+    const { app, pipeline } = pipelineApp();
+    const stack = new Stack(app, 'BadRole', { env: ENV });
+    expect(
+      () =>
+        new MonitoredDlq(stack, 'Monitored', {
+          pipeline,
+          ...importedQueues(stack),
+          accessRoles: [{ accountId: '444455556666', roleArn: 'not-a-role' }],
+        }),
+    ).toThrow(/accessRoles\.0\.roleArn: must be an IAM role ARN/);
   });
 });

@@ -62,6 +62,7 @@ const LINKED_NOT_CALLED: Partial<Record<FunctionName, readonly string[]>> = {
   'sample-redrive': ['sqs:ListDeadLetterSourceQueues'],
   'verify-sample': ['sqs:ListDeadLetterSourceQueues'],
   'move-task': ['sqs:ListDeadLetterSourceQueues'],
+  mover: ['sqs:ListDeadLetterSourceQueues'],
   // Only cancel an orphaned move task of their run; never start one.
   notify: ['sqs:StartMessageMoveTask'],
   'execution-ended': ['sqs:StartMessageMoveTask'],
@@ -575,10 +576,14 @@ describe('IAM', () => {
         const reachable = await sdkActionsOf(FUNCTIONS_DIR, name);
         const notCalled = new Set(LINKED_NOT_CALLED[name] ?? []);
         // Actions on keys and payload buckets are granted per registered key / bucket (the demo's
-        // queues use SSE-SQS and no extended client): test/infra/monitored-dlq.test.ts.
+        // queues use SSE-SQS and no extended client), on registered origins and access roles likewise:
+        // test/infra/monitored-dlq.test.ts.
+        const access = FUNCTION_ACCESS[name];
         const perRegisteredKey = new Set([
-          ...(FUNCTION_ACCESS[name].keys ?? []),
-          ...(FUNCTION_ACCESS[name].payloadBuckets ?? []),
+          ...(access.keys ?? []),
+          ...(access.payloadBuckets ?? []),
+          ...Object.values(access.originTargets ?? {}).flat(),
+          ...(access.accessRoles ?? []),
         ]);
         const needed = reachable.filter((a) => !notCalled.has(a) && !perRegisteredKey.has(a));
         const statements = statementsOf(roleIdOf(name));

@@ -127,7 +127,7 @@ describe('ValidateInput against the local stack', () => {
   const all = readdirSync(EVENTS).filter((f) => f.endsWith('.json') && !f.includes('fifo'));
   const moverFields = (input: Record<string, unknown>) =>
     (['selection', 'unpark', 'transform'] as const).filter(
-      (f) => input[f] !== undefined && input[f] !== false,
+      (f) => input[f] !== undefined && input[f] !== null && input[f] !== false,
     );
   const raw = (name: string) =>
     JSON.parse(readFileSync(new URL(name, EVENTS), 'utf8')) as Record<string, unknown>;
@@ -139,17 +139,19 @@ describe('ValidateInput against the local stack', () => {
     expect(moverExamples.length).toBeGreaterThan(0);
   });
 
-  // Until the recording mover is wired into the workflow, ValidateInput refuses these fields by name
-  // (a move task would move the whole DLQ) and makes no SQS call.
+  // The recording mover is wired into the workflow: its fields become the plan's, unchanged.
   it.each(moverExamples)(
-    'refuses the recording-mover console example %s, naming each field',
+    'turns the recording-mover console example %s into a plan that keeps its selection, unpark and transform',
     async (name) => {
       const input = load(EVENTS, name) as Record<string, unknown>;
-      const error = await invoke({ input }).catch((e: unknown) => e);
-      expect(error).toMatchObject({ name: 'Redrive.InvalidInput' });
-      for (const field of moverFields(input))
-        expect(String((error as Error).message)).toContain(`${field}: needs the recording mover`);
-      expect(sent.filter((c) => c !== 'GetItemCommand')).toEqual([]);
+      const plan = ExecutionPlan.parse(
+        await invoke({ input, executionName: `example-${name.replace('.json', '')}` }),
+      );
+      expect(moverFields(plan as unknown as Record<string, unknown>).sort()).toEqual(
+        moverFields(input).sort(),
+      );
+      for (const field of moverFields(input)) expect(plan[field]).toEqual(input[field]);
+      expect(sent.filter((c) => c !== 'GetQueueUrlCommand' && c !== 'GetItemCommand')).toEqual([]);
     },
   );
 

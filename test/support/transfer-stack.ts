@@ -2,7 +2,7 @@
  * Test hooks for suites that run Park / SampleRedrive on the local stack: one local stack per
  * file, a short transfer visibility timeout (a crashed receive hides a message for 2 s instead of
  * 30 s, so retry tests are quick), and no fault hook leaking from one test into the next.
- * Call it inside `describe`.
+ * Call it inside `describe`; it returns the running stack (for its stand-ins).
  */
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll } from 'vitest';
@@ -10,7 +10,7 @@ import { resetClients, sqsClient } from '#platform/clients.js';
 import { setTransferFaultHook } from '#transfer/message-transfer.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 
-export function useTransferStack(): void {
+export function useTransferStack(): () => LocalStack {
   let stack: LocalStack | undefined;
   beforeAll(async () => {
     stack = await startLocalStack();
@@ -23,6 +23,10 @@ export function useTransferStack(): void {
     resetClients();
     await stack?.stop();
   });
+  return () => {
+    if (!stack) throw new Error('the local stack is not started yet (call inside a test)');
+    return stack;
+  };
 }
 
 /** Someone else (a console poll, a crashed attempt) receives every visible message and holds it. */

@@ -139,6 +139,7 @@ describe('redrive.asl.json', () => {
     const placeholders = [...new Set([...text.matchAll(/\$\{(\w+)\}/g)].map((m) => m[1]))].sort();
     expect(placeholders).toEqual([
       'MoveTaskFunctionArn',
+      'MoverFunctionArn',
       'NotifyFunctionArn',
       'ParkFunctionArn',
       'PreflightFunctionArn',
@@ -173,6 +174,13 @@ describe('redrive.asl.json', () => {
       'CheckProgress',
       'RampDecision?',
       'StepUp',
+      'ParkFirst?',
+      'Path?',
+      'MoverSample',
+      'StartMover',
+      'MoverStep',
+      'MoverDecision?',
+      'MoverDrain',
       'Reconcile',
       'Notify',
       'Done',

@@ -125,9 +125,9 @@ describe('wiring rules', () => {
     expect(readers).toEqual(['shared/platform/config.ts']);
   });
 
-  it('only platform/clients.ts constructs an AWS SDK client', () => {
+  it('only platform/clients.ts (and scoped-clients.ts, for other accounts and Regions) constructs an AWS SDK client', () => {
     const awsClient = /new [A-Za-z]+Client\(|DynamoDBDocumentClient\.from\(/;
     const builders = [...code].filter(([, text]) => awsClient.test(text)).map(([path]) => path);
-    expect(builders).toEqual(['shared/platform/clients.ts']);
+    expect(builders.sort()).toEqual(['shared/platform/clients.ts', 'shared/platform/scoped-clients.ts']);
   });
 });

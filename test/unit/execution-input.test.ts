@@ -148,17 +148,7 @@ describe('execution input examples (events/console)', () => {
 });
 
 describe('selection, un-park and transform (the recording mover)', () => {
-  it('refuses selection, unpark and transform while the workflow has no recording mover to honour them', async () => {
-    const { deps, calls } = fakeDeps();
-    const error = await validateInput(loadJson(EVENTS, 'edit-resubmit.json'), deps).catch((e: unknown) => e);
-    expect((error as InvalidInputError).details).toEqual([
-      'selection: needs the recording mover, which this pipeline does not run yet (a move task would move the whole DLQ)',
-      'transform: needs the recording mover, which this pipeline does not run yet (a move task would move the whole DLQ)',
-    ]);
-    expect(calls).toEqual([]);
-  });
-
-  it.skip('copies the selection, un-park flag and transform of the examples into the plan', async () => {
+  it('copies the selection, un-park flag and transform of the examples into the plan', async () => {
     const { deps } = fakeDeps();
     const selective = await validateInput(loadJson(EVENTS, 'selective-cause.json'), deps);
     expect([selective.selection, selective.unpark, selective.transform]).toEqual([

@@ -10,12 +10,14 @@ import { prepareIncident } from '../../local/demo/scenario.js';
 import { runTriage } from '../../local/demo/triage-local.js';
 import { type ServedStack, serveLocalStack } from '../../local/serve.js';
 import { dlq } from '../support/cli.js';
+import { queueDepth } from '../support/seed-dlq.js';
 
 // `dlq redrive` / `watch` / `cancel` through the real SFN client against the local Step Functions
 // stand-in (`npm run local`), on an incident the consumer-still-broken scenario leaves in its DLQ.
 describe('dlq redrive, watch and cancel on the local stack', { timeout: 300_000 }, () => {
   let served: ServedStack;
   let incidentId: string;
+  let dlqUrl: string;
   const executions = async () =>
     (await sfnClient().send(new ListExecutionsCommand({ stateMachineArn: served.stateMachineArn })))
       .executions ?? [];
@@ -28,6 +30,7 @@ describe('dlq redrive, watch and cancel on the local stack', { timeout: 300_000 
       outageAfterProcessed: 0,
     });
     await incident.consumer.stop();
+    dlqUrl = incident.queues.dlqUrl;
     const alarm = await createAlarmEvaluator({
       dlqUrl: incident.queues.dlqUrl,
       queueName: 'cli-runs-dlq',
@@ -45,18 +48,35 @@ describe('dlq redrive, watch and cancel on the local stack', { timeout: 300_000 
     await served?.stop();
   });
 
-  it('--cause and unpark, refused by the workflow while it runs no recording mover, exit 2 naming --cause; the run failed at ValidateInput with nothing moved', async () => {
+  it('--cause starts a recording-mover run (a dry run here: Preflight counts N of M, nothing moves); unpark with nothing parked is refused by Preflight naming unpark', async () => {
+    const ctx = contextFromEnv({ stdout: { write: () => true }, stderr: { write: () => true } });
+    const ended = async (name: string): Promise<RunView> => {
+      const arn = executionArnFrom(ctx, name);
+      let run = await readRun(ctx, arn);
+      while (run.status === 'RUNNING') {
+        await sleep(200);
+        run = await readRun(ctx, arn);
+      }
+      return run;
+    };
     const causes = (await dlq('show', incidentId, '--json')).json<OnCallReport>().topCauses;
-    const run = await dlq('redrive', incidentId, '--cause', causes[0]?.errorClass as string);
-    expect([run.code, run.stderr.trimEnd().split('\n').length]).toEqual([2, 1]);
-    expect(run.stderr).toMatch(
-      /^dlq: --cause: needs the recording mover, which this pipeline does not run yet .*failed at ValidateInput; nothing was read or moved\)/,
-    );
-    const unpark = await dlq('unpark', incidentId);
-    expect(unpark.code).toBe(2);
-    expect(unpark.stderr).toMatch(/^dlq: --unpark: needs the recording mover/);
-    const ended = await executions();
-    expect(ended.map((e) => e.status)).toEqual(['FAILED', 'FAILED']);
+    const outage = causes.find((c) => c.errorClass === 'DependencyUnavailable');
+    const run = await dlq('redrive', incidentId, '--cause', 'DependencyUnavailable', '--dry-run', '--json');
+    expect([run.code, run.stderr]).toEqual([0, '']);
+    const dry = await ended(run.json<{ name: string }>().name);
+    expect([dry.status, dry.currentState]).toEqual(['SUCCEEDED', 'Done']);
+    expect(dry.taskOutputs.Preflight).toMatchObject({
+      ok: true,
+      path: 'mover',
+      selection: { selected: outage?.count, total: 40 },
+    });
+    const unpark = await dlq('unpark', incidentId, '--json');
+    expect(unpark.code).toBe(0);
+    const nothingParked = await ended(unpark.json<{ name: string }>().name);
+    expect([nothingParked.status, nothingParked.currentState]).toEqual(['FAILED', 'RedriveRefused']);
+    expect(String(nothingParked.taskOutputs.Preflight?.refusal)).toMatch(/^redrive refused: unpark: /);
+    expect((await queueDepth(sqsClient(), dlqUrl)).visible).toBe(40);
+    expect((await executions()).map((e) => e.status).sort()).toEqual(['FAILED', 'SUCCEEDED']);
   });
 
   it('bad arguments exit 2 with one line naming the argument, and start nothing', async () => {

@@ -37,6 +37,8 @@ export interface IncidentOptions {
   registration?: Partial<QueueRegistration>;
   /** Runs after the DLQ is full and before the alarm fires. */
   beforeTriage?: (incident: PreparedIncident) => Promise<void>;
+  /** Execution input fields triage does not set (selection, unpark, transform). */
+  input?: Record<string, unknown>;
 }
 
 /** Everything a test may assert on. */
@@ -75,6 +77,7 @@ export async function runIncident(sqs: SQSClient, options: IncidentOptions): Pro
     ...(runner ? { runner: () => runner } : {}),
     retryIntervalMs: 100,
     lambdaTimeoutMs: 60_000,
+    ...(options.input ? { input: options.input } : {}),
   });
   const after = await queueDepth(sqs, run.incident.queues.dlqUrl);
   return {

@@ -27,6 +27,7 @@ export const AUDIT_KINDS = [
   'cancel-requested',
   'run-started',
   'run-ended',
+  'messages-edited',
 ] as const;
 export type AuditKind = (typeof AUDIT_KINDS)[number];
 
@@ -67,6 +68,18 @@ export interface AuditEntry {
   counts?: Record<string, number> | null;
   /** The run's approval as the workflow saw it (`$.approval`), for `run-ended`. */
   approval?: { decision: string; by: string | null; reason: string | null } | null;
+  /** The edit applied, for `messages-edited` (edit and resubmit). */
+  transform?: {
+    mergePatch?: Record<string, unknown> | undefined;
+    setAttributes?: ReadonlyArray<{ name: string; value: string; dataType?: string | undefined }> | undefined;
+    removeAttributes?: readonly string[] | undefined;
+    reason: string;
+  } | null;
+  /**
+   * For `messages-edited`: each edited message's envelope (its DLQ MessageId, whose envelope keeps
+   * the original bytes), the SHA-256 of the original body and of what was sent, and where.
+   */
+  edits?: Array<{ messageId: string; originalSha256: string; editedSha256: string; target: string }> | null;
 }
 
 /** The audit trail port. */

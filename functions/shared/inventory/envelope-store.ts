@@ -54,6 +54,7 @@ import {
   isConditionalCheckFailed,
   RecordNotFoundError,
   StateConflictError,
+  TransientError,
 } from '#platform/errors.js';
 import { readShape, shapeOf } from '#platform/record-shapes.js';
 import { keys, TABLE } from '#platform/table.js';
@@ -118,6 +119,12 @@ export interface EnvelopeStore {
    */
   putEnvelopes(items: readonly EnvelopeWrite[], opts: { deadlineMs: number }): Promise<PutEnvelopesResult>;
   getEnvelope(dlqArn: string, messageId: string): Promise<StoredEnvelope | undefined>;
+  /**
+   * The envelopes of these DLQ MessageIds that exist (BatchGetItem, 100 per call; the recording
+   * mover looks up each received batch at once), by MessageId.
+   * @throws TransientError when some keys are still unprocessed after the retries.
+   */
+  getEnvelopes(dlqArn: string, messageIds: readonly string[]): Promise<Map<string, StoredEnvelope>>;
   /** Every envelope of one DLQ, paginated lazily (chunk items skipped). */
   listEnvelopes(dlqArn: string): AsyncIterable<StoredEnvelope>;
   /**
@@ -203,6 +210,7 @@ export function createEnvelopeStore(options: EnvelopeStoreOptions = {}): Envelop
   return {
     putEnvelopes: (items, opts) => putEnvelopes(db, items, opts.deadlineMs),
     getEnvelope: (dlqArn, messageId) => getEnvelope(db, dlqArn, messageId),
+    getEnvelopes: (dlqArn, messageIds) => getEnvelopes(db, dlqArn, messageIds),
     listEnvelopes: (dlqArn) => ({ [Symbol.asyncIterator]: () => listEnvelopes(db, dlqArn) }),
     countEnvelopes: (dlqArn, state) => countEnvelopes(db, dlqArn, state),
     findByIdempotencyKey: (key) => findByIdempotencyKey(db, key),
@@ -314,6 +322,32 @@ async function getEnvelope(db: Db, dlqArn: string, messageId: string): Promise<S
 }
 
 /** Every item a Query returns, one page at a time. */
+/** Unprocessed keys of a batch lookup are retried this long, milliseconds. */
+const LOOKUP_DEADLINE_MS = 10_000;
+
+async function getEnvelopes(
+  db: Db,
+  dlqArn: string,
+  messageIds: readonly string[],
+): Promise<Map<string, StoredEnvelope>> {
+  const found = new Map<string, StoredEnvelope>();
+  const unique = [...new Set(messageIds)];
+  const deadline = Date.now() + LOOKUP_DEADLINE_MS;
+  for (let i = 0; i < unique.length; i += KEYS_PER_GET) {
+    const group = unique.slice(i, i + KEYS_PER_GET).map((id) => envelopeKey(dlqArn, id));
+    const r = await db.batches.get(group, undefined, deadline);
+    if (r.unchecked.length > 0)
+      throw new TransientError(
+        `dynamodb:BatchGetItem (envelopes): ${r.unchecked.length} key(s) still unprocessed`,
+      );
+    for (const item of r.items) {
+      const envelope = fromItem(item);
+      found.set(envelope.messageId, envelope);
+    }
+  }
+  return found;
+}
+
 async function* queryItems(
   db: Db,
   input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>,

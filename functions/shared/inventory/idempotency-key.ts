@@ -13,6 +13,7 @@ export {
   eventBridgeEventOf,
   idempotencyKeyOfMessage,
   type KeyInput,
+  LAMBDA_DLQ_ATTRIBUTES,
   lambdaRecordOf,
   PIPELINE_ATTRIBUTES,
   parseJsonObject,

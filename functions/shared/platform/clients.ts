@@ -1,5 +1,5 @@
 /**
- * The one place AWS SDK v3 clients are built: each once per Lambda container, on first use, and
+ * The one place AWS SDK v3 clients are built (with scoped-clients.ts for other accounts and Regions): each once per Lambda container, on first use, and
  * reused across invocations. Nothing else in `functions/` constructs a client; a function's
  * `deps.ts` passes these to its ports.
  *
@@ -8,7 +8,7 @@
  * `AWS_ENDPOINT_URL_SECRETS_MANAGER`, `AWS_ENDPOINT_URL_CLOUDWATCH`, `AWS_ENDPOINT_URL_KMS`, `AWS_ENDPOINT_URL_IAM`,
  * `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL_SNS`, `AWS_ENDPOINT_URL_EVENTBRIDGE`, `AWS_ENDPOINT_URL_STS`,
  * `AWS_REGION`), so the same code runs on AWS and against the local stack. Targets in another
- * account or Region get their clients from {@link scopedClients}, keyed by account and Region,
+ * account or Region get their clients from `scopedClients` (scoped-clients.ts), keyed by account and Region,
  * with the credentials of the registered role and, locally, the endpoint `REMOTE_ENDPOINTS` names. Each factory is its own export, so a bundle carries only the clients its function
  * uses (the SDK packages declare `sideEffects: false`).
  *
@@ -25,9 +25,8 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { type PipelineConfig, pipelineConfig, resetConfig } from './config.js';
+import { type PipelineConfig, resetConfig } from './config.js';
 import { boundByDeadline } from './deadline.js';
 
 let sqs: SQSClient | undefined;
@@ -42,8 +41,6 @@ let lambda: LambdaClient | undefined;
 let secretsManager: SecretsManagerClient | undefined;
 let sns: SNSClient | undefined;
 let eventBridge: EventBridgeClient | undefined;
-let sts: STSClient | undefined;
-let scoped = new Map<string, ScopedClients>();
 
 /** The shared SQS client; its calls end by the invocation's deadline (`boundByDeadline`). */
 export function sqsClient(): SQSClient {
@@ -138,91 +135,11 @@ export function eventBridgeClient(): EventBridgeClient {
   return eventBridge;
 }
 
-/** The shared STS client (assumes the registered roles of other accounts). */
-export function stsClient(): STSClient {
-  sts ??= new STSClient({});
-  return sts;
-}
+const resetHooks: Array<() => void> = [];
 
-/** Where a target lives, and the role that reaches it when it is not the pipeline's own account and Region. */
-export interface ClientScope {
-  accountId: string;
-  region: string;
-  /** The registered role to assume; absent: the function's own credentials. */
-  role?: { roleArn: string; externalId?: string | undefined };
-}
-
-/** The clients of one account and Region (built on first use). */
-export interface ScopedClients {
-  sqs(): SQSClient;
-  sns(): SNSClient;
-  eventBridge(): EventBridgeClient;
-  lambda(): LambdaClient;
-}
-
-/** Credentials refresh this long before they expire, milliseconds. */
-const REFRESH_MARGIN_MS = 5 * 60_000;
-
-/**
- * Clients for a target in another account or Region: one set per account, Region and role, with
- * the credentials of `scope.role` (STS AssumeRole through {@link stsClient}, renewed five minutes
- * before they expire) and the endpoint `REMOTE_ENDPOINTS` names for that account and Region
- * (locally; on AWS the Region's public endpoint).
- *
- * @see https://docs.aws.amazon.com/STS/latest/APIReference/API_AssumeRole.html
- * @see https://docs.aws.amazon.com/sdkref/latest/guide/feature-ss-endpoints.html
- */
-export function scopedClients(scope: ClientScope): ScopedClients {
-  const id = `${scope.accountId}/${scope.region}/${scope.role?.roleArn ?? ''}`;
-  const cached = scoped.get(id);
-  if (cached) return cached;
-  const endpoints = pipelineConfig().remoteEndpoints[`${scope.accountId}/${scope.region}`] ?? {};
-  let session: { value: Awaited<ReturnType<typeof assume>>; renewAt: number } | undefined;
-  const assume = async (role: NonNullable<ClientScope['role']>) => {
-    const out = await stsClient().send(
-      new AssumeRoleCommand({
-        RoleArn: role.roleArn,
-        RoleSessionName: 'dlq-redrive-mover',
-        ...(role.externalId ? { ExternalId: role.externalId } : {}),
-      }),
-    );
-    const c = out.Credentials;
-    return {
-      accessKeyId: c?.AccessKeyId ?? '',
-      secretAccessKey: c?.SecretAccessKey ?? '',
-      sessionToken: c?.SessionToken ?? '',
-      expiration: c?.Expiration ?? new Date(Date.now() + 900_000),
-    };
-  };
-  const role = scope.role;
-  const credentials = role
-    ? async () => {
-        if (!session || Date.now() >= session.renewAt) {
-          const value = await assume(role);
-          session = { value, renewAt: value.expiration.getTime() - REFRESH_MARGIN_MS };
-        }
-        return session.value;
-      }
-    : undefined;
-  const options = (endpoint: string | undefined) => ({
-    region: scope.region,
-    ...(credentials ? { credentials } : {}),
-    ...(endpoint ? { endpoint } : {}),
-  });
-  const clients: {
-    sqs?: SQSClient;
-    sns?: SNSClient;
-    eventBridge?: EventBridgeClient;
-    lambda?: LambdaClient;
-  } = {};
-  const built: ScopedClients = {
-    sqs: () => (clients.sqs ??= new SQSClient(options(endpoints.sqs))),
-    sns: () => (clients.sns ??= new SNSClient(options(endpoints.sns))),
-    eventBridge: () => (clients.eventBridge ??= new EventBridgeClient(options(endpoints.eventbridge))),
-    lambda: () => (clients.lambda ??= new LambdaClient(options(endpoints.lambda))),
-  };
-  scoped.set(id, built);
-  return built;
+/** Runs `hook` on every {@link resetClients} (scoped-clients.ts forgets its clients with it). */
+export function onResetClients(hook: () => void): void {
+  resetHooks.push(hook);
 }
 
 /**
@@ -243,7 +160,6 @@ export function resetClients(): void {
   s3 = undefined;
   sns = undefined;
   eventBridge = undefined;
-  sts = undefined;
-  scoped = new Map();
+  for (const hook of resetHooks) hook();
   resetConfig();
 }

@@ -168,6 +168,9 @@ const PipelineEnv = z.object({
   LOCAL_SQS_RELEASE_COUNTS_AS_RECEIVE: z.optional(
     z.enum(['true', 'false'], { error: 'must be true or false' }),
   ),
+  // Read here only for the recording mover's Lambda invoker (lambda-invoke.ts), which is not an SDK
+  // client and so does not read the SDK's endpoint variables itself.
+  AWS_ENDPOINT_URL_LAMBDA: z.optional(HttpUrl),
   ALARM_QUEUE_MAP: z._default(
     JsonText.check(
       z.refine(isQueueMap, 'must be a JSON object of alarm name or ARN -> array of queue names'),
@@ -258,6 +261,11 @@ export interface PipelineConfig {
    * (`LOCAL_SQS_RELEASE_COUNTS_AS_RECEIVE`, local stack only; inventory/receive-budget.ts).
    */
   readonly sqsReleaseCountsAsReceive: boolean;
+  /**
+   * Lambda's endpoint as the SDK would take it (`AWS_ENDPOINT_URL_LAMBDA`, else `AWS_ENDPOINT_URL`),
+   * for the recording mover's Lambda invoker; undefined on AWS (the Region's public endpoint).
+   */
+  readonly lambdaEndpoint: string | undefined;
 }
 
 /**
@@ -303,6 +311,7 @@ export function readConfig(env: Readonly<Record<string, string | undefined>> = p
     remoteEndpoints: e.REMOTE_ENDPOINTS as Record<string, Partial<Record<RemoteService, string>>>,
     sqsVisibleIncludesInFlight: e.LOCAL_SQS_VISIBLE_INCLUDES_IN_FLIGHT === 'true',
     sqsReleaseCountsAsReceive: e.LOCAL_SQS_RELEASE_COUNTS_AS_RECEIVE === 'true',
+    lambdaEndpoint: e.AWS_ENDPOINT_URL_LAMBDA ?? e.AWS_ENDPOINT_URL,
   };
 }
 

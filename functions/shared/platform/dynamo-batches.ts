@@ -48,12 +48,12 @@ export interface DynamoBatches {
   /** BatchWriteItem of every request; returns the requests still unprocessed at the deadline. */
   write(requests: readonly WriteRequest[], deadline: number): Promise<WriteRequest[]>;
   /**
-   * BatchGetItem of `keys` (at most 100) with `projection`; returns the items found and the keys
-   * still unprocessed at the deadline.
+   * BatchGetItem of `keys` (at most 100) with `projection` (undefined: whole items); returns the
+   * items found and the keys still unprocessed at the deadline.
    */
   get<K extends Item>(
     keys: readonly K[],
-    projection: string,
+    projection: string | undefined,
     deadline: number,
   ): Promise<{ items: Item[]; unchecked: K[] }>;
   /**
@@ -171,7 +171,9 @@ export function createDynamoBatches(options: DynamoBatchesOptions): DynamoBatche
         try {
           const out = await client().send(
             new BatchGetCommand({
-              RequestItems: { [table]: { Keys: [...pending], ProjectionExpression: projection } },
+              RequestItems: {
+                [table]: { Keys: [...pending], ...(projection ? { ProjectionExpression: projection } : {}) },
+              },
             }),
           );
           items.push(...(out.Responses?.[table] ?? []));

@@ -19,6 +19,7 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-message-attributes.html
  */
 import {
+  DeleteMessageBatchCommand,
   DeleteMessageCommand,
   type Message,
   type MessageAttributeValue,
@@ -33,6 +34,8 @@ import type { LedgerKind, RedriveLedger } from './redrive-ledger.js';
 
 /** SQS's limit of message attributes per message. */
 export const MAX_MESSAGE_ATTRIBUTES = 10;
+/** The pipeline attributes every copy gets: `redrive-count`, `redrive-id`, `idempotency-key`. */
+const ADDED_ATTRIBUTES = 3;
 
 /** A message to send, already shaped for SendMessage. */
 export interface OutgoingMessage {
@@ -47,6 +50,8 @@ export interface TransferSqs {
   /** @returns the MessageId the destination assigned. */
   send(queueUrl: string, message: OutgoingMessage): Promise<string | null>;
   delete(queueUrl: string, receiptHandle: string): Promise<void>;
+  /** DeleteMessageBatch in groups of 10; returns the receipt handles whose delete failed. */
+  deleteBatch?(queueUrl: string, receiptHandles: readonly string[]): Promise<Set<string>>;
 }
 
 /**
@@ -129,8 +134,7 @@ export function outgoingCopy(
   if (opts.addPipelineAttributes) {
     const previous = Number(message.MessageAttributes?.['redrive-count']?.StringValue ?? 0);
     const count = Number.isFinite(previous) && previous >= 0 ? Math.trunc(previous) + 1 : 1;
-    if (Object.keys(attributes).length + PIPELINE_ATTRIBUTES.length > MAX_MESSAGE_ATTRIBUTES)
-      return undefined;
+    if (Object.keys(attributes).length + ADDED_ATTRIBUTES > MAX_MESSAGE_ATTRIBUTES) return undefined;
     attributes['redrive-count'] = { DataType: 'Number', StringValue: String(count) };
     attributes['redrive-id'] = { DataType: 'String', StringValue: opts.redriveId };
     attributes['idempotency-key'] = { DataType: 'String', StringValue: opts.key };
@@ -278,6 +282,145 @@ export async function transferMessage(req: TransferRequest, ports: TransferPorts
   return { result: 'sent', kind: entry.kind, sentMessageId, resent: entry.resent, takenOver };
 }
 
+/** One message of a {@link transferBatch}: the ledger fields of a {@link TransferRequest} and where it leaves from. */
+export interface BatchTransferRequest {
+  /** Identifies the message in the results (its MessageId in the queue it is taken from). */
+  id: string;
+  key: string;
+  incidentId: string;
+  /** The run (`plan.runId`): the ledger entry's owner. */
+  redriveId: string;
+  kind: LedgerKind;
+  /** The DLQ the envelope belongs to (the ledger's `dlqArn`). */
+  dlqArn: string;
+  /**
+   * The ledger's identity of the message in hand: its DLQ MessageId, or, un-parking, its MessageId
+   * in the parking queue (the parked copy is another message than the one Park's entry describes).
+   */
+  ledgerMessageId: string;
+  /** Receipt handle in the queue the message is taken from (the DLQ, or the parking queue when un-parking). */
+  receiptHandle: string;
+  /** What the ledger records as the destination (queue URL, topic, bus or function ARN). */
+  destination: string;
+  /** Seconds the message stays hidden if this step crashes (the ledger lease). */
+  visibilityTimeoutSeconds: number;
+}
+
+/** What {@link transferBatch} did with one message. `send-failed`: the target refused it (left where it is). */
+export type BatchTransferResult =
+  | { id: string; result: 'sent'; sentMessageId: string | null; resent: boolean; deleted: boolean }
+  | { id: string; result: 'duplicate-prevented'; deleted: boolean }
+  /** Another run owns the message's entry and its lease is not over: left alone. */
+  | { id: string; result: 'busy'; owner: string }
+  | { id: string; result: 'send-failed'; code: string; message: string };
+
+/** Ports of {@link transferBatch}. */
+export interface BatchTransferPorts {
+  ledger: RedriveLedger;
+  /** Sends the messages the ledger let through; one outcome per request, in order. */
+  send(
+    requests: readonly BatchTransferRequest[],
+  ): Promise<Array<{ ok: true; sentId: string | null } | { ok: false; code: string; message: string }>>;
+  /** Deletes from the queue the messages are taken from; returns the receipt handles that failed. */
+  deleteBatch(receiptHandles: readonly string[]): Promise<Set<string>>;
+  /** @default the hook installed with {@link setTransferFaultHook} */
+  faultHook?: TransferFaultHook;
+  now?: () => number;
+}
+
+/**
+ * {@link transferMessage} for up to ten messages at once, with the same ledger decisions (record,
+ * send, mark SENT, delete, mark deleted; see `redrive-ledger.ts`), one batched send and one
+ * batched delete: what the recording mover uses. Ledger writes of the batch run side by side.
+ * A copy the target refused is abandoned in the ledger (nothing was sent: the message is free
+ * again). A message whose delete failed stays SENT; the next attempt deletes it without a second send.
+ *
+ * @throws TransientError on throttling/5xx (the step is safe to retry); anything the fault hook throws.
+ */
+export async function transferBatch(
+  requests: readonly BatchTransferRequest[],
+  ports: BatchTransferPorts,
+): Promise<BatchTransferResult[]> {
+  const hook = ports.faultHook ?? globalFaultHook;
+  const now = (ports.now ?? Date.now)();
+  const begun = await Promise.all(
+    requests.map((r) =>
+      ports.ledger.begin(
+        {
+          key: r.key,
+          dlqArn: r.dlqArn,
+          dlqMessageId: r.ledgerMessageId,
+          incidentId: r.incidentId,
+          redriveId: r.redriveId,
+          kind: r.kind,
+          destinationUrl: r.destination,
+          visibleAfter: now + r.visibilityTimeoutSeconds * 1000,
+        },
+        now,
+      ),
+    ),
+  );
+  const results = new Map<string, BatchTransferResult>();
+  const toSend: BatchTransferRequest[] = [];
+  const toDelete: BatchTransferRequest[] = [];
+  requests.forEach((r, i) => {
+    const b = begun[i];
+    if (b?.outcome === 'busy') results.set(r.id, { id: r.id, result: 'busy', owner: b.entry.redriveId });
+    else if (b?.outcome === 'already-sent') {
+      results.set(r.id, { id: r.id, result: 'duplicate-prevented', deleted: false });
+      toDelete.push(r);
+    } else toSend.push(r);
+  });
+  for (const r of toSend) await hook?.('after-record', r.key);
+  const outcomes = toSend.length > 0 ? await ports.send(toSend) : [];
+  await Promise.all(
+    toSend.map(async (r, i) => {
+      const outcome = outcomes[i];
+      if (!outcome?.ok) {
+        // Refused outright (nothing sent): the entry is void and the message free for a later run.
+        await ports.ledger.abandon(r.dlqArn, r.ledgerMessageId, r.redriveId);
+        results.set(r.id, {
+          id: r.id,
+          result: 'send-failed',
+          code: outcome?.code ?? 'Unknown',
+          message: outcome?.message ?? 'no outcome',
+        });
+        return;
+      }
+      await ports.ledger.markSent(r.dlqArn, r.ledgerMessageId, r.redriveId, outcome.sentId);
+      const b = begun[requests.indexOf(r)];
+      results.set(r.id, {
+        id: r.id,
+        result: 'sent',
+        sentMessageId: outcome.sentId,
+        resent: b !== undefined && b.outcome !== 'new' && b.entry.resent,
+        deleted: false,
+      });
+      toDelete.push(r);
+    }),
+  );
+  for (const r of toDelete) await hook?.('after-send', r.key);
+  const failed =
+    toDelete.length > 0 ? await ports.deleteBatch(toDelete.map((r) => r.receiptHandle)) : new Set<string>();
+  await Promise.all(
+    toDelete
+      .filter((r) => !failed.has(r.receiptHandle))
+      .map(async (r) => {
+        const result = results.get(r.id);
+        if (result && (result.result === 'sent' || result.result === 'duplicate-prevented'))
+          result.deleted = true;
+        await ports.ledger.markDeleted(
+          r.dlqArn,
+          r.ledgerMessageId,
+          r.redriveId,
+          result?.result === 'duplicate-prevented',
+        );
+      }),
+  );
+  for (const r of toDelete) await hook?.('after-delete', r.key);
+  return requests.map((r) => results.get(r.id) as BatchTransferResult);
+}
+
 /**
  * The SQS side of a transfer.
  * @param options.client - @default the shared SQS client
@@ -313,6 +456,22 @@ export function createTransferSqs(options: { client?: SQSClient } = {}): Transfe
       await call('sqs:DeleteMessage', queueUrl, () =>
         client().send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: receiptHandle })),
       );
+    },
+    async deleteBatch(queueUrl, receiptHandles) {
+      const failed = new Set<string>();
+      for (let i = 0; i < receiptHandles.length; i += 10) {
+        const group = receiptHandles.slice(i, i + 10);
+        const out = await call('sqs:DeleteMessageBatch', queueUrl, () =>
+          client().send(
+            new DeleteMessageBatchCommand({
+              QueueUrl: queueUrl,
+              Entries: group.map((handle, j) => ({ Id: String(j), ReceiptHandle: handle })),
+            }),
+          ),
+        );
+        for (const f of out.Failed ?? []) failed.add(group[Number(f.Id)] as string);
+      }
+      return failed;
     },
   };
 }

@@ -12,6 +12,7 @@ import { delayQueue } from './delay-queue.js';
 import { handDeleted } from './hand-deleted.js';
 import { healthy } from './healthy.js';
 import { latePoisonArrivals } from './late-poison-arrivals.js';
+import { selective } from './selective.js';
 import type { Scenario } from './types.js';
 
 export type { Scenario, ScenarioContext, TerminalState } from './types.js';
@@ -26,6 +27,7 @@ export const SCENARIOS: readonly Scenario[] = [
   consoleMoveTask,
   handDeleted,
   crashAfterSend,
+  selective,
 ];
 
 /** The scenario `npm start` runs without `--scenario`. */

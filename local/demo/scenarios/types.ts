@@ -8,6 +8,7 @@
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { RunnerOptions } from '../../runner.js';
+import type { LocalWorkflowStarter } from '../../workflow-starter-local.js';
 import type { RunReport } from '../report.js';
 import type { PreparedIncident, ScenarioOptions } from '../scenario.js';
 
@@ -37,6 +38,8 @@ export interface ScenarioContext {
   readonly ramp: Readonly<Record<string, unknown>> | undefined;
   /** Free slot for a scenario's own facts (a break time, a hand-started task handle...). */
   readonly notes: Record<string, unknown>;
+  /** The workflow starter, once triage runs (an `afterRun` may start a second run with it). */
+  readonly starter: LocalWorkflowStarter | undefined;
 }
 
 /** An exposure bound, in messages, with how it was computed (shown beside the figure). */
@@ -66,6 +69,11 @@ export interface Scenario {
    * Queue names must be unique per scenario: tests run several scenarios on one stack.
    */
   incident(messages: number | undefined): ScenarioOptions & { name: string };
+  /**
+   * Execution input fields triage does not set, as an operator adds them from the console or the
+   * CLI (a selection, un-park, a transform).
+   */
+  readonly input?: Record<string, unknown>;
   /** Extra runner options (Task bindings, Wait overrides) for this scenario. */
   runner?(ctx: ScenarioContext): Partial<RunnerOptions>;
   /** Runs once the DLQ is full, before the alarm fires and triage runs. */

@@ -1,0 +1,821 @@
+/**
+ * The recording mover (states MoverSample and MoverStep; docs/contracts.md, "The recording
+ * mover"): everything StartMessageMoveTask cannot do, one message at a time in batches of ten,
+ * driven by the workflow in bounded invocations, never one state per message.
+ *
+ * **Per message**, in the conservation order (DESIGN.md): the envelope (a message first seen now
+ * gets one before anything else), the ledger entry with its idempotency key, the send to its
+ * target (transferBatch: one batched send and one batched delete for up to ten messages), the
+ * delete from the queue it was taken from, the envelope REDRIVEN with `(run <id>)`. A crash
+ * anywhere leaves a recorded state the retried step completes: at worst a recorded duplicate
+ * (ledger `resent`), never a loss.
+ *
+ * **What moves**: the plan's selection over the DLQ's envelopes (or, un-parking, the parked
+ * envelopes of the DLQ, matched to the parking queue's copies by body hash and attributes), of
+ * the classifications a run may redrive (selection.ts). The rest is held invisible while the pass
+ * goes by and released at its end: it stays where it is, with its envelope. FIFO: a message held
+ * in a group holds every later message of the group in this pass, so group order is kept.
+ *
+ * **Ramp and gate.** A step moves at `rampRates[rateIndex]` messages per second for one dwell (or
+ * what is left of the function's time), then returns; the workflow calls the next step at once.
+ * After a step at a rate has lasted one dwell and one return window (`preflight.verifyWindowSeconds`,
+ * the destinations' DelaySeconds + visibility timeout x maxReceiveCount + margin) with no
+ * re-inflow, the next step goes one rate up. **Re-inflow is exact**: every message the mover
+ * receives is keyed, and a message without an envelope whose key belongs to an envelope this run
+ * redrove is a copy that came back: the run halts at once (`decision: 'halt'`), naming how many and
+ * from where. When a whole pass finds nothing more to move, the mover drains: it waits one return
+ * window after its last send (`decision: 'drain'`, the ASL's Wait), passes once more, and is `done`
+ * only when nothing came back.
+ *
+ * **Bounded**: the steps of one execution are capped by {@link MAX_MOVER_STEPS}, derived from
+ * Step Functions' 25,000 history events (N04); at the cap the run halts, with what it moved.
+ *
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessageBatch.html
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/FIFO-queues-understanding-logic.html
+ * @see https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html (25,000 history events)
+ */
+import type { Message } from '@aws-sdk/client-sqs';
+import type { AuditTrail } from '#incident/audit-trail.js';
+import type { CancelRequests } from '#incident/cancel-requests.js';
+import { scanDlq, type VisitResult } from '#inventory/dlq-scan.js';
+import { buildEnvelope, type EnvelopeWrite } from '#inventory/envelope.js';
+import type { EnvelopeStore, StoredEnvelope } from '#inventory/envelope-store.js';
+import { idempotencyKeyOfMessage, sha256Hex, toStoredAttributes } from '#inventory/idempotency-key.js';
+import type { QueueRegistration, StoredMessageAttribute } from '#inventory/model.js';
+import { TransientError } from '#platform/errors.js';
+import type { ClientScope } from '#platform/scoped-clients.js';
+import { sleep } from '#platform/sleep.js';
+import type { QueueInfo, SqsQueues } from '#platform/sqs-queues.js';
+import * as z from '#platform/zod.js';
+import {
+  type BatchTransferRequest,
+  type BatchTransferResult,
+  type TransferSqs,
+  transferBatch,
+} from '#transfer/message-transfer.js';
+import { accessTo, parseArn, targetRefOf } from '#transfer/mover-targets.js';
+import type { RedriveLedger } from '#transfer/redrive-ledger.js';
+import {
+  matchesSelection,
+  needsPayload,
+  notRedrivable,
+  payloadOf,
+  type Selection,
+} from '#transfer/selection.js';
+import { buildCopy, type Copy, type CopyProblem, type MoverTarget, type Transform } from './copy.js';
+import type { TargetSender } from './senders.js';
+
+/** What a step decided; the ASL's MoverDecision? state routes on it. */
+export const MOVER_DECISIONS = ['continue', 'drain', 'done', 'halt', 'cancelled'] as const;
+export type MoverDecision = (typeof MOVER_DECISIONS)[number];
+
+/** Why messages were left where they are, counted. */
+export const LEFT_BEHIND = [
+  'no-room',
+  'too-large',
+  'not-json',
+  'cannot-edit',
+  'aws-source',
+  'no-target',
+  'send-failed',
+] as const;
+export type LeftBehindReason = (typeof LEFT_BEHIND)[number];
+
+/**
+ * Most mover steps of one execution. Each is MoverStep (Task: 5 history events) and MoverDecision?
+ * (Choice: 2), a drain adds a Wait (2): 1,500 steps stay under 14,000 events, leaving the rest for
+ * the states before (approval, sample, verification) and after, and for retries.
+ */
+export const MAX_MOVER_STEPS = 1500;
+/** Function time kept free at the end of a step, milliseconds. */
+const TIME_MARGIN_MS = 20_000;
+/** Most messages held invisible by one pass (far below SQS's ~120,000 in flight). */
+const MAX_HELD = 20_000;
+
+/** `$.mover`: the state every step returns and the next one takes. Times are epoch milliseconds. */
+export const MoverState = z.looseObject({
+  decision: z.enum(MOVER_DECISIONS),
+  rateIndex: z.number().check(z.int(), z.gte(0)),
+  rate: z.number(),
+  /** Messages this run's mover moved (sample included). */
+  moved: z.number().check(z.int(), z.gte(0)),
+  /** Messages the plan selected (Preflight's count, plus late arrivals selected since). */
+  selected: z.number().check(z.int(), z.gte(0)),
+  steps: z.number().check(z.int(), z.gte(0)),
+  /** When the current rate began. */
+  rateSince: z.number(),
+  lastSentAt: z.nullable(z.number()),
+  drainUntil: z.nullable(z.number()),
+  /** Seconds the workflow waits before the next step (drain). */
+  waitSeconds: z.number().check(z.gte(0)),
+  reinflow: z.number().check(z.int(), z.gte(0)),
+  reinflowBySource: z.record(z.string(), z.number()),
+  lateArrivals: z.number().check(z.int(), z.gte(0)),
+  duplicateSendsPrevented: z.number().check(z.int(), z.gte(0)),
+  possibleDuplicateSends: z.number().check(z.int(), z.gte(0)),
+  edited: z.number().check(z.int(), z.gte(0)),
+  leftBehind: z.record(z.string(), z.number()),
+  /** Moved since the last step without re-inflow: may still come back. */
+  exposure: z.object({ returned: z.number(), atRisk: z.number() }),
+  reason: z.string(),
+});
+export type MoverState = z.infer<typeof MoverState>;
+
+const isObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * `$.plan` as the mover reads it: ValidateInput's output (`ExecutionPlan`, which validated every
+ * field, selection and transform included), checked here for the fields the mover uses. Not
+ * `ExecutionPlan` itself: its schema would take the bundle past 500 KB.
+ */
+export const MoverPlan = z.looseObject({
+  incidentId: z.string().check(z.minLength(1)),
+  /** The run that owns this execution's ledger entries (absent in older plans: the incident id). */
+  runId: z.optional(z.string().check(z.minLength(1))),
+  dlqArn: z.string().check(z.minLength(1)),
+  dlqUrl: z.string().check(z.minLength(1)),
+  destinationArn: z.nullable(z.string()),
+  sampleSize: z.number().check(z.int(), z.gte(1)),
+  rampRates: z.array(z.number().check(z.gt(0))).check(z.minLength(1)),
+  dwellSeconds: z.number().check(z.gt(0)),
+  maxRedrives: z.number().check(z.int(), z.gte(1)),
+  parkingQueueUrl: z.nullable(z.string()),
+  requestedBy: z.string(),
+  approvedBy: z.nullable(z.string()),
+  selection: z.optional(z.nullable(z.custom<Selection>(isObject, 'must be a selection object'))),
+  unpark: z.optional(z.boolean()),
+  transform: z.optional(z.nullable(z.custom<Transform>(isObject, 'must be a transform object'))),
+});
+export type MoverPlan = z.infer<typeof MoverPlan>;
+
+/** Input of the Mover function. */
+export const MoverInput = z.object({
+  action: z.enum(['sample', 'step']),
+  plan: MoverPlan,
+  preflight: z.looseObject({
+    /** The return window of a moved message, seconds. */
+    verifyWindowSeconds: z.number().check(z.gte(0)),
+    fifo: z.boolean(),
+    selection: z.optional(z.looseObject({ selected: z.number().check(z.int(), z.gte(0)) })),
+  }),
+  /** `$.ramp`: the previous step's state, or `{ decision: 'start' }` (the ASL's StartMover) before the first. */
+  mover: z.optional(z.union([MoverState, z.looseObject({ decision: z.literal('start') })])),
+  /** `$.sample` of MoverSample: the first step counts what it moved. */
+  sample: z.optional(z.looseObject({ keys: z.array(z.string()) })),
+  /** `$$.Execution.Name`, for the audit of edits. */
+  executionName: z.optional(z.string()),
+});
+export type MoverInput = z.infer<typeof MoverInput>;
+
+/** `$.sample` when the mover takes the sample (VerifySample reads it), plus what was left behind. */
+export interface MoverSampleResult {
+  redriveId: string;
+  sent: number;
+  alreadySent: number;
+  keys: string[];
+  verifyAfterSeconds: number;
+  duplicateSendsPrevented: number;
+  noRoomForAttributes: number;
+  leftBehind: Record<string, number>;
+}
+
+/** Ports of the mover. */
+export interface MoverDeps {
+  /** SQS of the DLQ's account and Region: receive, release, describe, look up queues. */
+  queues: Pick<SqsQueues, 'receive' | 'changeVisibility' | 'describe' | 'resolveByName'>;
+  /** SQS lookups in another account or Region (the target's scope). */
+  queuesIn(scope: ClientScope): Pick<SqsQueues, 'resolveByName'>;
+  envelopes: Pick<
+    EnvelopeStore,
+    'getEnvelopes' | 'findByIdempotencyKey' | 'putEnvelopes' | 'setState' | 'listEnvelopes'
+  >;
+  ledger: RedriveLedger;
+  /** Deletes from the queue the messages are taken from. */
+  sqs: Required<Pick<TransferSqs, 'deleteBatch'>>;
+  sender: TargetSender;
+  registrations: { getRegistration(dlqArn: string): Promise<QueueRegistration> };
+  audit?: Pick<AuditTrail, 'record'>;
+  /** A person's request to stop the run (Slack Cancel, `dlq cancel`); every step reads it first. */
+  cancelRequests?: Pick<CancelRequests, 'get'>;
+  /** Lambda's `getRemainingTimeInMillis`. */
+  remainingTimeMs: () => number;
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+  /** Visibility timeout of each receive, seconds (how long a crashed step hides messages). @default 60 */
+  visibilityTimeoutSeconds?: number;
+}
+
+/** A target resolved for sending: where, and with which clients. */
+interface Resolved {
+  target: MoverTarget;
+  scope: ClientScope | undefined;
+}
+
+/** What one pass did. */
+interface PassResult {
+  moved: number;
+  keys: string[];
+  duplicatesPrevented: number;
+  resent: number;
+  edited: number;
+  reinflow: Array<{ key: string; sourceArn: string }>;
+  late: number;
+  lateSelected: number;
+  leftBehind: Partial<Record<LeftBehindReason, number>>;
+  sendFailures: string[];
+  /** True when the pass saw the whole queue (it ended on empty receives, not on a limit). */
+  complete: boolean;
+  lastSentAt: number | null;
+}
+
+interface Ctx {
+  input: MoverInput;
+  deps: MoverDeps;
+  plan: MoverPlan;
+  registration: QueueRegistration;
+  redriveId: string;
+  now: () => number;
+  sleep: (ms: number) => Promise<void>;
+  vt: number;
+  /** The queue the messages are taken from: the DLQ, or the parking queue when un-parking. */
+  sourceUrl: string;
+  dlq: QueueInfo;
+  targets: Map<string, Resolved | { refusal: string }>;
+  parked?: Map<string, StoredEnvelope[]>;
+}
+
+/** The content fingerprint of a body and its attributes (how a parked copy finds its envelope). */
+export function contentFingerprint(
+  bodySha256: string,
+  attributes: Record<string, StoredMessageAttribute>,
+): string {
+  const sorted = Object.keys(attributes)
+    .sort()
+    .map((name) => {
+      const a = attributes[name] as StoredMessageAttribute;
+      return [name, a.dataType, a.stringValue ?? null, a.binaryValueBase64 ?? null];
+    });
+  return sha256Hex(JSON.stringify([bodySha256, sorted]));
+}
+
+/** The state's starting values. */
+function initialState(input: MoverInput, now: number): MoverState {
+  return {
+    decision: 'continue',
+    rateIndex: 0,
+    rate: input.plan.rampRates[0] ?? 1,
+    moved: input.sample?.keys.length ?? 0,
+    selected: input.preflight.selection?.selected ?? 0,
+    steps: 0,
+    rateSince: now,
+    lastSentAt: null,
+    drainUntil: null,
+    waitSeconds: 0,
+    reinflow: 0,
+    reinflowBySource: {},
+    lateArrivals: 0,
+    duplicateSendsPrevented: 0,
+    possibleDuplicateSends: 0,
+    edited: 0,
+    leftBehind: {},
+    exposure: { returned: 0, atRisk: 0 },
+    reason: '',
+  };
+}
+
+async function context(input: MoverInput, deps: MoverDeps): Promise<Ctx> {
+  const plan = input.plan;
+  const registration = await deps.registrations.getRegistration(plan.dlqArn);
+  const dlq = await deps.queues.describe(plan.dlqUrl);
+  if (plan.unpark && !plan.parkingQueueUrl)
+    throw new TransientError('un-park needs a parking queue, and the plan names none');
+  const ctx: Ctx = {
+    input,
+    deps,
+    plan,
+    registration,
+    // The run (`plan.runId`): one execution owns its ledger entries.
+    redriveId: plan.runId ?? plan.incidentId,
+    now: deps.now ?? Date.now,
+    sleep: deps.sleep ?? sleep,
+    vt: deps.visibilityTimeoutSeconds ?? 60,
+    sourceUrl: plan.unpark ? (plan.parkingQueueUrl as string) : plan.dlqUrl,
+    dlq,
+    targets: new Map(),
+  };
+  if (plan.unpark) {
+    ctx.parked = new Map();
+    for await (const e of deps.envelopes.listEnvelopes(plan.dlqArn)) {
+      if (e.state !== 'PARKED') continue;
+      const fp = contentFingerprint(e.bodySha256, e.messageAttributes);
+      ctx.parked.set(fp, [...(ctx.parked.get(fp) ?? []), e]);
+    }
+  }
+  return ctx;
+}
+
+/** The resolved target of an envelope (cached per ARN), or why there is none. */
+async function targetOf(ctx: Ctx, envelope: StoredEnvelope): Promise<Resolved | { refusal: string }> {
+  const ref = targetRefOf(envelope, ctx.plan);
+  if (ref.kind === null) return { refusal: ref.reason };
+  const cached = ctx.targets.get(ref.arn);
+  if (cached) return cached;
+  const access = accessTo(ref.arn, ctx.plan.dlqArn, ctx.registration.accessRoles);
+  let resolved: Resolved | { refusal: string };
+  if (!access.ok) resolved = { refusal: access.refusal };
+  else if (ref.kind === 'sqs') {
+    const parts = parseArn(ref.arn);
+    const queues = access.scope ? ctx.deps.queuesIn(access.scope) : ctx.deps.queues;
+    const info = await queues.resolveByName(parts?.resource ?? ref.arn, parts?.accountId);
+    resolved = {
+      target: {
+        kind: 'sqs',
+        arn: info.arn,
+        url: info.url,
+        fifo: info.fifo,
+        maxMessageBytes: Number(info.attributes.MaximumMessageSize ?? 262_144),
+      },
+      scope: access.scope,
+    };
+  } else if (ref.kind === 'sns')
+    resolved = {
+      target: { kind: 'sns', arn: ref.arn, fifo: ref.arn.endsWith('.fifo') },
+      scope: access.scope,
+    };
+  else resolved = { target: { kind: ref.kind, arn: ref.arn }, scope: access.scope };
+  ctx.targets.set(ref.arn, resolved);
+  return resolved;
+}
+
+/** True when a message without an envelope is a copy this run sent that came back. */
+async function returnedOfRun(ctx: Ctx, key: string): Promise<boolean> {
+  const sameKey = await ctx.deps.envelopes.findByIdempotencyKey(key);
+  return sameKey.some(
+    (e) =>
+      e.dlqArn === ctx.plan.dlqArn &&
+      e.state === 'REDRIVEN' &&
+      (e.stateReason?.includes(`(run ${ctx.redriveId})`) ?? false),
+  );
+}
+
+/** One message ready to send. */
+interface Ready {
+  message: Message;
+  envelope: StoredEnvelope;
+  resolved: Resolved;
+  copy: Copy;
+  edited: boolean;
+  editedSha256: string | null;
+}
+
+/** The group of a FIFO message (undefined on a standard queue). */
+const groupOf = (m: Message) => m.Attributes?.MessageGroupId;
+
+/**
+ * One pass over the source queue: moves what is selected, within the limits.
+ * @param limits.maxMessages - most messages to move (the sample size).
+ * @param limits.untilMs - stop taking new batches at this time.
+ * @param limits.rate - messages per second, or null for as fast as the batches go.
+ */
+async function pass(
+  ctx: Ctx,
+  limits: { maxMessages: number; untilMs: number; rate: number | null },
+): Promise<PassResult> {
+  const { plan, deps } = ctx;
+  const out: PassResult = {
+    moved: 0,
+    keys: [],
+    duplicatesPrevented: 0,
+    resent: 0,
+    edited: 0,
+    reinflow: [],
+    late: 0,
+    lateSelected: 0,
+    leftBehind: {},
+    sendFailures: [],
+    complete: false,
+    lastSentAt: null,
+  };
+  const started = ctx.now();
+  const blockedGroups = new Set<string>();
+  const leave = (reason: LeftBehindReason) => {
+    out.leftBehind[reason] = (out.leftBehind[reason] ?? 0) + 1;
+  };
+  let stoppedByLimit = false;
+  const scan = await scanDlq(
+    deps.queues,
+    {
+      queueUrl: ctx.sourceUrl,
+      visibilityTimeoutSeconds: ctx.vt,
+      maxMessages: Number.MAX_SAFE_INTEGER,
+      maxHeld: MAX_HELD,
+      waitTimeSeconds: 0,
+      emptyReceives: 2,
+    },
+    async (batch) => {
+      const results = new Map<string, VisitResult>();
+      for (const m of batch) results.set(m.MessageId as string, 'hold');
+      const envelopes = await envelopesOf(ctx, batch);
+      const late: EnvelopeWrite[] = [];
+      const ready: Ready[] = [];
+      for (const message of batch) {
+        const group = groupOf(message);
+        const hold = () => {
+          if (group !== undefined) blockedGroups.add(group);
+        };
+        if (group !== undefined && blockedGroups.has(group)) continue;
+        let envelope = envelopes.get(message.MessageId as string);
+        if (!envelope && plan.unpark) {
+          hold();
+          continue; // a parked copy of another DLQ, or parked by hand
+        }
+        if (!envelope) {
+          const key = idempotencyKeyOfMessage(message, { producerKey: ctx.registration.producerKey }).key;
+          if (await returnedOfRun(ctx, key)) {
+            out.reinflow.push({ key, sourceArn: message.Attributes?.DeadLetterQueueSourceArn ?? 'unknown' });
+            hold();
+            continue;
+          }
+          const write = buildEnvelope(message, {
+            dlqArn: plan.dlqArn,
+            fifo: ctx.dlq.fifo,
+            retentionPeriodSeconds: ctx.dlq.retentionPeriodSeconds,
+            now: ctx.now(),
+            registration: ctx.registration,
+            incidentId: plan.incidentId,
+          });
+          late.push(write);
+          envelope = write.envelope;
+          out.late += 1;
+        }
+        if (
+          envelope.state !== 'IN_DLQ' &&
+          !plan.unpark &&
+          !envelope.stateReason?.includes(`(run ${ctx.redriveId})`)
+        ) {
+          hold();
+          continue; // parked or discarded by a step that has not deleted it yet
+        }
+        const payload = needsPayload(plan.selection) ? payloadOf(message.Body ?? '') : undefined;
+        if (!matchesSelection(envelope, plan.selection, payload) || notRedrivable(envelope, plan)) {
+          hold();
+          continue;
+        }
+        if (!envelopes.has(message.MessageId as string)) out.lateSelected += 1;
+        if (out.moved + ready.length >= limits.maxMessages) {
+          hold();
+          continue;
+        }
+        const resolved = await targetOf(ctx, envelope);
+        if ('refusal' in resolved) {
+          leave('no-target');
+          hold();
+          continue;
+        }
+        const built = buildCopy({
+          message,
+          envelope,
+          target: resolved.target,
+          key: envelope.idempotencyKey,
+          redriveId: ctx.redriveId,
+          transform: plan.transform,
+        });
+        if (!built.ok) {
+          leave(built.problem as CopyProblem);
+          hold();
+          continue;
+        }
+        ready.push({
+          message,
+          envelope,
+          resolved,
+          copy: built.copy,
+          edited: built.edited,
+          editedSha256: built.editedSha256,
+        });
+      }
+      // Record first: envelopes of messages first seen now exist before anything is sent.
+      if (late.length > 0) {
+        const stored = await deps.envelopes.putEnvelopes(late, { deadlineMs: ctx.now() + 10_000 });
+        if (stored.unprocessed > 0)
+          throw new TransientError(
+            `${stored.unprocessed} envelope(s) of messages first seen now could not be stored`,
+          );
+      }
+      // A copy of this run came back: the consumer fails it again. Send nothing more.
+      if (out.reinflow.length > 0) {
+        stoppedByLimit = true;
+        return { results, stop: true };
+      }
+      if (ready.length > 0) {
+        if (limits.rate !== null) {
+          const due = started + ((out.moved + ready.length) / limits.rate) * 1000;
+          const wait = due - ctx.now();
+          if (wait > 0) await ctx.sleep(Math.min(wait, Math.max(0, limits.untilMs - ctx.now())));
+        }
+        const moved = await send(ctx, ready);
+        for (const r of ready) {
+          const result = moved.get(r.message.MessageId as string);
+          if (!result) continue;
+          if (result.result === 'send-failed') {
+            leave('send-failed');
+            out.sendFailures.push(`${r.resolved.target.arn}: ${result.code} ${result.message}`);
+            const g = groupOf(r.message);
+            if (g !== undefined) blockedGroups.add(g);
+            continue;
+          }
+          if (result.result === 'busy') continue; // another run owns it: left alone
+          if (!result.deleted) continue;
+          results.set(r.message.MessageId as string, 'consumed');
+          out.moved += 1;
+          out.keys.push(r.envelope.idempotencyKey);
+          if (result.result === 'duplicate-prevented') out.duplicatesPrevented += 1;
+          else if (result.resent) out.resent += 1;
+          if (r.edited) out.edited += 1;
+          out.lastSentAt = ctx.now();
+        }
+      }
+      const limited = out.moved >= limits.maxMessages || ctx.now() >= limits.untilMs;
+      const halt = out.reinflow.length > 0 || out.sendFailures.length > 0;
+      if (limited || halt) stoppedByLimit = true;
+      return { results, stop: limited || halt };
+    },
+  );
+  out.complete = !stoppedByLimit && !scan.truncated;
+  return out;
+}
+
+/** The envelopes of a received batch: by DLQ MessageId, or (un-park) by content among the parked ones. */
+async function envelopesOf(ctx: Ctx, batch: readonly Message[]): Promise<Map<string, StoredEnvelope>> {
+  if (!ctx.parked)
+    return ctx.deps.envelopes.getEnvelopes(
+      ctx.plan.dlqArn,
+      batch.map((m) => m.MessageId as string),
+    );
+  const found = new Map<string, StoredEnvelope>();
+  for (const m of batch) {
+    const fp = contentFingerprint(sha256Hex(m.Body ?? ''), toStoredAttributes(m.MessageAttributes));
+    const candidates = ctx.parked.get(fp);
+    const envelope = candidates?.shift();
+    if (envelope) found.set(m.MessageId as string, envelope);
+  }
+  return found;
+}
+
+/** Records, sends (grouped by target, ten at a time) and deletes the ready messages; marks their envelopes. */
+async function send(ctx: Ctx, ready: readonly Ready[]): Promise<Map<string, BatchTransferResult>> {
+  const { deps, plan } = ctx;
+  const byMessage = new Map(ready.map((r) => [r.message.MessageId as string, r]));
+  const requests: BatchTransferRequest[] = ready.map((r) => ({
+    id: r.message.MessageId as string,
+    key: r.envelope.idempotencyKey,
+    incidentId: plan.incidentId,
+    redriveId: ctx.redriveId,
+    kind: 'redrive',
+    dlqArn: plan.dlqArn,
+    // Un-parking, the message in hand is the parked copy: Park's entry for the DLQ message says
+    // SENT and would read as "already sent" (the copy deleted, never sent back).
+    ledgerMessageId: plan.unpark ? (r.message.MessageId as string) : r.envelope.messageId,
+    receiptHandle: r.message.ReceiptHandle as string,
+    destination: r.resolved.target.kind === 'sqs' ? r.resolved.target.url : r.resolved.target.arn,
+    visibilityTimeoutSeconds: ctx.vt,
+  }));
+  const results = await transferBatch(requests, {
+    ledger: deps.ledger,
+    now: ctx.now,
+    deleteBatch: (handles) => deps.sqs.deleteBatch(ctx.sourceUrl, handles),
+    async send(toSend) {
+      const outcomes = new Map<
+        string,
+        { ok: true; sentId: string | null } | { ok: false; code: string; message: string }
+      >();
+      const groups = new Map<string, Ready[]>();
+      for (const request of toSend) {
+        const r = byMessage.get(request.id) as Ready;
+        const id = r.resolved.target.arn;
+        groups.set(id, [...(groups.get(id) ?? []), r]);
+      }
+      for (const group of groups.values()) {
+        const first = group[0] as Ready;
+        const sent = await deps.sender.send(
+          first.resolved.target,
+          group.map((r) => r.copy),
+          first.resolved.scope,
+        );
+        for (const [i, r] of group.entries())
+          outcomes.set(
+            r.message.MessageId as string,
+            sent[i] ?? { ok: false, code: 'Unknown', message: 'no outcome' },
+          );
+      }
+      return toSend.map(
+        (request) => outcomes.get(request.id) ?? { ok: false, code: 'Unknown', message: 'no outcome' },
+      );
+    },
+  });
+  const reason = (r: Ready) =>
+    `${plan.unpark ? 'un-parked' : 'recording mover'} to ${r.resolved.target.arn}${r.edited ? ` (edited: sha256:${r.editedSha256})` : ''} (run ${ctx.redriveId})`;
+  await Promise.all(
+    results.map(async (result) => {
+      if ((result.result !== 'sent' && result.result !== 'duplicate-prevented') || !result.deleted) return;
+      const r = byMessage.get(result.id) as Ready;
+      await deps.envelopes.setState(plan.dlqArn, r.envelope.messageId, 'REDRIVEN', reason(r));
+    }),
+  );
+  const edits = ready.filter(
+    (r) => r.edited && results.some((x) => x.id === r.message.MessageId && x.result === 'sent'),
+  );
+  if (edits.length > 0 && deps.audit && plan.transform)
+    await deps.audit.record({
+      incidentId: plan.incidentId,
+      entryId: `edit#${ctx.input.executionName ?? ctx.redriveId}#${edits[0]?.envelope.messageId}`,
+      kind: 'messages-edited',
+      at: ctx.now(),
+      by: plan.requestedBy,
+      via: 'workflow',
+      executionName: ctx.input.executionName ?? null,
+      text: `${edits.length} message(s) edited and resubmitted: ${plan.transform.reason}`,
+      transform: plan.transform,
+      edits: edits.map((r) => ({
+        messageId: r.envelope.messageId,
+        originalSha256: r.envelope.bodySha256,
+        editedSha256: r.editedSha256 as string,
+        target: r.resolved.target.arn,
+      })),
+      approval: { decision: 'approved', by: plan.approvedBy, reason: null },
+    });
+  return new Map(results.map((r) => [r.id, r]));
+}
+
+const addCounts = (a: Record<string, number>, b: Partial<Record<string, number>>) => {
+  const out = { ...a };
+  for (const [k, v] of Object.entries(b)) out[k] = (out[k] ?? 0) + (v ?? 0);
+  return out;
+};
+
+const describeLeft = (left: Record<string, number>) =>
+  Object.entries(left)
+    .filter(([, n]) => n > 0)
+    .map(([why, n]) => `${n} ${why}`)
+    .join(', ');
+
+/**
+ * MoverSample: moves up to `plan.sampleSize` selected messages, as fast as the batches go, and
+ * reports them the way SampleRedrive does (`$.sample`), so WaitForVerification and VerifySample
+ * run unchanged.
+ * @throws TransientError on throttling/5xx (safe to retry: the ledger resumes what was recorded).
+ */
+export async function moverSample(input: MoverInput, deps: MoverDeps): Promise<MoverSampleResult> {
+  const ctx = await context(input, deps);
+  const earlier = (await deps.ledger.list(input.plan.dlqArn)).filter(
+    (e) => e.redriveId === ctx.redriveId && e.kind === 'redrive' && e.dlqDeleted,
+  );
+  const need = Math.max(0, input.plan.sampleSize - earlier.length);
+  const result =
+    need > 0
+      ? await pass(ctx, {
+          maxMessages: need,
+          untilMs: ctx.now() + Math.max(0, deps.remainingTimeMs() - TIME_MARGIN_MS),
+          rate: null,
+        })
+      : undefined;
+  const keys = [...new Set([...earlier.map((e) => e.key), ...(result?.keys ?? [])])].slice(
+    0,
+    input.plan.sampleSize,
+  );
+  return {
+    redriveId: ctx.redriveId,
+    sent: (result?.moved ?? 0) - (result?.duplicatesPrevented ?? 0),
+    alreadySent: earlier.length,
+    keys,
+    verifyAfterSeconds: input.preflight.verifyWindowSeconds,
+    duplicateSendsPrevented: result?.duplicatesPrevented ?? 0,
+    noRoomForAttributes: result?.leftBehind['no-room'] ?? 0,
+    leftBehind: result?.leftBehind ?? {},
+  };
+}
+
+/**
+ * MoverStep: one step of the ramp (see the module comment).
+ * @throws TransientError on throttling/5xx (safe to retry: the ledger resumes what was recorded).
+ */
+export async function moverStep(input: MoverInput, deps: MoverDeps): Promise<MoverState> {
+  const now = (deps.now ?? Date.now)();
+  const prev =
+    input.mover && input.mover.decision !== 'start' ? (input.mover as MoverState) : initialState(input, now);
+  const state: MoverState = { ...prev, steps: prev.steps + 1, waitSeconds: 0 };
+  const { plan } = input;
+  const returnWindowMs = input.preflight.verifyWindowSeconds * 1000;
+  const cancel = await deps.cancelRequests?.get(plan.incidentId, input.executionName ?? plan.incidentId);
+  if (cancel)
+    return {
+      ...state,
+      decision: 'cancelled',
+      reason: `cancelled by ${cancel.by} (${cancel.via}) at ${new Date(cancel.at).toISOString()}${cancel.reason ? `: ${cancel.reason}` : ''}; ${state.moved} message(s) moved before the cancel, the rest stays in the DLQ`,
+    };
+  if (state.steps > MAX_MOVER_STEPS)
+    return {
+      ...state,
+      decision: 'halt',
+      reason: `the mover made ${MAX_MOVER_STEPS} steps, the most one execution can hold within Step Functions' 25,000 history events; ${state.moved} moved, the rest stays in the DLQ: start the redrive again`,
+    };
+  if (state.drainUntil !== null && now < state.drainUntil) {
+    const wait = Math.ceil((state.drainUntil - now) / 1000);
+    return {
+      ...state,
+      steps: prev.steps,
+      decision: 'drain',
+      waitSeconds: wait,
+      reason: `draining: ${wait} s left of the return window`,
+    };
+  }
+  const ctx = await context(input, deps);
+  const budget = Math.min(plan.dwellSeconds * 1000, Math.max(1000, deps.remainingTimeMs() - TIME_MARGIN_MS));
+  const result = await pass(ctx, {
+    maxMessages: Number.MAX_SAFE_INTEGER,
+    untilMs: ctx.now() + budget,
+    rate: state.rate,
+  });
+  const next: MoverState = {
+    ...state,
+    moved: state.moved + result.moved,
+    selected: state.selected + result.lateSelected,
+    lastSentAt: result.lastSentAt ?? state.lastSentAt,
+    lateArrivals: state.lateArrivals + result.late,
+    duplicateSendsPrevented: state.duplicateSendsPrevented + result.duplicatesPrevented,
+    possibleDuplicateSends: state.possibleDuplicateSends + result.resent,
+    edited: state.edited + result.edited,
+    leftBehind: addCounts(state.leftBehind, result.leftBehind),
+  };
+  if (result.reinflow.length > 0) {
+    const bySource = addCounts(
+      state.reinflowBySource,
+      Object.fromEntries(
+        [...new Set(result.reinflow.map((r) => r.sourceArn))].map((s) => [
+          s,
+          result.reinflow.filter((r) => r.sourceArn === s).length,
+        ]),
+      ),
+    );
+    const atRisk = Math.max(0, next.moved - state.moved + state.exposure.atRisk);
+    return {
+      ...next,
+      decision: 'halt',
+      reinflow: state.reinflow + result.reinflow.length,
+      reinflowBySource: bySource,
+      drainUntil: null,
+      exposure: { returned: state.reinflow + result.reinflow.length, atRisk },
+      reason: `re-inflow: ${result.reinflow.length} message(s) this run sent came back to the DLQ (${Object.entries(
+        bySource,
+      )
+        .map(([s, n]) => `${s.split(':').pop()}: ${n}`)
+        .join(
+          ', ',
+        )}): the consumer fails them again; the mover stopped after ${next.moved} moved, and up to ${atRisk} moved since the last clean step may still come back; the rest stays in the DLQ`,
+    };
+  }
+  if (result.sendFailures.length > 0)
+    return {
+      ...next,
+      decision: 'halt',
+      reason: `the target refused ${result.sendFailures.length} message(s) (${result.sendFailures.slice(0, 3).join('; ')}): they stay in the DLQ; ${next.moved} moved`,
+    };
+  const left = describeLeft(next.leftBehind);
+  if (result.complete && result.moved === 0) {
+    // Nothing more to move: the last sends need their return window before the run is complete.
+    const until = (next.lastSentAt ?? now) + returnWindowMs;
+    if (state.drainUntil === null && ctx.now() < until) {
+      const wait = Math.max(1, Math.ceil((until - ctx.now()) / 1000));
+      return {
+        ...next,
+        decision: 'drain',
+        drainUntil: until,
+        waitSeconds: wait,
+        exposure: { returned: 0, atRisk: next.moved - (state.moved - state.exposure.atRisk) },
+        reason: `${next.moved} message(s) moved; holding ${wait} s so the last of them have their return window (${input.preflight.verifyWindowSeconds} s) before the run is complete`,
+      };
+    }
+    return {
+      ...next,
+      decision: 'done',
+      drainUntil: null,
+      exposure: { returned: 0, atRisk: 0 },
+      reason: `the recording mover moved ${next.moved} message(s) of ${next.selected} selected; none came back within the return window (${input.preflight.verifyWindowSeconds} s)${left ? `; left in the DLQ: ${left}` : ''}`,
+    };
+  }
+  // A rate is kept for one dwell and one return window without re-inflow before the next one.
+  const clean = ctx.now() - state.rateSince >= plan.dwellSeconds * 1000 + returnWindowMs;
+  const top = plan.rampRates.length - 1;
+  const stepUp = clean && state.rateIndex < top;
+  const rateIndex = stepUp ? state.rateIndex + 1 : state.rateIndex;
+  return {
+    ...next,
+    decision: 'continue',
+    drainUntil: null,
+    rateIndex,
+    rate: plan.rampRates[rateIndex] ?? state.rate,
+    rateSince: stepUp ? ctx.now() : state.rateSince,
+    exposure: { returned: 0, atRisk: clean ? result.moved : state.exposure.atRisk + result.moved },
+    reason: `${result.moved} moved at ${state.rate} msg/s (${next.moved} of ${next.selected} selected)${stepUp ? `; no re-inflow for a dwell and a return window: next ${plan.rampRates[rateIndex]} msg/s` : ''}${left ? `; left in the DLQ: ${left}` : ''}`,
+  };
+}

@@ -1,0 +1,113 @@
+/**
+ * Preflight for the recording mover (docs/contracts.md, "The recording mover", "Which path"): which
+ * path a plan takes, how many messages its selection takes ("N of M", by cause), and the checks of
+ * a mover run, each a refusal by name before any side effect.
+ *
+ * A plan takes the mover when it has a selection, un-parks, has a transform, or when messages of
+ * the DLQ have a non-SQS origin (SNS subscription, EventBridge target, Lambda async invocation),
+ * or a destination in another account or Region: a move task can do none of these.
+ *
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_StartMessageMoveTask.html
+ */
+import type { ExecutionPlan, Selection } from '#incident/execution-input.js';
+import type { StoredEnvelope } from '#inventory/envelope-store.js';
+import type { QueueRegistration } from '#inventory/model.js';
+import { accessTo, targetRefOf } from '#transfer/mover-targets.js';
+import { matchesSelection, needsPayload, notRedrivable, payloadOf } from '#transfer/selection.js';
+
+/** Which engine moves the messages. */
+export type TransferPath = 'move-task' | 'mover';
+
+/** `$.preflight.selection`: what the plan takes, of the messages it looks at. */
+export interface SelectionCount {
+  selected: number;
+  total: number;
+  /** Selected messages by cause fingerprint. */
+  byCause: Record<string, number>;
+}
+
+/** Default return window of a message sent to a non-SQS origin without a registered one, seconds. */
+export const DEFAULT_ORIGIN_RETURN_WINDOW_SECONDS = 60;
+
+/** The selection without its body conditions. */
+function withoutBodyConditions(selection: Selection): Selection {
+  const { body: _body, ...rest } = selection;
+  return rest as Selection;
+}
+
+/** Why a plan needs the mover (empty: the move task can do it). */
+export function moverReasons(plan: ExecutionPlan, nonSqsOrigins: number): string[] {
+  const reasons: string[] = [];
+  if (plan.selection) reasons.push('a selection');
+  if (plan.unpark) reasons.push('un-park');
+  if (plan.transform) reasons.push('a transform');
+  if (nonSqsOrigins > 0) reasons.push(`${nonSqsOrigins} message(s) of a non-SQS origin`);
+  return reasons;
+}
+
+/**
+ * Counts what the plan selects, one envelope at a time (the envelopes the run looks at: IN_DLQ,
+ * or PARKED when un-parking), and collects the targets of the selected ones and why some have none.
+ */
+export class SelectionCounter {
+  public readonly count: SelectionCount = { selected: 0, total: 0, byCause: {} };
+  /** Target ARN -> selected messages going there. */
+  public readonly targets = new Map<string, number>();
+  /** Why selected messages have no target, counted. */
+  public readonly noTarget = new Map<string, number>();
+
+  public constructor(private readonly plan: ExecutionPlan) {}
+
+  /** True when this envelope is one the run looks at. */
+  public looksAt(envelope: Pick<StoredEnvelope, 'state'>): boolean {
+    return envelope.state === (this.plan.unpark ? 'PARKED' : 'IN_DLQ');
+  }
+
+  public add(envelope: StoredEnvelope): void {
+    if (!this.looksAt(envelope)) return;
+    this.count.total += 1;
+    // A body condition needs the body: a chunked one is not read here and counts as selected
+    // (the mover decides on the message itself).
+    const body = envelope.inlineBody ? Buffer.from(envelope.inlineBody).toString('utf8') : undefined;
+    const payload = needsPayload(this.plan.selection) && body !== undefined ? payloadOf(body) : undefined;
+    const bodyUnread = needsPayload(this.plan.selection) && body === undefined;
+    const selection =
+      bodyUnread && this.plan.selection ? withoutBodyConditions(this.plan.selection) : this.plan.selection;
+    if (!matchesSelection(envelope, selection, payload) || notRedrivable(envelope, this.plan)) return;
+    this.count.selected += 1;
+    const cause = envelope.failure.fingerprint;
+    this.count.byCause[cause] = (this.count.byCause[cause] ?? 0) + 1;
+    const ref = targetRefOf(envelope, this.plan);
+    if (ref.kind === null) this.noTarget.set(ref.reason, (this.noTarget.get(ref.reason) ?? 0) + 1);
+    else this.targets.set(ref.arn, (this.targets.get(ref.arn) ?? 0) + 1);
+  }
+}
+
+/**
+ * The refusals of a mover run, by name: nothing selected, targets that cannot be reached from
+ * here (another account or Region without a registered role), selected messages without a
+ * target, un-park without a parking queue.
+ */
+export function moverRefusals(
+  plan: ExecutionPlan,
+  counter: SelectionCounter,
+  registration: Pick<QueueRegistration, 'accessRoles'>,
+): string[] {
+  const refusals: string[] = [];
+  if (plan.unpark && !plan.parkingQueueUrl)
+    refusals.push('unpark: the plan names no parking queue to un-park from');
+  const { selected, total } = counter.count;
+  if (selected === 0)
+    refusals.push(
+      plan.unpark
+        ? `unpark: none of the ${total} parked message(s) of this DLQ is selected`
+        : `selection: selects none of the ${total} message(s) in the DLQ (poison and permanent ones move only when a cause or classification names them)`,
+    );
+  for (const arn of counter.targets.keys()) {
+    const access = accessTo(arn, plan.dlqArn, registration.accessRoles);
+    if (!access.ok) refusals.push(access.refusal);
+  }
+  for (const [reason, n] of counter.noTarget)
+    refusals.push(`${n} selected message(s) have no target: ${reason}`);
+  return refusals;
+}

@@ -1,0 +1,329 @@
+/**
+ * The recording mover (functions/mover) on the local stack: the real handler, SQS stand-in,
+ * DynamoDB Local and the SNS/Lambda stand-ins. Selection, un-park, a crash between the steps, exact
+ * re-inflow, and targets by origin.
+ */
+import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { CreateTopicCommand, SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { describe, expect, it } from 'vitest';
+import { type ExecutionPlan, Selection } from '#incident/execution-input.js';
+import { createQueueRegistry } from '#incident/queue-registry.js';
+import { createEnvelopeStore } from '#inventory/envelope-store.js';
+import { inventoryDlq } from '#inventory/inventory.js';
+import { QueueRegistration } from '#inventory/model.js';
+import { sqsClient } from '#platform/clients.js';
+import { sleep } from '#platform/sleep.js';
+import { createSqsQueues } from '#platform/sqs-queues.js';
+import { setTransferFaultHook } from '#transfer/message-transfer.js';
+import { createRedriveLedger } from '#transfer/redrive-ledger.js';
+import { handler } from '../../functions/mover/handler.js';
+import type { MoverSampleResult, MoverState } from '../../functions/mover/mover.js';
+import { handler as parkHandler } from '../../functions/park/handler.js';
+import { createQueue, drain, lambdaContext, planFor, seedAndInventory } from '../support/redrive-fixtures.js';
+import { queueDepth } from '../support/seed-dlq.js';
+import { useTransferStack } from '../support/transfer-stack.js';
+
+const invoke = (event: unknown) => handler(event as never, lambdaContext) as Promise<unknown>;
+const preflight = (fifo = false) => ({ verifyWindowSeconds: 1, fifo });
+
+/** The sample, then steps until the mover is done or halts (drains waited for, as the ASL's Wait does). */
+async function runMover(plan: ExecutionPlan): Promise<{ sample: MoverSampleResult; state: MoverState }> {
+  const sample = (await invoke({ action: 'sample', plan, preflight: preflight() })) as MoverSampleResult;
+  let state: MoverState | undefined;
+  for (let i = 0; i < 50; i += 1) {
+    state = (await invoke({
+      action: 'step',
+      plan,
+      preflight: preflight(),
+      sample,
+      mover: state,
+    })) as MoverState;
+    if (state.decision === 'done' || state.decision === 'halt') break;
+    if (state.decision === 'drain') await sleep(state.waitSeconds * 1000);
+  }
+  return { sample, state: state as MoverState };
+}
+
+const errorClass = (value: string) => ({ 'error-class': { DataType: 'String', StringValue: value } });
+
+async function statesOf(dlqArn: string): Promise<Record<string, string[]>> {
+  const out: Record<string, string[]> = {};
+  for await (const e of createEnvelopeStore().listEnvelopes(dlqArn)) {
+    const list = out[e.state] ?? [];
+    list.push(e.failure.errorClass ?? '<none>');
+    out[e.state] = list;
+  }
+  return out;
+}
+
+describe('the recording mover against the local stack', () => {
+  const stack = useTransferStack();
+
+  it('moves exactly the selected cause group of three, each copy with its idempotency key; the rest stays in the DLQ with its envelopes', async () => {
+    const classes = ['UpstreamTimeout', 'InventoryLocked', 'PricingUnavailable'];
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'mover-selective-dlq',
+      sourceNames: ['mover-selective-src'],
+      messages: Array.from({ length: 12 }, (_, i) => ({
+        body: JSON.stringify({ orderId: `o-${i}` }),
+        attributes: errorClass(classes[i % 3] as string),
+      })),
+      incidentId: 'inc-mover-selective',
+    });
+    const plan = planFor(dlq, {
+      sampleSize: 2,
+      rampRates: [50, 100],
+      selection: Selection.parse({ causes: ['InventoryLocked'] }),
+    });
+    const { sample, state } = await runMover(plan);
+
+    expect([sample.sent, state.decision, state.moved]).toEqual([2, 'done', 4]);
+    const delivered = await drain(sqsClient(), dlq.sources[0]?.url as string);
+    expect(delivered.map((m) => m.MessageAttributes?.['error-class']?.StringValue)).toEqual(
+      Array(4).fill('InventoryLocked'),
+    );
+    const envelopes = [];
+    for await (const e of createEnvelopeStore().listEnvelopes(dlq.dlqArn)) envelopes.push(e);
+    const keysOfGroup = envelopes
+      .filter((e) => e.failure.errorClass === 'InventoryLocked')
+      .map((e) => e.idempotencyKey);
+    expect(delivered.map((m) => m.MessageAttributes?.['idempotency-key']?.StringValue).sort()).toEqual(
+      keysOfGroup.sort(),
+    );
+    const states = await statesOf(dlq.dlqArn);
+    expect([states.REDRIVEN?.length, states.IN_DLQ?.length]).toEqual([4, 8]);
+    expect(new Set(states.REDRIVEN)).toEqual(new Set(['InventoryLocked']));
+    expect((await queueDepth(sqsClient(), dlq.dlqUrl)).visible).toBe(8);
+  });
+
+  it('after a crash between send and delete, the retried step deletes without a second send: a recorded duplicate prevented, nothing lost', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'mover-crash-dlq',
+      sourceNames: ['mover-crash-src'],
+      messages: Array.from({ length: 6 }, (_, i) => ({
+        body: `{"n":${i}}`,
+        attributes: errorClass('UpstreamTimeout'),
+      })),
+      incidentId: 'inc-mover-crash',
+    });
+    const plan = planFor(dlq, {
+      sampleSize: 1,
+      rampRates: [100],
+      selection: Selection.parse({ classifications: ['transient', 'systemic'] }),
+    });
+    let crashed: string | undefined;
+    setTransferFaultHook((at, key) => {
+      if (at === 'after-send' && crashed === undefined) {
+        crashed = key;
+        throw new Error('simulated crash after-send');
+      }
+    });
+    await expect(invoke({ action: 'sample', plan, preflight: preflight() })).rejects.toThrow(
+      'simulated crash',
+    );
+    const entryOf = async (key: string | undefined) =>
+      (await createRedriveLedger().list(dlq.dlqArn)).find((e) => e.key === key);
+    expect((await entryOf(crashed))?.status).toBe('SENT');
+    // The receive's visibility timeout (2 s in these tests) must pass before the step sees it again.
+    await sleep(2_500);
+    const { state } = await runMover(plan);
+    // The crashed message counts once, in the retried sample.
+    expect([state.decision, state.moved]).toEqual(['done', 6]);
+    const delivered = await drain(sqsClient(), dlq.sources[0]?.url as string);
+    const keys = delivered.map((m) => m.MessageAttributes?.['idempotency-key']?.StringValue);
+    expect([delivered.length, new Set(keys).size]).toEqual([6, 6]);
+    expect((await entryOf(crashed))?.duplicatePrevented).toBe(true);
+    expect((await queueDepth(sqsClient(), dlq.dlqUrl)).visible).toBe(0);
+  });
+
+  it('halts at once when a copy it sent comes back to the DLQ (matched by its idempotency key), naming the source', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'mover-reinflow-dlq',
+      sourceNames: ['mover-reinflow-src'],
+      messages: Array.from({ length: 8 }, (_, i) => ({
+        body: `{"r":${i}}`,
+        attributes: errorClass('UpstreamTimeout'),
+      })),
+      incidentId: 'inc-mover-reinflow',
+    });
+    const plan = planFor(dlq, {
+      sampleSize: 2,
+      rampRates: [1, 100],
+      selection: Selection.parse({ classifications: ['transient', 'systemic'] }),
+    });
+    const sample = (await invoke({ action: 'sample', plan, preflight: preflight() })) as MoverSampleResult;
+    expect(sample.sent).toBe(2);
+    // The consumer fails a copy again: it dead-letters back, carrying its idempotency-key attribute.
+    const [copy] = await drain(sqsClient(), dlq.sources[0]?.url as string);
+    await sqsClient().send(
+      new SendMessageCommand({
+        QueueUrl: dlq.dlqUrl,
+        MessageBody: copy?.Body,
+        MessageAttributes: copy?.MessageAttributes,
+      }),
+    );
+    const state = (await invoke({ action: 'step', plan, preflight: preflight(), sample })) as MoverState;
+    expect([state.decision, state.reinflow]).toEqual(['halt', 1]);
+    expect(state.reason).toMatch(/re-inflow: 1 message/);
+    // The batch that held the returned copy sent nothing: the rest stays in the DLQ.
+    expect(state.moved).toBe(2);
+    expect(await createEnvelopeStore().countEnvelopes(dlq.dlqArn, 'IN_DLQ')).toBe(6);
+  });
+
+  it('un-parks: parked messages go from the parking queue back to their source with their keys, envelopes REDRIVEN', async () => {
+    const sqs = sqsClient();
+    const parkingUrl = await createQueue(sqs, 'mover-unpark-parking');
+    const dlq = await seedAndInventory({
+      sqs,
+      dlqName: 'mover-unpark-dlq',
+      sourceNames: ['mover-unpark-src'],
+      messages: [
+        ...Array.from({ length: 3 }, (_, i) => ({
+          body: `{"bad":${i}}`,
+          attributes: errorClass('ValidationError'),
+        })),
+        { body: '{"ok":1}', attributes: errorClass('UpstreamTimeout') },
+      ],
+      incidentId: 'inc-mover-unpark',
+    });
+    await parkHandler({ plan: planFor(dlq, { parkingQueueUrl: parkingUrl }) } as never, lambdaContext);
+    expect((await statesOf(dlq.dlqArn)).PARKED).toHaveLength(3);
+    const parkedKeys = [];
+    for await (const e of createEnvelopeStore().listEnvelopes(dlq.dlqArn))
+      if (e.state === 'PARKED') parkedKeys.push(e.idempotencyKey);
+
+    // The same incident that parked them, as `dlq unpark INCIDENT` starts it.
+    const plan = planFor(dlq, {
+      parkingQueueUrl: parkingUrl,
+      unpark: true,
+      sampleSize: 1,
+      rampRates: [100],
+    });
+    const { state } = await runMover(plan);
+    expect([state.decision, state.moved]).toEqual(['done', 3]);
+    const delivered = await drain(sqs, dlq.sources[0]?.url as string);
+    expect(delivered.map((m) => m.MessageAttributes?.['idempotency-key']?.StringValue).sort()).toEqual(
+      parkedKeys.sort(),
+    );
+    const states = await statesOf(dlq.dlqArn);
+    expect([states.REDRIVEN?.length, states.PARKED, states.IN_DLQ?.length]).toEqual([3, undefined, 1]);
+    expect((await queueDepth(sqs, parkingUrl)).visible).toBe(0);
+  });
+
+  it('sends an SNS-subscription DLQ back to its topic: the payload once per message, with its idempotency key', async () => {
+    const sqs = sqsClient();
+    const sns = new SNSClient({});
+    const { TopicArn } = await sns.send(new CreateTopicCommand({ Name: 'mover-orders-topic' }));
+    const dlqUrl = await createQueue(sqs, 'mover-sns-dlq');
+    const deliveredUrl = await createQueue(sqs, 'mover-sns-delivered');
+    const queues = createSqsQueues({ client: sqs });
+    const dlqInfo = await queues.describe(dlqUrl);
+    const ok = await queues.describe(deliveredUrl);
+    const registration = QueueRegistration.parse({
+      dlqArn: dlqInfo.arn,
+      origin: { kind: 'sns', topicArn: TopicArn as string },
+    });
+    await createQueueRegistry().putRegistration(registration);
+    // What an SNS subscription dead-letters: the raw payload with the subscription's failure attributes.
+    for (let i = 0; i < 5; i += 1)
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: dlqUrl,
+          MessageBody: JSON.stringify({ orderId: `s-${i}` }),
+          MessageAttributes: {
+            RequestID: { DataType: 'String', StringValue: `req-${i}` },
+            ErrorCode: { DataType: 'String', StringValue: '503' },
+            ErrorMessage: { DataType: 'String', StringValue: 'endpoint returned HTTP 503' },
+          },
+        }),
+      );
+    await inventoryDlq(
+      { dlq: dlqInfo, registration, incidentId: 'inc-mover-sns', waitTimeSeconds: 0 },
+      { queues, envelopes: createEnvelopeStore(), remainingTimeMs: () => 60_000, now: Date.now },
+    );
+    await sns.send(
+      new SubscribeCommand({
+        TopicArn,
+        Protocol: 'sqs',
+        Endpoint: ok.arn,
+        Attributes: { RawMessageDelivery: 'true' },
+      }),
+    );
+    const plan = planFor(
+      { dlqArn: dlqInfo.arn, dlqUrl, incidentId: 'inc-mover-sns' },
+      { sampleSize: 1, rampRates: [100] },
+    );
+    const { state } = await runMover(plan);
+    expect([state.decision, state.moved]).toEqual(['done', 5]);
+    const delivered = await drain(sqs, deliveredUrl);
+    expect(delivered.map((m) => JSON.parse(m.Body as string).orderId).sort()).toEqual([
+      's-0',
+      's-1',
+      's-2',
+      's-3',
+      's-4',
+    ]);
+    const keys = delivered.map((m) => m.MessageAttributes?.['idempotency-key']?.StringValue);
+    expect(new Set(keys).size).toBe(5);
+    // The failure's attributes are SNS's, not the message's: not published again.
+    expect(delivered.some((m) => m.MessageAttributes?.ErrorCode !== undefined)).toBe(false);
+    sns.destroy();
+  });
+
+  it('sends a Lambda async-invocation DLQ back to its function, each event invoked once asynchronously', async () => {
+    const sqs = sqsClient();
+    const dlqUrl = await createQueue(sqs, 'mover-lambda-dlq');
+    const queues = createSqsQueues({ client: sqs });
+    const dlqInfo = await queues.describe(dlqUrl);
+    let broken = true;
+    const handled: string[] = [];
+    const functionArn = stack().standins.lambda.defineFunction({
+      name: 'mover-ship-order',
+      deadLetterArn: dlqInfo.arn,
+      maximumRetryAttempts: 0,
+      handler: (event) => {
+        if (broken)
+          throw Object.assign(new Error('carrier API returned 503'), { name: 'CarrierUnavailableError' });
+        handled.push((event as { orderId: string }).orderId);
+      },
+    });
+    const lambda = new LambdaClient({});
+    for (let i = 0; i < 4; i += 1)
+      await lambda.send(
+        new InvokeCommand({
+          FunctionName: functionArn,
+          InvocationType: 'Event',
+          Payload: Buffer.from(`{"orderId":"l-${i}"}`),
+        }),
+      );
+    lambda.destroy();
+    await stack().standins.deliveries.idle();
+    const registration = QueueRegistration.parse({
+      dlqArn: dlqInfo.arn,
+      origin: { kind: 'lambda', functionArn },
+    });
+    await createQueueRegistry().putRegistration(registration);
+    await inventoryDlq(
+      { dlq: dlqInfo, registration, incidentId: 'inc-mover-lambda', waitTimeSeconds: 0 },
+      { queues, envelopes: createEnvelopeStore(), remainingTimeMs: () => 60_000, now: Date.now },
+    );
+    const failures = [];
+    for await (const e of createEnvelopeStore().listEnvelopes(dlqInfo.arn))
+      failures.push(e.failure.errorClass);
+    expect(failures).toEqual(Array(4).fill('CarrierUnavailableError'));
+    broken = false;
+    const plan = planFor(
+      { dlqArn: dlqInfo.arn, dlqUrl, incidentId: 'inc-mover-lambda' },
+      { sampleSize: 1, rampRates: [100] },
+    );
+    const { state } = await runMover(plan);
+    await stack().standins.deliveries.idle();
+    expect([state.decision, state.moved]).toEqual(['done', 4]);
+    expect(handled.sort()).toEqual(['l-0', 'l-1', 'l-2', 'l-3']);
+    expect((await queueDepth(sqs, dlqUrl)).visible).toBe(0);
+  });
+});

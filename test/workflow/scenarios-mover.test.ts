@@ -1,0 +1,29 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalStack, startLocalStack } from '../../local/stack.js';
+import { runNamedScenario } from '../support/scenarios.js';
+
+// The recording mover's scenarios, as `npm start -- --scenario NAME` runs them (real triage, real
+// ASL, real task handlers on the local stack).
+const SCENARIO_TIMEOUT_MS = 300_000;
+
+describe('recording-mover scenarios on the local stack (npm start -- --scenario NAME)', {
+  timeout: SCENARIO_TIMEOUT_MS,
+}, () => {
+  let stack: LocalStack;
+  beforeAll(async () => {
+    stack = await startLocalStack();
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('selective: moves exactly the selected cause group; the poison stays in the DLQ, nothing parked', async () => {
+    const report = await runNamedScenario('selective', { messages: 50 });
+    expect(report.problems).toEqual([]);
+    expect(report).toMatchObject({ asExpected: true, outcome: 'Done', parked: 0, missing: 0 });
+    // The scenario's own check holds remaining = the poison produced and redriven = Preflight's selection.
+    expect(report.remaining).toBeGreaterThan(0);
+    expect(report.redriven + report.remaining).toBe(report.inventoried);
+    expect(report.sampled + report.bulkMoved).toBe(report.redriven);
+  });
+});
