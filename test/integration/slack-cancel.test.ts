@@ -55,7 +55,7 @@ beforeAll(async () => {
   resetSlackSecrets();
   interactionHandler = (await import('../../functions/slack-interaction/handler.js')).handler as Handler;
   moveTaskHandler = (await import('../../functions/move-task/handler.js')).handler as Handler;
-  await createQueueRegistry().putRegistration({ dlqArn: DLQ, slackChannel: 'C0OPS', approvers: APPROVERS });
+  await createQueueRegistry().putRegistration({ dlqArn: DLQ, slackChannel: 'C0OPS00001', approvers: APPROVERS });
 });
 
 afterAll(async () => {
@@ -94,7 +94,7 @@ async function progressPosted(name: string) {
   const run = runOf(name);
   await createApprovalStore().putThread(
     run.plan.incidentId,
-    { channel: 'C0OPS', ts: `1767350100.00${name.length}` },
+    { channel: 'C0OPS00001', ts: `1767350100.00${name.length}` },
     2e9,
   );
   const before = capture.callsTo('chat.postMessage').length;
@@ -205,9 +205,9 @@ describe('Slack Cancel button with the real slack-interaction and MoveTask handl
     const { reportRampProgress } = await import('../../functions/move-task/slack-progress.js');
     await reportRampProgress(run.plan, run.executionName, { ...run.ramp, reinflow: 0, excess: 0 });
     const posted = capture.callsTo('chat.postMessage').slice(before);
-    expect(posted.map((p) => [p.args.channel, p.args.thread_ts])).toEqual([['C0OPS', undefined]]);
+    expect(posted.map((p) => [p.args.channel, p.args.thread_ts])).toEqual([['C0OPS00001', undefined]]);
     const thread = await createApprovalStore().getThread(run.plan.incidentId);
-    expect(thread?.channel).toBe('C0OPS');
+    expect(thread?.channel).toBe('C0OPS00001');
     expect(thread?.ts).toMatch(/^\d+\.\d+$/);
   });
 
