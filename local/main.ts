@@ -42,8 +42,11 @@ const USAGE = `usage: npm start -- [--scenario NAME|list] [--json] [--approve|--
 
 /** @throws UsageError naming the flag when a flag is unknown or a value is out of range. */
 function parseArgs(argv: readonly string[]): Args {
+  const seen = new Set<string>();
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i] as string;
+    if (seen.has(flag)) throw new UsageError(`${flag}: given twice (give it once)`);
+    seen.add(flag);
     if (WITH_VALUE.has(flag)) {
       if (argv[i + 1] === undefined || argv[i + 1]?.startsWith('--'))
         throw new UsageError(`${flag}: needs a value`);
@@ -81,7 +84,14 @@ async function main(): Promise<number> {
   }
   // Optional approvers register themselves when imported (`--approve-via slack`).
   if (argv.includes('--approve-via')) await import('./slack-approver.js');
-  const approver = await approverFromArgs(argv);
+  let approver: Awaited<ReturnType<typeof approverFromArgs>>;
+  try {
+    approver = await approverFromArgs(argv);
+  } catch (error) {
+    // Conflicting or unknown approver flags are usage errors too (exit 2, nothing started).
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${USAGE}\n`);
+    return 2;
+  }
   const out = args.json ? process.stderr : process.stdout;
   const say = (line: string) => out.write(`${line}\n`);
 

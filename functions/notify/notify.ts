@@ -152,7 +152,13 @@ export function outcomeText(outcome: RedriveOutcome | string, run: Run): string 
       ? ` (of ${num(rec.inventoried) ?? 0} inventoried; ${returned} of the redriven came back and are counted again where they are now)`
       : '') +
     (missing > 0
-      ? ` (left the DLQ with no record: removed by hand or expired${missingIds ? `: ${missingIds}` : ''}; the counts are NOT balanced)`
+      ? ` (left the DLQ with no record: removed by hand or expired${
+          missingIds
+            ? rec.missingExact === false
+              ? `; which ones cannot be told apart from those the move task moved, candidates: ${missingIds}`
+              : `: ${missingIds}`
+            : ''
+        }; the counts are NOT balanced)`
       : '') +
     (late > 0 ? `; ${late} late arrival(s) included` : '') +
     (resent > 0 ? ` (${resent} resent after a crash: a consumer may see them twice)` : '');

@@ -86,4 +86,30 @@ describe('Notify after a run with a resend', () => {
       '155 redriven, 20 parked, 0 discarded, 185 still in the DLQ, 0 missing (of 240 inventoried; 120 of the redriven came back and are counted again where they are now)',
     );
   });
+
+  it('calls the named messages candidates when reconcile could not tell which ones left by hand (missingExact false)', async () => {
+    const reconcile = {
+      inventoried: 66,
+      redriven: 61,
+      parked: 0,
+      discarded: 0,
+      inDlq: 0,
+      missing: 5,
+      missingExact: false,
+      missingMessages: [{ messageId: 'm-1' }, { messageId: 'm-2' }],
+    };
+    const out = await notify(
+      {
+        outcome: 'completed',
+        run: { plan: { incidentId: 'inc-c', dlqArn: 'arn:aws:sqs:us-east-1:1:d' }, reconcile },
+      },
+      {
+        notifier: { notify: async () => undefined },
+        incidents: { updateIncident: async () => undefined } as never,
+      },
+    );
+    expect(out.text).toContain(
+      '5 missing (left the DLQ with no record: removed by hand or expired; which ones cannot be told apart from those the move task moved, candidates: m-1, m-2; the counts are NOT balanced)',
+    );
+  });
 });
