@@ -601,6 +601,8 @@ describe('DlqCompositeAlarm', () => {
     expect((error as Error).message).toContain(
       'compositeAlarmName: must be a literal of 1..255 characters (given: "")',
     );
+  });
+});
 
 describe("the recording mover's origin and role grants", () => {
   type Policy = {
