@@ -21,12 +21,13 @@ import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { startAwsFake } from '../support/aws-fake.js';
 import { planFor } from '../support/redrive-fixtures.js';
 import { type SlackCapture, startSlackCapture } from '../support/slack-capture.js';
+import { scaled } from '../support/timeouts.js';
 
 const SECRET = 'test-signing-secret-not-real-0002';
 const context = {
   functionName: 'slack-interaction',
   awsRequestId: 'req-1',
-  getRemainingTimeInMillis: () => 60_000,
+  getRemainingTimeInMillis: () => scaled(60_000),
 } as unknown as Context;
 const DLQ = 'arn:aws:sqs:us-east-1:123456789012:cancel-orders-dlq';
 const APPROVERS = ['U0APPROVER1', 'U0APPROVER2'];
@@ -55,7 +56,11 @@ beforeAll(async () => {
   resetSlackSecrets();
   interactionHandler = (await import('../../functions/slack-interaction/handler.js')).handler as Handler;
   moveTaskHandler = (await import('../../functions/move-task/handler.js')).handler as Handler;
-  await createQueueRegistry().putRegistration({ dlqArn: DLQ, slackChannel: 'C0OPS00001', approvers: APPROVERS });
+  await createQueueRegistry().putRegistration({
+    dlqArn: DLQ,
+    slackChannel: 'C0OPS00001',
+    approvers: APPROVERS,
+  });
 });
 
 afterAll(async () => {

@@ -12,6 +12,7 @@ import { QueueRegistration } from '#inventory/model.js';
 import { createSqsQueues } from '#platform/sqs-queues.js';
 import { createRedriveLedger, type LedgerEntry } from '#transfer/redrive-ledger.js';
 import { type SeedDlqOptions, type SeededDlq, seedDlq } from './seed-dlq.js';
+import { scaled } from './timeouts.js';
 
 /** A seeded DLQ whose envelopes are stored. */
 export interface InventoriedDlq extends SeededDlq {
@@ -101,11 +102,15 @@ export async function drain(sqs: SQSClient, url: string): Promise<Message[]> {
   return all;
 }
 
-/** A Lambda context good enough for middy handlers run in tests. */
+/**
+ * A Lambda context good enough for middy handlers run in tests: 60 s left, scaled by the machine's
+ * load like every other test timeout (the middleware turns the remaining time into the deadline of
+ * every AWS call, so a loaded machine must not run a test out of invocation time).
+ */
 export const lambdaContext = {
   functionName: 'test',
   awsRequestId: 'req-1',
-  getRemainingTimeInMillis: () => 60_000,
+  getRemainingTimeInMillis: () => scaled(60_000),
 } as unknown as Context;
 
 /** The DLQ's ledger entry sent with idempotency key `key` (read consistently), if any. */
