@@ -4,12 +4,12 @@
  * pipeline table, and a Step Functions API (local/sfn-standin.ts) whose executions run the real
  * `statemachines/redrive.asl.json` with the real handlers in this process.
  *
- * Prints the variables to export (also written to `--env-file FILE` as `export` lines, or printed
+ * Prints the variables to export (also written to `--write-env FILE` as `export` lines, or printed
  * as one JSON object with `--json`), then narrates every execution it runs. Approval requests are
  * answered as `npm start` answers them: a terminal prompt, `--approve`, `--reject`, or
  * auto-approval when stdin is not a terminal.
  *
- * Flags: `--env-file FILE`, `--json`, `--approve` / `--reject` / `--approve-via NAME`, `--verbose`.
+ * Flags: `--write-env FILE`, `--json`, `--approve` / `--reject` / `--approve-via NAME`, `--verbose`.
  */
 import './demo/env.js';
 import { writeFile } from 'node:fs/promises';
@@ -79,7 +79,7 @@ export function exportLines(env: Record<string, string>): string {
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   const known = new Set([
-    '--env-file',
+    '--write-env',
     '--json',
     '--approve',
     '--reject',
@@ -93,20 +93,20 @@ async function main(): Promise<void> {
       process.stderr.write(`${flag}: unknown flag (known: ${[...known].join(', ')})\n`);
       process.exit(2);
     }
-    if (flag === '--env-file' || flag === '--approve-via') i += 1;
+    if (flag === '--write-env' || flag === '--approve-via') i += 1;
   }
   if (argv.includes('--help')) {
     process.stdout.write(
-      'usage: npm run local -- [--env-file FILE] [--json] [--approve|--reject|--approve-via NAME] [--verbose]\n',
+      'usage: npm run local -- [--write-env FILE] [--json] [--approve|--reject|--approve-via NAME] [--verbose]\n',
     );
     return;
   }
   if (argv.includes('--approve-via')) await import('./slack-approver.js');
   const approver = await approverFromArgs(argv);
-  const envFileAt = argv.indexOf('--env-file');
+  const envFileAt = argv.indexOf('--write-env');
   const envFile = envFileAt >= 0 ? argv[envFileAt + 1] : undefined;
   if (envFileAt >= 0 && (!envFile || envFile.startsWith('--'))) {
-    process.stderr.write('--env-file: needs a file name\n');
+    process.stderr.write('--write-env: needs a file name\n');
     process.exit(2);
   }
   process.stderr.write(
@@ -117,7 +117,7 @@ async function main(): Promise<void> {
   if (argv.includes('--json')) process.stdout.write(`${JSON.stringify(served.env)}\n`);
   else
     process.stdout.write(
-      `${exportLines(served.env)}\n\n# Paste the lines above into another shell (or: source ${envFile ?? '<the --env-file>'}), then:\n#   npm start                      the demo incident, on this stack\n#   npx dlq incidents              list incidents\n#   npx dlq show <incident>        the report and audit trail\n# Approvals (${approver.name}) are answered here. Ctrl-C stops everything.\n`,
+      `${exportLines(served.env)}\n\n# Paste the lines above into another shell (or: source ${envFile ?? '<the --write-env file>'}), then:\n#   npm start                      the demo incident, on this stack\n#   npx dlq incidents              list incidents\n#   npx dlq show <incident>        the report and audit trail\n# Approvals (${approver.name}) are answered here. Ctrl-C stops everything.\n`,
     );
   const stop = async () => {
     process.stderr.write('Stopping the local stack...\n');
