@@ -112,7 +112,7 @@ describe('Park and SampleRedrive under hostile DLQ conditions', () => {
     expect(reasons).toEqual(['classified permanent: do not redrive (run inc-hostile-rerun-2)']);
   });
 
-  it('Preflight warns before approval that a DLQ with its own RedrivePolicy may pass messages on while the run scans it', async () => {
+  it('Preflight refuses before approval a run whose peeks a DLQ with its own RedrivePolicy cannot afford (it would pass messages on)', async () => {
     const next = await createQueue(sqsClient(), 'hostile-chain-next');
     const nextArn = (
       await sqsClient().send(new GetQueueAttributesCommand({ QueueUrl: next, AttributeNames: ['QueueArn'] }))
@@ -129,10 +129,14 @@ describe('Park and SampleRedrive under hostile DLQ conditions', () => {
       { action: 'preflight', plan: planFor(dlq) } as never,
       lambdaContext,
     )) as PreflightResult;
-    expect(result.ok).toBe(true);
-    expect(result.warnings.join('\n')).toContain(
+    // The receive budget (issue 13 item 4): the run's peeks would push messages on to the next DLQ,
+    // so it is refused before approval, naming the policy, the next DLQ and the fix.
+    expect(result.ok).toBe(false);
+    expect(result.refusal).toContain(
       'hostile-chain-dlq has its own RedrivePolicy (maxReceiveCount 4 to hostile-chain-next)',
     );
+    expect(result.refusal).toContain('it could move messages to the next DLQ');
+    expect(result.refusal).toContain("raise the DLQ's maxReceiveCount");
   });
 });
 
