@@ -5,12 +5,53 @@
 import { InvalidArgumentError } from 'commander';
 import { parseSqsArn, queueUrlToArnHint } from '#incident/execution-input.js';
 
-/** An integer `min..max`. */
+/**
+ * A plain decimal integer `min..max`, the one parser of every numeric flag (the `dlq` CLI and
+ * `npm start`): ASCII digits only, no sign, no blanks, no leading zero, no exponent, hex or
+ * fraction, so "0x32", "1e2", " 5 ", "+5", "05" and "5.0" are all refused rather than read as
+ * something the operator may not have meant.
+ *
+ * @returns the number, or a message (`must be an integer min..max, got "..."`) when refused.
+ */
+export function decimalInt(value: string, min: number, max: number): number | string {
+  const n = Number(value);
+  if (!/^(0|[1-9]\d*)$/.test(value) || !Number.isSafeInteger(n) || n < min || n > max)
+    return `must be an integer ${min}..${max}, got ${JSON.stringify(value)}`;
+  return n;
+}
+
+/**
+ * A comma-separated list of plain decimal integers, each `min..max` (`--ramp-rates 5,50,200`).
+ * An empty item ("10,,20", "10,") is refused, never skipped.
+ *
+ * @returns the numbers in order, or a message naming the first bad item.
+ */
+export function decimalIntList(value: string, min: number, max: number): number[] | string {
+  const items = value.split(',');
+  const out: number[] = [];
+  for (const [i, item] of items.entries()) {
+    const n = decimalInt(item, min, max);
+    if (typeof n === 'string')
+      return `item ${i + 1} of ${JSON.stringify(value)} ${item === '' ? 'is empty' : n} (comma-separated integers ${min}..${max}, no blanks)`;
+    out.push(n);
+  }
+  return out;
+}
+
+/** A commander option parser for an integer `min..max` ({@link decimalInt}). */
 export function intArg(min: number, max: number): (value: string) => number {
   return (value) => {
-    const n = Number(value);
-    if (!/^-?\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < min || n > max)
-      throw new InvalidArgumentError(`must be an integer ${min}..${max}, got "${value}"`);
+    const n = decimalInt(value, min, max);
+    if (typeof n === 'string') throw new InvalidArgumentError(n);
+    return n;
+  };
+}
+
+/** A commander option parser for a comma-separated integer list ({@link decimalIntList}). */
+export function intListArg(min: number, max: number): (value: string) => number[] {
+  return (value) => {
+    const n = decimalIntList(value, min, max);
+    if (typeof n === 'string') throw new InvalidArgumentError(n);
     return n;
   };
 }

@@ -16,6 +16,7 @@
  * bad argument.
  */
 import './demo/env.js';
+import { decimalInt } from '../cli/args.js';
 import { approverFromArgs } from './approver.js';
 import { nextSteps } from './demo/next-steps.js';
 import { type RampProgress, startRampProgress } from './demo/progress.js';
@@ -55,9 +56,8 @@ function parseArgs(argv: readonly string[]): Args {
       throw new UsageError(`${flag}: unknown flag (known: ${[...FLAGS, ...WITH_VALUE].join(', ')})`);
   }
   const at = argv.indexOf('--messages');
-  const messages = at >= 0 ? Number(argv[at + 1]) : undefined;
-  if (messages !== undefined && (!Number.isInteger(messages) || messages < 20 || messages > 5000))
-    throw new UsageError(`--messages: must be an integer 20..5000, got "${argv[at + 1]}"`);
+  const messages = at >= 0 ? decimalInt(argv[at + 1] as string, 20, 5000) : undefined;
+  if (typeof messages === 'string') throw new UsageError(`--messages: ${messages}`);
   const name = argv.includes('--scenario')
     ? (argv[argv.indexOf('--scenario') + 1] as string)
     : DEFAULT_SCENARIO;

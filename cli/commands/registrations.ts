@@ -12,7 +12,7 @@ import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { QueueRegistration } from '#inventory/model.js';
 import { formatIssues } from '#platform/middleware.js';
-import { collect, intArg, sqsArnArg } from '../args.js';
+import { collect, intArg, intListArg, sqsArnArg } from '../args.js';
 import type { CliContext } from '../context.js';
 import { CliError, formatTable, printJson } from '../output.js';
 
@@ -24,7 +24,7 @@ interface RegisterOptions {
   producerKeyAttribute?: string;
   producerKeyJsonPath?: string;
   sampleSize?: number;
-  rampRates?: string;
+  rampRates?: number[];
   dwellSeconds?: number;
   maxRedrives?: number;
   parkingQueueArn?: string;
@@ -55,12 +55,6 @@ async function registrationFrom(
   }
   if (opts.producerKeyAttribute !== undefined && opts.producerKeyJsonPath !== undefined)
     throw new CliError('--producer-key-attribute, --producer-key-json-path: give at most one', 2);
-  let rampRates: number[] | undefined;
-  if (opts.rampRates !== undefined) {
-    rampRates = opts.rampRates.split(',').map((r) => Number(r.trim()));
-    if (rampRates.some((r) => !Number.isInteger(r)))
-      throw new CliError(`--ramp-rates: must be comma-separated integers, got "${opts.rampRates}"`, 2);
-  }
   const fields: Record<string, unknown> = {
     dlqArn,
     owner: opts.owner,
@@ -73,7 +67,7 @@ async function registrationFrom(
           ? { jsonPath: opts.producerKeyJsonPath }
           : undefined,
     sampleSize: opts.sampleSize,
-    rampRates,
+    rampRates: opts.rampRates,
     dwellSeconds: opts.dwellSeconds,
     maxRedrives: opts.maxRedrives,
     parkingQueueArn: opts.parkingQueueArn,
@@ -95,7 +89,7 @@ export function registrationCommands(program: Command, ctx: CliContext): void {
     .option('--producer-key-attribute <name>', "message attribute holding the producer's id")
     .option('--producer-key-json-path <$.path>', "JSON path of the producer's id in the body")
     .option('--sample-size <n>', 'messages redriven one by one first (1..100)', intArg(1, 100))
-    .option('--ramp-rates <r1,r2,...>', 'move task rates, msg/s, ascending, each 1..500')
+    .option('--ramp-rates <r1,r2,...>', 'move task rates, msg/s, ascending, each 1..500', intListArg(1, 500))
     .option('--dwell-seconds <s>', 'seconds per ramp step (1..3600)', intArg(1, 3600))
     .option('--max-redrives <n>', 'redrives after which a message is parked (1..100)', intArg(1, 100))
     .option('--parking-queue-arn <arn>', 'where poison messages are parked', sqsArnArg)

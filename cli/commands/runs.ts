@@ -23,7 +23,7 @@ import { clockText, formatDuration } from '#platform/clock-text.js';
 import { formatIssues } from '#platform/middleware.js';
 import { createMoveTasks } from '#transfer/move-tasks.js';
 import type { RampForecast } from '#transfer/redrive-plan.js';
-import { collect, intArg, nameArg, sqsArnArg } from '../args.js';
+import { collect, intArg, intListArg, nameArg, sqsArnArg } from '../args.js';
 import { type CliContext, requireIncident } from '../context.js';
 import { executionArnFrom, incidentOf, type RunView, readRun, sleep } from '../executions.js';
 import { CliError, formatFields, printJson } from '../output.js';
@@ -36,7 +36,7 @@ interface RedriveOptions {
   sampleOnly?: boolean;
   cause?: string[];
   sampleSize?: number;
-  rampRates?: string;
+  rampRates?: number[];
   maxRate?: number;
   dwellSeconds?: number;
   verifyMarginSeconds?: number;
@@ -96,19 +96,13 @@ export function redriveInput(
   requestedBy: string,
 ): Record<string, unknown> {
   if (opts.dryRun && opts.sampleOnly) throw new CliError('--dry-run, --sample-only: give at most one', 2);
-  let rampRates: number[] | undefined;
-  if (opts.rampRates !== undefined) {
-    rampRates = opts.rampRates.split(',').map((r) => Number(r.trim()));
-    if (rampRates.some((r) => !Number.isInteger(r)))
-      throw new CliError(`--ramp-rates: must be comma-separated integers, got "${opts.rampRates}"`, 2);
-  }
   const input: Record<string, unknown> = Object.fromEntries(
     Object.entries({
       dlqArn: incident.dlqArn,
       incidentId: incident.incidentId,
       mode: opts.dryRun ? 'dry-run' : opts.sampleOnly ? 'sample-only' : undefined,
       sampleSize: opts.sampleSize,
-      rampRates,
+      rampRates: opts.rampRates,
       maxRate: opts.maxRate,
       dwellSeconds: opts.dwellSeconds,
       verifyMarginSeconds: opts.verifyMarginSeconds,
@@ -247,7 +241,11 @@ export function runCommands(program: Command, ctx: CliContext): void {
         collect,
       )
       .option('--sample-size <n>', 'messages redriven one by one first (1..100)', intArg(1, 100))
-      .option('--ramp-rates <r1,r2,...>', 'move task rates, msg/s, ascending, each 1..500')
+      .option(
+        '--ramp-rates <r1,r2,...>',
+        'move task rates, msg/s, ascending, each 1..500',
+        intListArg(1, 500),
+      )
       .option('--max-rate <n>', 'highest rate, msg/s (1..500)', intArg(1, 500))
       .option('--dwell-seconds <s>', 'seconds per ramp step (1..3600)', intArg(1, 3600))
       .option('--verify-margin-seconds <s>', 'added to the verification window (0..3600)', intArg(0, 3600))

@@ -5,6 +5,7 @@ import { decodeBody, encodeBody } from '../../cli/commands/envelopes.js';
 import { dlq } from '../support/cli.js';
 
 const run = promisify(execFile);
+const ARN = 'arn:aws:sqs:us-east-1:123456789012:orders-dlq';
 const BIN = new URL('../../bin/dlq.mjs', import.meta.url).pathname;
 
 /** Runs the real binary; resolves with its exit code and output even when it fails. */
@@ -44,6 +45,37 @@ describe('dlq command line', () => {
     [
       ['register', 'https://sqs.us-east-1.amazonaws.com/123456789012/orders-dlq'],
       /must be an SQS ARN, got a queue URL \(use arn:aws:sqs:us-east-1:123456789012:orders-dlq\)/,
+    ],
+    // One parser for every numeric flag (F5): plain decimal integers, never Number()'s reading.
+    [['incidents', '--limit', '0x32'], /--limit <n>.*must be an integer 1\.\.1000, got "0x32"/],
+    [['incidents', '--limit', '1e2'], /--limit <n>.*must be an integer 1\.\.1000, got "1e2"/],
+    [['incidents', '--limit', ' 5 '], /--limit <n>.*must be an integer 1\.\.1000, got " 5 "/],
+    [['register', ARN, '--ramp-rates', '0x32'], /--ramp-rates.*item 1 of "0x32" must be an integer 1\.\.500/],
+    [
+      ['register', ARN, '--ramp-rates', '5,1e2'],
+      /--ramp-rates.*item 2 of "5,1e2" must be an integer 1\.\.500/,
+    ],
+    [['register', ARN, '--ramp-rates', '10,,20'], /--ramp-rates.*item 2 of "10,,20" is empty/],
+    [['register', ARN, '--ramp-rates', '10,20,'], /--ramp-rates.*item 3 of "10,20," is empty/],
+    [['register', ARN, '--ramp-rates', '10, 20'], /--ramp-rates.*item 2 of "10, 20" must be an integer/],
+    [
+      ['register', ARN, '--ramp-rates', '5,501'],
+      /--ramp-rates.*item 2 of "5,501" must be an integer 1\.\.500/,
+    ],
+    [['redrive', 'inc-1', '--ramp-rates', '0x32'], /--ramp-rates.*item 1 of "0x32" must be an integer/],
+    [['redrive', 'inc-1', '--max-rate', '1e2'], /--max-rate <n>.*must be an integer 1\.\.500, got "1e2"/],
+    [['redrive', 'inc-1', '--dwell-seconds', '+30'], /--dwell-seconds <s>.*must be an integer 1\.\.3600/],
+    [
+      ['redrive', 'inc-1', '--verify-margin-seconds', '-0'],
+      /--verify-margin-seconds <s>.*must be an integer 0\.\.3600/,
+    ],
+    [
+      ['redrive', 'inc-1', '--sample-size', '5.0'],
+      /--sample-size <n>.*must be an integer 1\.\.100, got "5.0"/,
+    ],
+    [
+      ['register', ARN, '--max-redrives', '010'],
+      /--max-redrives <n>.*must be an integer 1\.\.100, got "010"/,
     ],
   ])('bad arguments %j get one line naming the argument and exit code 2', async (argv, message) => {
     const out = await dlq(...argv);

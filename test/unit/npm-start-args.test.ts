@@ -17,6 +17,12 @@ describe('npm start refuses bad arguments with exit 2, naming the flag, before s
     [['--scenario', 'healthy', '--scenario', 'bogus'], '--scenario: given twice'],
     [['--json', '--json'], '--json: given twice'],
     [['--frobnicate'], '--frobnicate: unknown flag'],
+    // One parser for every numeric flag (F5): plain decimal integers only, within the range.
+    [['--messages', '1e3'], '--messages: must be an integer 20..5000, got "1e3"'],
+    [['--messages', ' 50 '], '--messages: must be an integer 20..5000, got " 50 "'],
+    [['--messages', '0x10'], '--messages: must be an integer 20..5000, got "0x10"'],
+    [['--messages', '50.0'], '--messages: must be an integer 20..5000, got "50.0"'],
+    [['--messages', '10'], '--messages: must be an integer 20..5000, got "10"'],
   ])('%j', (args, message) => {
     const out = start(...args);
     expect(out.status).toBe(2);
