@@ -129,6 +129,17 @@ export function redriveInput(
 }
 
 /**
+ * A stand-in DLQ ARN for checking the flags before the incident is read: of the destination's
+ * queue type, and not the destination, so only the checks that depend on the real DLQ (its type
+ * against the destination's, the destination being the DLQ itself) wait for the incident.
+ */
+function flagCheckDlqArn(destinationArn: string | undefined): string {
+  const fifo = destinationArn?.endsWith('.fifo') ?? false;
+  const at = destinationArn === undefined ? undefined : parseSqsArn(destinationArn);
+  return `arn:${at?.partition ?? 'aws'}:sqs:${at?.region ?? 'us-east-1'}:000000000000:dlq-redrive-flag-check${fifo ? '.fifo' : ''}`;
+}
+
+/**
  * The execution name of the `n`-th CLI start of an incident: `<incident>-cli<n>-<8 hex of the
  * input>`. The same command retried (a lost response) sends the same name and input, which Step
  * Functions answers with the running execution instead of a second run (C19).
@@ -265,8 +276,11 @@ export function runCommands(program: Command, ctx: CliContext): void {
   const startRun = async (incidentId: string, opts: RedriveOptions) => {
     if (opts.name !== undefined && !/^[A-Za-z0-9_-]{1,80}$/.test(opts.name))
       throw new CliError(`--name: must be 1-80 of A-Za-z0-9-_, got "${opts.name}"`, 2);
-    const stateMachineArn = ctx.stateMachineArn(opts.stateMachineArn);
     const by = ctx.operator(opts.by);
+    // Every flag is checked before the incident is read: a bad value is refused naming its flag
+    // (exit 2) even when the incident does not exist, and nothing is read.
+    redriveInput({ incidentId, dlqArn: flagCheckDlqArn(opts.destinationArn) }, opts, by);
+    const stateMachineArn = ctx.stateMachineArn(opts.stateMachineArn);
     const incident = await requireIncident(ctx, incidentId);
     checkCauses(incident, opts.cause);
     const input = redriveInput(incident, opts, by);

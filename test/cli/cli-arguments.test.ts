@@ -90,6 +90,24 @@ describe('dlq command line', () => {
     expect(out.code).toBe(2);
     expect(out.stderr).toMatch(/--sample-size <n>.*must be an integer 1\.\.100, got "0"/);
   });
+
+  it.each([
+    [['--ramp-rates', '50,5'], /^dlq: --ramp-rates: must be strictly ascending/],
+    [['--dry-run', '--sample-only'], /^dlq: --dry-run, --sample-only: give at most one/],
+    [['--max-rate', '100', '--ramp-rates', '5,200'], /^dlq: --ramp-rates: must not exceed maxRate 100/],
+    [
+      ['--allow-custom-destination-for-shared-dlq'],
+      /^dlq: --allow-custom-destination-for-shared-dlq: only applies together with destinationArn/,
+    ],
+  ])(
+    'dlq redrive refuses the bad flags %j naming the flag before it reads the incident (no AWS endpoint reached)',
+    async (flags, message) => {
+      const sfn = ['--state-machine-arn', 'arn:aws:states:us-east-1:123456789012:stateMachine:dlq-redrive'];
+      const out = await bin('redrive', 'inc-that-does-not-exist', ...sfn, ...flags);
+      expect([out.code, out.stdout]).toEqual([2, '']);
+      expect(out.stderr).toMatch(message);
+    },
+  );
 });
 
 describe('envelope export encoding', () => {
