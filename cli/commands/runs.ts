@@ -15,7 +15,7 @@ import { StartExecutionCommand, StopExecutionCommand } from '@aws-sdk/client-sfn
 import type { Command } from 'commander';
 import { auditPlanOf } from '#incident/audit-trail.js';
 import { createCancelRequests } from '#incident/cancel-requests.js';
-import { ExecutionInput } from '#incident/execution-input.js';
+import { ExecutionInput, parseSqsArn } from '#incident/execution-input.js';
 import { recordRunOnIncident } from '#incident/notifier.js';
 import { createWorkflowLeaseStore } from '#incident/workflow-lease.js';
 import { tableAccess } from '#platform/clients.js';
