@@ -19,6 +19,7 @@
  * - Slack: the Web API's two methods are called with `fetch` (approval/slack-client.ts), not through
  *   `@slack/web-api`, whose CommonJS WebClient (every Web API method, file uploads, a request
  *   queue: not tree-shaken) weighed 67 KB in each bundle that posts; it took triage to 538 KB.
+ * - What weighs what, and why the SDK stays bundled: docs/bundles.md.
  * - `keepNames` stays on although it costs about 6%: the SDK's `ServiceException` matches
  *   `instanceof` by constructor name, which minified names would break.
  * - Source maps without sources content, loaded by `NODE_OPTIONS=--enable-source-maps`.

@@ -39,7 +39,7 @@
  * @see https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html (25,000 history events)
  */
 import type { CancelRequest, CancelRequests } from '#incident/cancel-requests.js';
-import { ExecutionPlan, parseSqsArn } from '#incident/execution-input.js';
+import { ExecutionPlan, parseSqsArn } from '#incident/execution-plan.js';
 import type { EnvelopeStore } from '#inventory/envelope-store.js';
 import { sleep as realSleep } from '#platform/sleep.js';
 import { queueDepth, type SqsQueues } from '#platform/sqs-queues.js';

@@ -26,7 +26,7 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-configure-dead-letter-queue-redrive.html
  */
 
-import { ExecutionPlan, runIdOf } from '#incident/execution-input.js';
+import { ExecutionPlan, runIdOf } from '#incident/execution-plan.js';
 import { scanUntilFound, type VisitResult } from '#inventory/dlq-scan.js';
 import type { EnvelopeStore, StoredEnvelope } from '#inventory/envelope-store.js';
 import { RedriveRefusedError, TransientError } from '#platform/errors.js';

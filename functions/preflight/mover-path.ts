@@ -9,7 +9,7 @@
  *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_StartMessageMoveTask.html
  */
-import type { ExecutionPlan, Selection } from '#incident/execution-input.js';
+import type { ExecutionPlan, Selection } from '#incident/execution-plan.js';
 import type { StoredEnvelope } from '#inventory/envelope-store.js';
 import type { QueueRegistration } from '#inventory/model.js';
 import { accessTo, targetRefOf } from '#transfer/mover-targets.js';

@@ -42,7 +42,7 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ListDeadLetterSourceQueues.html
  */
 
-import { ExecutionPlan, parseSqsArn } from '#incident/execution-input.js';
+import { ExecutionPlan, parseSqsArn } from '#incident/execution-plan.js';
 import type { OpenIncidents } from '#incident/open-incident.js';
 import { leaseRefusal, leaseSeconds, type WorkflowLeaseStore } from '#incident/workflow-lease.js';
 import type { EnvelopeStore } from '#inventory/envelope-store.js';

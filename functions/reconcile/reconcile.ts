@@ -27,7 +27,7 @@
  */
 
 import type { ProcessedKeysReader } from '#consumer/processed-keys.js';
-import { ExecutionPlan } from '#incident/execution-input.js';
+import { ExecutionPlan } from '#incident/execution-plan.js';
 import { type REDRIVE_OUTCOMES, type RunRecorder, recordRunOnIncident } from '#incident/notifier.js';
 import type { OpenIncidents } from '#incident/open-incident.js';
 import type { EnvelopeStore, StoredEnvelope } from '#inventory/envelope-store.js';

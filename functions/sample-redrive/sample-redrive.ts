@@ -28,7 +28,7 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_DeleteMessage.html
  */
 
-import { ExecutionPlan, parseSqsArn, runIdOf } from '#incident/execution-input.js';
+import { ExecutionPlan, parseSqsArn, runIdOf } from '#incident/execution-plan.js';
 import { scanUntilFound, type VisitResult } from '#inventory/dlq-scan.js';
 import type { EnvelopeStore } from '#inventory/envelope-store.js';
 import { TransientError } from '#platform/errors.js';

@@ -22,7 +22,7 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html
  */
 import type { ProcessedKeysReader } from '#consumer/processed-keys.js';
-import { ExecutionPlan } from '#incident/execution-input.js';
+import { ExecutionPlan } from '#incident/execution-plan.js';
 import { scanDlq, type VisitResult } from '#inventory/dlq-scan.js';
 import type { EnvelopeStore } from '#inventory/envelope-store.js';
 import { idempotencyKeyOfMessage } from '#inventory/idempotency-key.js';

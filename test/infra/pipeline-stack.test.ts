@@ -256,11 +256,7 @@ describe('functions', () => {
     );
 
     expect(Object.keys(sizes)).toHaveLength(FUNCTION_NAMES.length);
-    // Known debt (issue 7): preflight measured 501,034 bytes once the recording mover's path and the
-    // extended-client checks both landed (SDK clients for SQS, DynamoDB, KMS and IAM, 129 KB of
-    // @smithy/core). It may not grow past 505,000 while a split is found; every other function holds 500 KB.
-    const allowed = (name: string) => (name === 'preflight' ? 505_000 : MAX_BUNDLE_BYTES);
-    expect(Object.entries(sizes).filter(([name, bytes]) => bytes > allowed(name))).toEqual([]);
+    expect(Object.entries(sizes).filter(([, bytes]) => bytes > MAX_BUNDLE_BYTES)).toEqual([]);
   });
 
   it('bench/bundles builds a function byte for byte as the stack bundles it (same esbuild options)', async () => {

@@ -33,4 +33,17 @@ describe('the shared-file rule of docs/layout.md', () => {
     ]);
     expect([...(users.get('functions/shared/incident/b.ts') ?? [])]).toEqual(['notify']);
   });
+
+  it('counts the dlq CLI as a user beside the functions, so a schema ValidateInput and the CLI share stays shared', () => {
+    const users = sharedUsers([
+      mod('functions/validate-input/validate-input.ts', 'functions/shared/incident/execution-input.ts'),
+      mod('cli/commands/runs.ts', 'functions/shared/incident/execution-input.ts'),
+      mod('functions/shared/incident/execution-input.ts'),
+      mod('local/main.ts', 'functions/shared/incident/execution-input.ts'),
+    ]);
+    expect([...(users.get('functions/shared/incident/execution-input.ts') ?? [])].sort()).toEqual([
+      'cli',
+      'validate-input',
+    ]);
+  });
 });
