@@ -367,7 +367,8 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     dlq: ['sqs:ListMessageMoveTasks', 'sqs:CancelMessageMoveTask'],
     sourceQueues: none,
     parkingQueue: none,
-    // Reads the lease (GetItem) and the incident; deletes the lease (conditional DeleteItem).
+    // Reads the lease (GetItem) and the incident; deletes the lease (conditional DeleteItem);
+    // records the run's end on the incident when Notify did not (UpdateItem).
     table: 'readWrite',
     // Notifies through sharedNotifier() like notify: Slack when SLACK_SECRET_ARN is set.
     slackSecret: true,

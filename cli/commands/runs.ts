@@ -16,7 +16,7 @@ import type { Command } from 'commander';
 import { auditPlanOf } from '#incident/audit-trail.js';
 import { createCancelRequests } from '#incident/cancel-requests.js';
 import { ExecutionInput, parseSqsArn } from '#incident/execution-input.js';
-import { recordRunOnIncident } from '#incident/notifier.js';
+import { recordRunOnIncident, statusAfterRun } from '#incident/notifier.js';
 import { createWorkflowLeaseStore } from '#incident/workflow-lease.js';
 import { tableAccess } from '#platform/clients.js';
 import { clockText, formatDuration } from '#platform/clock-text.js';
@@ -429,7 +429,12 @@ export function runCommands(program: Command, ctx: CliContext): void {
           if (typeof dlqArn === 'string')
             await createWorkflowLeaseStore(table).release(dlqArn, { incidentId, executionName: before.name });
           const text = `Redrive cancelled by ${by} before anything moved (at ${before.currentState}).`;
-          await recordRunOnIncident(ctx.incidents, incidentId, { outcome: 'cancelled', outcomeText: text });
+          await recordRunOnIncident(ctx.incidents, incidentId, {
+            status: statusAfterRun('cancelled'),
+            outcome: 'cancelled',
+            outcomeText: text,
+            runEndedBy: before.name,
+          });
           await ctx.audit.record({
             incidentId,
             entryId: `run#${before.name}#ended`,

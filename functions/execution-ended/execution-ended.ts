@@ -22,8 +22,8 @@
  * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html
  */
 
-import type { IncidentStore } from '#incident/incident-store.js';
-import type { NoticeKind, Notifier } from '#incident/notifier.js';
+import type { Incident, IncidentStatus, IncidentStore } from '#incident/incident-store.js';
+import { type NoticeKind, type Notifier, recordRunOnIncident, statusAfterRun } from '#incident/notifier.js';
 import type { WorkflowLeaseStore } from '#incident/workflow-lease.js';
 import { InvalidInputError } from '#platform/errors.js';
 import { logger } from '#platform/middleware.js';
@@ -65,8 +65,11 @@ export type ExecutionStatusChangeEvent = z.infer<typeof ExecutionStatusChangeEve
 /** Ports of {@link executionEnded}. */
 export interface ExecutionEndedDeps {
   leases: Pick<WorkflowLeaseStore, 'get' | 'release'>;
-  /** Finds the DLQ when the event carries no input (execution name = incident id). */
-  incidents: Pick<IncidentStore, 'getIncident'>;
+  /**
+   * Finds the DLQ when the event carries no input (execution name = incident id), and records the
+   * run's end on the incident when Notify did not.
+   */
+  incidents: Pick<IncidentStore, 'getIncident' | 'updateIncident'>;
   notifier: Notifier;
   /** Cancels a move task the ended execution started that still runs unsupervised. Absent: none. */
   moveTasks?: { records: Pick<MoveTaskRecords, 'get'>; tasks: Pick<MoveTasks, 'list' | 'cancel'> };
@@ -89,6 +92,11 @@ export interface ExecutionEndedResult {
   text: string;
   /** The move task the execution started that was still running, now cancelled. */
   orphanedTask: OrphanedTask | null;
+  /**
+   * The status this call wrote on the incident (`FAILED`, `STOPPED` for ABORTED), or null when
+   * Notify had already recorded this execution's end, or there is no incident.
+   */
+  incidentStatus: IncidentStatus | null;
 }
 
 /** The execution input as an object, or null when the event does not carry it. */
@@ -178,6 +186,7 @@ export async function executionEnded(
     heldBy,
     error: event.detail.error ?? null,
   };
+  const incidentStatus = await recordEnd(deps.incidents, incidentId, name, status, text);
   const notified = status !== 'FAILED' || leaseReleased || orphanedTask !== null;
   if (notified) await deps.notifier.notify({ incidentId, kind: EXECUTION_ENDED_KIND, text, fields });
   else logger.info(text, { incidentId, kind: EXECUTION_ENDED_KIND, fields });
@@ -191,7 +200,37 @@ export async function executionEnded(
     notified,
     text,
     orphanedTask,
+    incidentStatus,
   };
+}
+
+/**
+ * Records the end of a run Notify did not see end (a crash, a timeout, a StopExecution): the
+ * incident's status `FAILED` (FAILED, TIMED_OUT) or `STOPPED` (ABORTED), with the outcome and the
+ * sentence. An end Notify recorded for this execution (`runEndedBy`) is left as it is.
+ *
+ * @returns the status written, or null when nothing was written.
+ */
+async function recordEnd(
+  incidents: ExecutionEndedDeps['incidents'],
+  incidentId: string,
+  executionName: string,
+  status: EndedStatus,
+  text: string,
+): Promise<IncidentStatus | null> {
+  const incident = (await incidents.getIncident(incidentId)) as
+    | (Incident & { runEndedBy?: unknown })
+    | undefined;
+  if (incident === undefined || incident.runEndedBy === executionName) return null;
+  const outcome = status === 'ABORTED' ? 'cancelled' : 'failed';
+  const written = statusAfterRun(outcome) ?? null;
+  const recorded = await recordRunOnIncident(incidents, incidentId, {
+    status: written,
+    outcome,
+    outcomeText: text,
+    runEndedBy: executionName,
+  });
+  return recorded ? written : null;
 }
 
 /** The sentence a person on call reads. */

@@ -17,6 +17,7 @@ import {
   type RedriveOutcome,
   type RunRecorder,
   recordRunOnIncident,
+  statusAfterRun,
 } from '#incident/notifier.js';
 import type { WorkflowLeaseStore } from '#incident/workflow-lease.js';
 import { outcomeMetric, type PipelineMetric, type RunMetrics } from '#platform/metrics.js';
@@ -242,8 +243,11 @@ export async function notify(input: NotifyInput, deps: NotifyDeps): Promise<Noti
     incidentId === 'unknown'
       ? false
       : await recordRunOnIncident(deps.incidents, incidentId, {
+          status: statusAfterRun(outcome),
           outcome,
           outcomeText: text,
+          // Which execution's end this is: execution-ended leaves an end Notify recorded alone.
+          runEndedBy: input.executionName ?? run.plan?.incidentId,
           ...(run.ramp ? { ramp: run.ramp } : {}),
           ...(run.reconcile ? { reconcile: run.reconcile } : {}),
           ...(warnings.length > 0 ? { warnings } : {}),

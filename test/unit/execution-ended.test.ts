@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { Incident } from '#incident/incident-store.js';
 import type { LeaseHolder, WorkflowLease } from '#incident/workflow-lease.js';
-import { InvalidInputError } from '#platform/errors.js';
+import { InvalidInputError, RecordNotFoundError } from '#platform/errors.js';
 import {
   type ExecutionEndedDeps,
   ExecutionStatusChangeEvent,
@@ -26,7 +26,13 @@ function fakes(lease: WorkflowLease | undefined, incidents: Record<string, Parti
   const notifier = createMemoryNotifier();
   const deps: ExecutionEndedDeps = {
     notifier,
-    incidents: { getIncident: async (id) => incidents[id] as Incident | undefined },
+    incidents: {
+      getIncident: async (id) => incidents[id] as Incident | undefined,
+      updateIncident: async (id, patch) => {
+        if (!incidents[id]) throw new RecordNotFoundError(`incident ${id}`);
+        incidents[id] = { ...incidents[id], ...patch };
+      },
+    },
     leases: {
       get: async (dlqArn) => items.get(dlqArn),
       release: async (dlqArn, holder) => {
@@ -54,6 +60,43 @@ const eventWith = (detail: Record<string, unknown>) =>
   ExecutionStatusChangeEvent.parse({ ...sample, detail: { ...sample.detail, ...detail } });
 
 describe('executionEnded (core, plain fakes)', () => {
+  it.each([
+    ['FAILED', 'FAILED', 'failed'],
+    ['TIMED_OUT', 'FAILED', 'failed'],
+    ['ABORTED', 'STOPPED', 'cancelled'],
+  ] as const)(
+    'a run that ended %s before Notify recorded its end leaves the incident %s (no longer WORKFLOW_STARTED)',
+    async (status, incidentStatus, outcome) => {
+      const incidents: Record<string, Partial<Incident>> = {
+        [NAME]: { incidentId: NAME, dlqArn: DLQ, status: 'WORKFLOW_STARTED' },
+      };
+      const { deps } = fakes(leaseOf(NAME), incidents);
+
+      const result = await executionEnded(eventWith({ status }), deps);
+
+      expect(result.incidentStatus).toBe(incidentStatus);
+      expect(incidents[NAME]).toMatchObject({ status: incidentStatus, outcome, runEndedBy: NAME });
+      expect(String((incidents[NAME] as { outcomeText?: unknown }).outcomeText)).toContain(`ended ${status}`);
+    },
+  );
+
+  it('leaves the end Notify recorded for the same execution as it is (a Fail state after Notify)', async () => {
+    const recorded = {
+      incidentId: NAME,
+      dlqArn: DLQ,
+      status: 'STOPPED',
+      outcome: 'sample-failed',
+      runEndedBy: NAME,
+    } as const;
+    const incidents: Record<string, Partial<Incident>> = { [NAME]: { ...recorded } };
+    const { deps } = fakes(undefined, incidents);
+
+    const result = await executionEnded(eventWith({ status: 'FAILED' }), deps);
+
+    expect(result.incidentStatus).toBeNull();
+    expect(incidents[NAME]).toEqual(recorded);
+  });
+
   it('releases the lease of the aborted execution named in the event, with that execution name, and notifies', async () => {
     const { deps, items, releases, notifier } = fakes(leaseOf(NAME));
 

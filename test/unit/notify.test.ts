@@ -18,6 +18,38 @@ function recorder(missing = false): RunRecorder & { patches: Array<[string, unkn
 }
 
 describe('Notify', () => {
+  it.each([
+    ['completed', 'CLOSED'],
+    ['nothing-to-redrive', 'CLOSED'],
+    ['rejected', 'STOPPED'],
+    ['approval-expired', 'STOPPED'],
+    ['sample-failed', 'STOPPED'],
+    ['halted', 'STOPPED'],
+    ['cancelled', 'STOPPED'],
+    ['failed', 'FAILED'],
+  ])(
+    'the end of a run with outcome %s sets the incident status %s (it no longer reads WORKFLOW_STARTED), naming the execution',
+    async (outcome, status) => {
+      const incidents = recorder();
+      await notify(
+        { outcome, executionName: 'exec-7', run: { plan } },
+        { notifier: createMemoryNotifier(), incidents },
+      );
+      expect(incidents.patches[0]).toEqual([
+        'inc-1',
+        expect.objectContaining({ status, outcome, runEndedBy: 'exec-7' }),
+      ]);
+    },
+  );
+
+  it('a dry run leaves the incident status as it was', async () => {
+    const incidents = recorder();
+    await notify({ outcome: 'dry-run', run: { plan } }, { notifier: createMemoryNotifier(), incidents });
+    // updateIncident writes no attribute for an undefined field.
+    const [, patch] = incidents.patches[0] ?? [];
+    expect(patch).toMatchObject({ outcome: 'dry-run', status: undefined });
+  });
+
   it('C17 says "approval expired, nothing moved" when the approval timed out', () => {
     expect(outcomeText('approval-expired', { plan })).toBe(
       'Approval for arn:aws:sqs:us-east-1:123456789012:orders-dlq expired: approval expired, nothing moved.',

@@ -24,8 +24,14 @@ import { queryIndexPartition } from '#platform/index-query.js';
 import { type RecordKind, readShape, shapeOf } from '#platform/record-shapes.js';
 import { keys, TABLE } from '#platform/table.js';
 
-/** Where an incident stands. */
-export type IncidentStatus = 'OPEN' | 'PARTIAL' | 'WORKFLOW_STARTED' | 'CLOSED';
+/**
+ * Where an incident stands (docs/contracts.md): triage writes `OPEN` / `PARTIAL` (inventoried,
+ * whole or partial) and then `WORKFLOW_STARTED`; the end of a run writes `CLOSED` (every message
+ * settled), `STOPPED` (ended by a person or a guard with messages left: a new run may be started)
+ * or `FAILED` (the run failed, timed out or was aborted before Notify recorded its end); see
+ * `statusAfterRun` in notifier.ts.
+ */
+export type IncidentStatus = 'OPEN' | 'PARTIAL' | 'WORKFLOW_STARTED' | 'CLOSED' | 'STOPPED' | 'FAILED';
 
 /** An incident: one DLQ's inventory after one alarm transition. */
 export interface Incident {

@@ -13,7 +13,7 @@
 
 import { RecordNotFoundError } from '#platform/errors.js';
 import { logger } from '#platform/middleware.js';
-import type { IncidentStore } from './incident-store.js';
+import type { IncidentStatus, IncidentStore } from './incident-store.js';
 
 /** Outcomes of a redrive run, as the ASL's Pass states write them to `$.outcome`. */
 export const REDRIVE_OUTCOMES = [
@@ -81,6 +81,18 @@ export function createLogNotifier(log: Pick<typeof logger, 'info' | 'warn'> = lo
       else log.info(n.text, line);
     },
   };
+}
+
+/**
+ * The incident's status once a run ended with `outcome`: `CLOSED` when every message is settled
+ * (`completed`, `nothing-to-redrive`), `FAILED` for `failed`, `STOPPED` for every other end (a
+ * person or a guard stopped it with messages left in the DLQ). A dry run changes nothing, so it
+ * leaves the status as it was (`undefined`).
+ */
+export function statusAfterRun(outcome: RedriveOutcome | (string & {})): IncidentStatus | undefined {
+  if (outcome === 'dry-run') return undefined;
+  if (outcome === 'completed' || outcome === 'nothing-to-redrive') return 'CLOSED';
+  return outcome === 'failed' ? 'FAILED' : 'STOPPED';
 }
 
 /** The part of the incident store the workflow writes its results with. */
