@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import * as errors from '#platform/errors.js';
 import {
   AccessDeniedError,
+  asTransient,
   BodyIntegrityError,
   ConfigurationError,
   InternalError,
@@ -152,6 +153,30 @@ describe('isConditionalCheckFailed', () => {
     expect(isConditionalCheckFailed(throttled)).toBe(false);
     expect(isConditionalCheckFailed(new StateConflictError('envelope m-1', 'IN_DLQ', 'PARKED'))).toBe(false);
     expect(isConditionalCheckFailed({ name: 'ConditionalCheckFailedException' })).toBe(false);
+  });
+});
+
+describe('asTransient', () => {
+  it('turns a throttle or a 5xx into a TransientError naming the action, and passes anything else through unchanged', () => {
+    const throttled = Object.assign(new Error('Rate exceeded'), {
+      name: 'ThrottlingException',
+      $metadata: { httpStatusCode: 400 },
+      $retryable: { throttling: true },
+    });
+    const unavailable = Object.assign(new Error('Service unavailable'), {
+      $metadata: { httpStatusCode: 503 },
+    });
+    const denied = Object.assign(new Error('not allowed'), {
+      name: 'AccessDeniedException',
+      $metadata: { httpStatusCode: 400 },
+    });
+
+    const adapted = asTransient('dynamodb:GetItem (ledger)', throttled);
+    expect(adapted).toBeInstanceOf(TransientError);
+    expect((adapted as TransientError).message).toBe('dynamodb:GetItem (ledger): Rate exceeded');
+    expect((adapted as TransientError).cause).toBe(throttled);
+    expect(asTransient('sqs:ListMessageMoveTasks', unavailable)).toBeInstanceOf(TransientError);
+    expect(asTransient('dynamodb:PutItem (ledger)', denied)).toBe(denied);
   });
 });
 

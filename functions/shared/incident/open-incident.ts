@@ -12,7 +12,7 @@
 import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '#platform/clients.js';
 import { pipelineConfig } from '#platform/config.js';
-import { errorMessage, isConditionalCheckFailed, isRetryable, TransientError } from '#platform/errors.js';
+import { asTransient, isConditionalCheckFailed } from '#platform/errors.js';
 import { readShape, shapeOf } from '#platform/record-shapes.js';
 import { keys } from '#platform/table.js';
 
@@ -44,8 +44,6 @@ export function createOpenIncidents(
   const client = () => options.client ?? documentClient();
   const table = () => options.tableName ?? pipelineConfig().tableName;
   const key = (dlqArn: string) => ({ pk: keys.dlq(dlqArn), sk: keys.openIncident });
-  const wrap = (action: string, error: unknown) =>
-    isRetryable(error) ? new TransientError(`${action}: ${errorMessage(error)}`, error) : error;
   return {
     async get(dlqArn) {
       try {
@@ -57,7 +55,7 @@ export function createOpenIncidents(
         if (typeof item.incidentId !== 'string') return undefined;
         return { dlqArn, incidentId: item.incidentId, updatedAt: String(item.updatedAt ?? '') };
       } catch (error) {
-        throw wrap('dynamodb:GetItem (open incident)', error);
+        throw asTransient('dynamodb:GetItem (open incident)', error);
       }
     },
     async open(dlqArn, incidentId, nowMs) {
@@ -75,7 +73,7 @@ export function createOpenIncidents(
           }),
         );
       } catch (error) {
-        throw wrap('dynamodb:PutItem (open incident)', error);
+        throw asTransient('dynamodb:PutItem (open incident)', error);
       }
     },
     async close(dlqArn, incidentId) {
@@ -90,7 +88,7 @@ export function createOpenIncidents(
         );
       } catch (error) {
         if (isConditionalCheckFailed(error)) return;
-        throw wrap('dynamodb:DeleteItem (open incident)', error);
+        throw asTransient('dynamodb:DeleteItem (open incident)', error);
       }
     },
   };

@@ -238,6 +238,20 @@ export function isRetryable(error: unknown): boolean {
   return typeof status === 'number' && status >= 500;
 }
 
+/**
+ * `error` as a {@link TransientError} naming `action` (`dynamodb:PutItem (ledger)`) when it is worth
+ * retrying ({@link isRetryable}), else `error` itself: how a store adapts an AWS failure at its
+ * boundary before it rethrows it, so the workflow's `Retry` on `Redrive.Transient` covers it.
+ *
+ * @example
+ * ```ts
+ * catch (error) { throw asTransient('dynamodb:GetItem (ledger)', error); }
+ * ```
+ */
+export function asTransient(action: string, error: unknown): unknown {
+  return isRetryable(error) ? new TransientError(`${action}: ${errorMessage(error)}`, error) : error;
+}
+
 /** The AWS error code of an SDK v3 error (`name`), or undefined for anything else. */
 export function awsErrorName(error: unknown): string | undefined {
   if (error && typeof error === 'object' && '$metadata' in error) {

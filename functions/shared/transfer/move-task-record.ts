@@ -23,7 +23,7 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '#platform/clients.js';
 import { pipelineConfig } from '#platform/config.js';
-import { errorMessage, isConditionalCheckFailed, isRetryable, TransientError } from '#platform/errors.js';
+import { asTransient, isConditionalCheckFailed } from '#platform/errors.js';
 import { readShape, shapeOf } from '#platform/record-shapes.js';
 import { keys } from '#platform/table.js';
 import type { MoveTask, MoveTasks } from './move-tasks.js';
@@ -82,8 +82,6 @@ export function createMoveTaskRecords(
   const table = () => options.tableName ?? pipelineConfig().tableName;
   const now = () => (options.now ? options.now() : new Date()).toISOString();
   const key = (dlqArn: string) => ({ pk: keys.dlq(dlqArn), sk: keys.moveTask });
-  const wrap = (action: string, error: unknown) =>
-    isRetryable(error) ? new TransientError(`${action}: ${errorMessage(error)}`, error) : error;
   return {
     async get(dlqArn) {
       try {
@@ -99,7 +97,7 @@ export function createMoveTaskRecords(
         } = readShape('move-task-record', out.Item, `move task record of ${dlqArn}`);
         return record as MoveTaskRecord;
       } catch (error) {
-        throw wrap('dynamodb:GetItem (move task record)', error);
+        throw asTransient('dynamodb:GetItem (move task record)', error);
       }
     },
     async recordIntent(record) {
@@ -118,7 +116,7 @@ export function createMoveTaskRecords(
           }),
         );
       } catch (error) {
-        throw wrap('dynamodb:PutItem (move task intent)', error);
+        throw asTransient('dynamodb:PutItem (move task intent)', error);
       }
     },
     async recordHandle(dlqArn, owner, seq, taskHandle) {
@@ -140,7 +138,7 @@ export function createMoveTaskRecords(
         );
       } catch (error) {
         if (isConditionalCheckFailed(error)) return;
-        throw wrap('dynamodb:UpdateItem (move task handle)', error);
+        throw asTransient('dynamodb:UpdateItem (move task handle)', error);
       }
     },
   };

@@ -24,7 +24,7 @@ import {
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
 import { sqsClient } from '#platform/clients.js';
-import { awsErrorName, errorMessage, isRetryable, TransientError } from '#platform/errors.js';
+import { asTransient, awsErrorName, errorMessage } from '#platform/errors.js';
 import { MAX_MOVE_TASK_RATE } from './redrive-plan.js';
 
 /** Status values of a move task as SQS reports them. */
@@ -121,8 +121,6 @@ export function sqsErrorCode(error: unknown): string | undefined {
  */
 export function createMoveTasks(options: { client?: SQSClient } = {}): MoveTasks {
   const client = () => options.client ?? sqsClient();
-  const transient = (action: string, error: unknown) =>
-    isRetryable(error) ? new TransientError(`${action}: ${errorMessage(error)}`, error) : error;
 
   const list = async (sourceArn: string): Promise<MoveTask[]> => {
     try {
@@ -131,7 +129,7 @@ export function createMoveTasks(options: { client?: SQSClient } = {}): MoveTasks
       );
       return (out.Results ?? []).map(toMoveTask);
     } catch (error) {
-      throw transient('sqs:ListMessageMoveTasks', error);
+      throw asTransient('sqs:ListMessageMoveTasks', error);
     }
   };
 
@@ -163,7 +161,7 @@ export function createMoveTasks(options: { client?: SQSClient } = {}): MoveTasks
         }
         if (code === 'ResourceNotFound')
           return { ok: false, code: 'NOT_FOUND', refusal: `redrive refused: ${errorMessage(error)}` };
-        throw transient('sqs:StartMessageMoveTask', error);
+        throw asTransient('sqs:StartMessageMoveTask', error);
       }
     },
     async cancel(taskHandle) {
@@ -173,7 +171,7 @@ export function createMoveTasks(options: { client?: SQSClient } = {}): MoveTasks
       } catch (error) {
         // Only a RUNNING task can be cancelled: one that just completed or failed is not an error here.
         if (sqsErrorCode(error) === 'InvalidParameterValue') return { cancelled: false, moved: null };
-        throw transient('sqs:CancelMessageMoveTask', error);
+        throw asTransient('sqs:CancelMessageMoveTask', error);
       }
     },
   };

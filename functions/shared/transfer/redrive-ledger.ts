@@ -48,7 +48,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '#platform/clients.js';
 import { pipelineConfig } from '#platform/config.js';
-import { errorMessage, isConditionalCheckFailed, isRetryable, TransientError } from '#platform/errors.js';
+import { asTransient, isConditionalCheckFailed, TransientError } from '#platform/errors.js';
 import { readShape, shapeOf } from '#platform/record-shapes.js';
 import { keys, TABLE } from '#platform/table.js';
 
@@ -193,8 +193,6 @@ export function createRedriveLedger(
     [TABLE.partitionKey]: keys.dlq(dlqArn),
     [TABLE.sortKey]: keys.ledger(dlqMessageId),
   });
-  const wrap = (action: string, error: unknown) =>
-    isRetryable(error) ? new TransientError(`${action}: ${errorMessage(error)}`, error) : error;
 
   const get = async (dlqArn: string, dlqMessageId: string): Promise<LedgerEntry | undefined> => {
     try {
@@ -203,7 +201,7 @@ export function createRedriveLedger(
       );
       return out.Item ? toEntry(out.Item) : undefined;
     } catch (error) {
-      throw wrap('dynamodb:GetItem (ledger)', error);
+      throw asTransient('dynamodb:GetItem (ledger)', error);
     }
   };
 
@@ -235,7 +233,7 @@ export function createRedriveLedger(
       return entry;
     } catch (error) {
       if (isConditionalCheckFailed(error)) return undefined;
-      throw wrap('dynamodb:PutItem (ledger)', error);
+      throw asTransient('dynamodb:PutItem (ledger)', error);
     }
   };
 
@@ -253,7 +251,7 @@ export function createRedriveLedger(
       );
     } catch (error) {
       if (isConditionalCheckFailed(error)) return;
-      throw wrap('dynamodb:UpdateItem (ledger resent)', error);
+      throw asTransient('dynamodb:UpdateItem (ledger resent)', error);
     }
   };
 
@@ -286,7 +284,7 @@ export function createRedriveLedger(
       );
     } catch (error) {
       if (isConditionalCheckFailed(error)) return undefined;
-      throw wrap('dynamodb:UpdateItem (ledger takeover)', error);
+      throw asTransient('dynamodb:UpdateItem (ledger takeover)', error);
     }
     return {
       ...old,
@@ -343,7 +341,7 @@ export function createRedriveLedger(
           }),
         );
       } catch (error) {
-        throw wrap('dynamodb:UpdateItem (ledger SENT)', error);
+        throw asTransient('dynamodb:UpdateItem (ledger SENT)', error);
       }
     },
     async markDeleted(dlqArn, dlqMessageId, redriveId, duplicatePrevented = false) {
@@ -367,7 +365,7 @@ export function createRedriveLedger(
       } catch (error) {
         // Another run took the entry over since: it marks it when it deletes.
         if (isConditionalCheckFailed(error)) return;
-        throw wrap('dynamodb:UpdateItem (ledger deleted)', error);
+        throw asTransient('dynamodb:UpdateItem (ledger deleted)', error);
       }
     },
     async abandon(dlqArn, dlqMessageId, redriveId) {
@@ -383,7 +381,7 @@ export function createRedriveLedger(
         );
       } catch (error) {
         if (isConditionalCheckFailed(error)) return;
-        throw wrap('dynamodb:DeleteItem (ledger abandon)', error);
+        throw asTransient('dynamodb:DeleteItem (ledger abandon)', error);
       }
     },
     get,
@@ -406,7 +404,7 @@ export function createRedriveLedger(
           start = out.LastEvaluatedKey;
         } while (start);
       } catch (error) {
-        throw wrap('dynamodb:Query (ledger)', error);
+        throw asTransient('dynamodb:Query (ledger)', error);
       }
       return entries;
     },
