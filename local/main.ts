@@ -123,7 +123,11 @@ async function main(): Promise<number> {
     if (progress) {
       const moved = await progress.stop();
       progress = undefined;
-      say(`Ramp: ${moved.moved}/${moved.total} left the DLQ while the move task ran.`);
+      const arrived =
+        moved.arrived > 0
+          ? ` ${moved.arrived} more arrived in the DLQ meanwhile (counted apart, not in the total).`
+          : '';
+      say(`Ramp: ${moved.moved}/${moved.total} left the DLQ while the move task ran.${arrived}`);
     }
     say(formatReport(report));
     say(nextSteps(report.incidentId, shared));

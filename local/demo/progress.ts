@@ -12,7 +12,12 @@ import { queueDepth } from './queues.js';
 export interface RampProgress {
   /** Sets the move task's configured rate and ramp step, shown beside the measured rate. */
   setTaskRate(rate: number, step: number): void;
-  stop(): Promise<{ moved: number; total: number }>;
+  /**
+   * `moved` never exceeds `total` (the backlog when the ramp started); messages that reached the
+   * DLQ after that (late arrivals, returned copies) are counted apart in `arrived`, the most the
+   * DLQ held above what the counter expected.
+   */
+  stop(): Promise<{ moved: number; total: number; arrived: number }>;
 }
 
 /**
@@ -46,6 +51,7 @@ export function startRampProgress(
   let taskRate = '-';
   let step = '-';
   let moved = 0;
+  let arrived = 0;
   const history: Array<{ t: number; moved: number }> = [{ t: Date.now(), moved: 0 }];
   let lastLine = 0;
   let stopped = false;
@@ -56,6 +62,8 @@ export function startRampProgress(
     if (bar && !barStarted) bar.start(Math.max(1, expected), 0, { rate: '0.0', taskRate, step });
     barStarted = true;
     moved = Math.max(moved, Math.min(expected, expected - (visible + inFlight)));
+    arrived = Math.max(arrived, visible + inFlight - (expected - moved));
+    const extra = arrived > 0 ? ` (+${arrived} arrived in the DLQ since the ramp started)` : '';
     const now = Date.now();
     history.push({ t: now, moved });
     while (history.length > 2 && (history[0] as { t: number }).t < now - 2000) history.shift();
@@ -65,7 +73,7 @@ export function startRampProgress(
     else if (now - lastLine >= 1000) {
       lastLine = now;
       stream.write(
-        `ramp: ${moved}/${expected} moved, ${rate.toFixed(1)} msg/s now, task rate ${taskRate} msg/s (step ${step})\n`,
+        `ramp: ${moved}/${expected} moved${extra}, ${rate.toFixed(1)} msg/s now, task rate ${taskRate} msg/s (step ${step})\n`,
       );
     }
   };
@@ -86,7 +94,7 @@ export function startRampProgress(
       stopped = true;
       await loop;
       bar?.stop();
-      return { moved, total: expected };
+      return { moved, total: expected, arrived };
     },
   };
 }

@@ -1,0 +1,110 @@
+import type { Server } from 'node:http';
+import {
+  CreateQueueCommand,
+  DeleteMessageBatchCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import { createSqsServer } from 'local-aws-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRampProgress } from '../../local/demo/progress.js';
+import { queueDepth } from '../../local/demo/queues.js';
+
+// npm start's drain and ramp lines read queue depths through local/demo/queues.ts: on the local
+// SQS stand-in, ApproximateNumberOfMessages also counts in-flight messages.
+describe('the demo queue depth on the local SQS stand-in', () => {
+  let server: Server;
+  let sqs: SQSClient;
+  beforeAll(async () => {
+    server = (await createSqsServer({
+      port: 0,
+      hostname: '127.0.0.1',
+      region: 'us-east-1',
+      accountId: '123456789012',
+      emulateQueueCreationLifecycle: false,
+    })) as Server;
+    const address = server.address() as { port: number };
+    sqs = new SQSClient({
+      region: 'us-east-1',
+      endpoint: `http://127.0.0.1:${address.port}`,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+  });
+  afterAll(async () => {
+    sqs?.destroy();
+    await new Promise((resolve) => server?.close(resolve));
+  });
+
+  it('counts each of 20 messages once while a consumer holds 10 in flight (never "30 of 20")', async () => {
+    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'depth-check' }));
+    const url = QueueUrl as string;
+    for (const batch of [0, 10])
+      await sqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: url,
+          Entries: Array.from({ length: 10 }, (_, i) => ({
+            Id: `m${batch + i}`,
+            MessageBody: `order ${batch + i}`,
+          })),
+        }),
+      );
+    const held = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, VisibilityTimeout: 300 }),
+    );
+    const inFlight = held.Messages?.length ?? 0;
+    expect(inFlight).toBeGreaterThan(0);
+
+    const depth = await queueDepth(sqs, url, { visibleIncludesInFlight: true });
+
+    expect(depth.inFlight).toBe(inFlight);
+    expect(depth.visible + depth.inFlight + depth.delayed).toBe(20);
+  });
+
+  it('the ramp counter never passes its total: messages arriving after the start are counted apart', async () => {
+    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'ramp-progress' }));
+    const url = QueueUrl as string;
+    const send = (from: number, n: number) =>
+      sqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: url,
+          Entries: Array.from({ length: n }, (_, i) => ({
+            Id: `m${from + i}`,
+            MessageBody: `order ${from + i}`,
+          })),
+        }),
+      );
+    await send(0, 5);
+    let lines = '';
+    const stream = {
+      write: (t: string) => {
+        lines += t;
+        return true;
+      },
+    } as unknown as NodeJS.WritableStream;
+    const progress = startRampProgress(sqs, url, 5, { tty: false, stream, pollMs: 10 });
+    // Two leave the DLQ (the move task), then four more dead-letter (late arrivals).
+    const got = await sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 2 }));
+    await sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: url,
+        Entries: (got.Messages ?? []).map((m, i) => ({
+          Id: `d${i}`,
+          ReceiptHandle: m.ReceiptHandle as string,
+        })),
+      }),
+    );
+    await send(10, 4);
+
+    const end = await progress.stop();
+
+    const depth = await queueDepth(sqs, url, { visibleIncludesInFlight: true });
+    expect(depth.visible + depth.inFlight).toBe(7);
+    expect(end.total).toBe(5);
+    expect(end.moved).toBeLessThanOrEqual(end.total);
+    // What is left of the backlog plus what arrived is what the DLQ holds.
+    expect(end.total - end.moved + end.arrived).toBe(7);
+    for (const [, moved, total] of lines.matchAll(/ramp: (\d+)\/(\d+) moved/g))
+      expect(Number(moved)).toBeLessThanOrEqual(Number(total));
+  });
+});
