@@ -1,7 +1,7 @@
 /** readShape / shapeOf (functions/shared/platform/record-shapes.ts): which versions a reader accepts. */
 import { describe, expect, it } from 'vitest';
 import { UnknownShapeVersionError } from '#platform/errors.js';
-import { readShape, SHAPE_VERSIONS, shapeOf } from '#platform/record-shapes.js';
+import { readShape, recordFields, SHAPE_VERSIONS, shapeOf } from '#platform/record-shapes.js';
 
 describe('record shape versions', () => {
   it('writes the current version of the kind', () => {
@@ -31,4 +31,21 @@ describe('record shape versions', () => {
       expect(error.message).toContain(`approval apr-1 has shapeVersion ${JSON.stringify(version)}`);
     },
   );
+
+  it("gives a stored record's own fields, without the table's keys, index keys, item family or shape version", () => {
+    const item = {
+      pk: 'INCIDENT#inc-1',
+      sk: 'INCIDENT',
+      gsi1pk: 'INCIDENTS',
+      gsi1sk: '2026-12-01T10:00:00.000Z',
+      entity: 'incident',
+      shapeVersion: 1,
+      incidentId: 'inc-1',
+      status: 'OPEN',
+    };
+    expect(recordFields('incident', item, 'incident inc-1')).toEqual({ incidentId: 'inc-1', status: 'OPEN' });
+    expect(() => recordFields('incident', { ...item, shapeVersion: 99 }, 'incident inc-1')).toThrow(
+      UnknownShapeVersionError,
+    );
+  });
 });

@@ -11,7 +11,7 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, type TableAccess } from '#platform/clients.js';
 import { pipelineConfig } from '#platform/config.js';
-import { readShape, shapeOf } from '#platform/record-shapes.js';
+import { recordFields, shapeOf } from '#platform/record-shapes.js';
 import { keys } from '#platform/table.js';
 import type { ProgressStep, RampProgressView } from './ramp-progress-message.js';
 
@@ -66,16 +66,11 @@ export function createRampProgressStore(table: Partial<TableAccess> = {}): RampP
         new GetCommand({ TableName: tableName(), Key: key(incidentId, executionName), ConsistentRead: true }),
       );
       if (!out.Item) return null;
-      const {
-        pk: _pk,
-        sk: _sk,
-        ...record
-      } = readShape(
+      return recordFields<RampProgressRecord>(
         'slack-progress',
         out.Item,
         `Slack progress of ${executionName} (incident ${incidentId})`,
       );
-      return record as unknown as RampProgressRecord;
     },
     async put(record) {
       await client().send(

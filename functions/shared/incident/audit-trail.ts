@@ -16,7 +16,7 @@ import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/
 import { documentClient } from '#platform/clients.js';
 import { pipelineConfig } from '#platform/config.js';
 import { isConditionalCheckFailed } from '#platform/errors.js';
-import { readShape, shapeOf } from '#platform/record-shapes.js';
+import { recordFields, shapeOf } from '#platform/record-shapes.js';
 import { keys } from '#platform/table.js';
 
 /** What an audit entry records. */
@@ -154,8 +154,7 @@ export function createAuditTrail(
         );
         for (const item of out.Items ?? []) {
           const record = `audit entry ${String(item.sk)} of incident ${incidentId}`;
-          const { pk: _pk, sk: _sk, entity: _e, ...entry } = readShape('audit-entry', item, record);
-          entries.push(entry as AuditEntry);
+          entries.push(recordFields<AuditEntry>('audit-entry', item, record));
         }
         start = out.LastEvaluatedKey;
       } while (start);

@@ -14,7 +14,7 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, type TableAccess } from '#platform/clients.js';
 import { pipelineConfig } from '#platform/config.js';
 import { isConditionalCheckFailed } from '#platform/errors.js';
-import { readShape, shapeOf } from '#platform/record-shapes.js';
+import { recordFields, shapeOf } from '#platform/record-shapes.js';
 import { keys } from '#platform/table.js';
 import type { AuditVia } from './audit-trail.js';
 
@@ -55,8 +55,7 @@ export function createCancelRequests(table: Partial<TableAccess> = {}): CancelRe
     );
     if (!out.Item) return null;
     const record = `cancel request of ${executionName} (incident ${incidentId})`;
-    const { pk: _pk, sk: _sk, entity: _e, ...request } = readShape('cancel-request', out.Item, record);
-    return request as CancelRequest;
+    return recordFields<CancelRequest>('cancel-request', out.Item, record);
   };
   return {
     async request(request) {

@@ -21,7 +21,7 @@ import { documentClient } from '#platform/clients.js';
 import { pipelineConfig } from '#platform/config.js';
 import { isConditionalCheckFailed, RecordNotFoundError } from '#platform/errors.js';
 import { queryIndexPartition } from '#platform/index-query.js';
-import { type RecordKind, readShape, shapeOf } from '#platform/record-shapes.js';
+import { type RecordKind, recordFields, shapeOf } from '#platform/record-shapes.js';
 import { keys, TABLE } from '#platform/table.js';
 
 /**
@@ -176,9 +176,7 @@ export function createIncidentStore(
   const latestKey = (alarmArn: string) => ({ pk: keys.alarm(alarmArn), sk: keys.alarmLatestSk });
   /** The record's own fields, once its shape version is one this code reads. */
   const strip = <T>(kind: RecordKind, item: Record<string, unknown>): T => {
-    const record = `${kind} ${String(item.pk)} / ${String(item.sk)}`;
-    const { pk: _pk, sk: _sk, entity: _e, gsi1pk: _g1, gsi1sk: _g2, ...rest } = readShape(kind, item, record);
-    return rest as T;
+    return recordFields<T>(kind, item, `${kind} ${String(item.pk)} / ${String(item.sk)}`);
   };
 
   return {

@@ -10,7 +10,7 @@ import { pipelineConfig } from '#platform/config.js';
 import { InvalidInputError } from '#platform/errors.js';
 import { queryIndexPartition } from '#platform/index-query.js';
 import { formatIssues } from '#platform/middleware.js';
-import { readShape, shapeOf } from '#platform/record-shapes.js';
+import { recordFields, shapeOf } from '#platform/record-shapes.js';
 import { keys, TABLE } from '#platform/table.js';
 
 /** `gsi1pk` of every registration item: the listing partition of the index (`dlq registrations`). */
@@ -59,14 +59,11 @@ export interface QueueRegistry {
  * @throws UnknownShapeVersionError when a newer release wrote it.
  */
 function fieldsOf(item: Record<string, unknown>): Record<string, unknown> {
-  const {
-    pk: _pk,
-    sk: _sk,
-    gsi1pk: _g1,
-    gsi1sk: _g2,
-    ...raw
-  } = readShape('registration', item, `registration of ${String(item.dlqArn)}`);
-  return raw;
+  return recordFields<Record<string, unknown>>(
+    'registration',
+    item,
+    `registration of ${String(item.dlqArn)}`,
+  );
 }
 
 /** Creates the queue registry. */

@@ -56,7 +56,7 @@ import {
   StateConflictError,
   TransientError,
 } from '#platform/errors.js';
-import { readShape, shapeOf } from '#platform/record-shapes.js';
+import { readShape, recordFields, shapeOf } from '#platform/record-shapes.js';
 import { keys, TABLE } from '#platform/table.js';
 import type { EnvelopeWrite } from './envelope.js';
 import {
@@ -538,12 +538,7 @@ const cursorKey = (dlqArn: string) => ({ pk: keys.dlq(dlqArn), sk: keys.cursor }
 async function getCursor(db: Db, dlqArn: string): Promise<InventoryCursor | undefined> {
   const out = await db.client().send(new GetCommand({ TableName: db.table, Key: cursorKey(dlqArn) }));
   if (!out.Item) return undefined;
-  const {
-    pk: _pk,
-    sk: _sk,
-    ...cursor
-  } = readShape('inventory-cursor', out.Item, `inventory cursor of ${dlqArn}`);
-  return cursor as InventoryCursor;
+  return recordFields<InventoryCursor>('inventory-cursor', out.Item, `inventory cursor of ${dlqArn}`);
 }
 
 async function putCursor(db: Db, cursor: InventoryCursor): Promise<void> {

@@ -89,3 +89,17 @@ export function readShape<T extends Record<string, unknown>>(
     throw new UnknownShapeVersionError(kind, record, version, SHAPE_VERSIONS[kind]);
   return rest;
 }
+
+/**
+ * A stored record's own fields: the item through {@link readShape} (version checked,
+ * `shapeVersion` dropped), then without the table's attributes (`pk`, `sk`, the index keys
+ * `gsi1pk`/`gsi1sk` and the item family `entity`; functions/shared/platform/table.ts). The record's
+ * fields are not validated: `T` is what its writer put.
+ *
+ * @param record - names the record in the error, e.g. `move task record of arn:aws:sqs:...`.
+ * @throws UnknownShapeVersionError when a newer release wrote the item.
+ */
+export function recordFields<T>(kind: RecordKind, item: Record<string, unknown>, record: string): T {
+  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, entity: _e, ...fields } = readShape(kind, item, record);
+  return fields as unknown as T;
+}

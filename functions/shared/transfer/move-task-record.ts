@@ -24,7 +24,7 @@ import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } fr
 import { documentClient } from '#platform/clients.js';
 import { pipelineConfig } from '#platform/config.js';
 import { asTransient, isConditionalCheckFailed } from '#platform/errors.js';
-import { readShape, shapeOf } from '#platform/record-shapes.js';
+import { recordFields, shapeOf } from '#platform/record-shapes.js';
 import { keys } from '#platform/table.js';
 import type { MoveTask, MoveTasks } from './move-tasks.js';
 
@@ -89,13 +89,7 @@ export function createMoveTaskRecords(
           new GetCommand({ TableName: table(), Key: key(dlqArn), ConsistentRead: true }),
         );
         if (!out.Item) return undefined;
-        const {
-          pk: _pk,
-          sk: _sk,
-          entity: _e,
-          ...record
-        } = readShape('move-task-record', out.Item, `move task record of ${dlqArn}`);
-        return record as MoveTaskRecord;
+        return recordFields<MoveTaskRecord>('move-task-record', out.Item, `move task record of ${dlqArn}`);
       } catch (error) {
         throw asTransient('dynamodb:GetItem (move task record)', error);
       }
