@@ -26,6 +26,7 @@ import { resetClients } from '#platform/clients.js';
 import { sleep } from '#platform/sleep.js';
 import { DEFAULT_TABLE_NAME, tableDefinition } from '#platform/table.js';
 import { type Standins, startStandins } from './aws-standins/index.js';
+import { FifoGroupGate } from './aws-standins/sqs-fifo-groups.js';
 import { startKmsEnforcingSqs } from './aws-standins/sqs-kms.js';
 import { SHARED_DYNAMODB_ENV } from './shared-dynamo-env.js';
 
@@ -87,6 +88,12 @@ export interface LocalStackOptions {
    * cannot be used. `sqsEndpoint` and `AWS_ENDPOINT_URL_SQS` are then the proxy. @default false
    */
   sqsEnforcesKms?: boolean;
+  /**
+   * Keep SQS's FIFO rule the stand-in does not: while a message of a message group is in flight,
+   * a receive returns nothing more of that group (`local/aws-standins/sqs-fifo-groups.ts`, through
+   * the same proxy). @default false
+   */
+  sqsBlocksFifoGroups?: boolean;
 }
 
 /** A DynamoDB Local JVM of its own, from {@link startDynamoLocal}. */
@@ -270,7 +277,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   installExitHook();
 
   const sqsPort = await freePort();
-  const sqsServer = options.sqsEnforcesKms
+  const proxied = options.sqsEnforcesKms || options.sqsBlocksFifoGroups;
+  const sqsServer = proxied
     ? undefined
     : await createSqsServer({
         port: sqsPort,
@@ -283,8 +291,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   let standins: Standins;
   try {
     standins = await startStandins({ region, accountId, sqsEndpoint: `http://127.0.0.1:${sqsPort}` });
-    if (options.sqsEnforcesKms) {
-      const proxy = await startKmsEnforcingSqs({ port: sqsPort, kms: standins.kms, region, accountId });
+    if (proxied) {
+      const proxy = await startKmsEnforcingSqs({
+        port: sqsPort,
+        ...(options.sqsEnforcesKms ? { kms: standins.kms } : {}),
+        ...(options.sqsBlocksFifoGroups ? { fifoGroups: new FifoGroupGate() } : {}),
+        region,
+        accountId,
+      });
       const closeStandins = standins.close;
       standins = {
         ...standins,

@@ -87,6 +87,8 @@ export type LeftBehindReason = (typeof LEFT_BEHIND)[number];
  * the states before (approval, sample, verification) and after, and for retries.
  */
 export const MAX_MOVER_STEPS = 1500;
+/** Held FIFO groups named in `$.mover.fifoGroupsHeld` (the rest are counted). */
+export const HELD_GROUP_EXAMPLES = 5;
 /** Function time kept free at the end of a step, milliseconds. */
 const TIME_MARGIN_MS = 20_000;
 /** Most messages held invisible by one pass (far below SQS's ~120,000 in flight). */
@@ -115,6 +117,12 @@ export const MoverState = z.looseObject({
   possibleDuplicateSends: z.number().check(z.int(), z.gte(0)),
   edited: z.number().check(z.int(), z.gte(0)),
   leftBehind: z.record(z.string(), z.number()),
+  /**
+   * FIFO, as the latest pass saw it: message groups held in the DLQ from their first message that
+   * may not be moved (that message and every later one of its group stay, in order), and up to
+   * {@link HELD_GROUP_EXAMPLES} of them as `<group> at <MessageId> (<why>)`.
+   */
+  fifoGroupsHeld: z.optional(z.object({ groups: z.number(), examples: z.array(z.string()) })),
   /** Moved since the last step without re-inflow: may still come back. */
   exposure: z.object({ returned: z.number(), atRisk: z.number() }),
   reason: z.string(),
@@ -223,6 +231,8 @@ interface PassResult {
   lateSelected: number;
   leftBehind: Partial<Record<LeftBehindReason, number>>;
   sendFailures: string[];
+  /** FIFO: message group -> the message that holds it and why (the group stays in the DLQ from there). */
+  heldGroups: Map<string, string>;
   /** True when the pass saw the whole queue (it ended on empty receives, not on a limit). */
   complete: boolean;
   lastSentAt: number | null;
@@ -393,6 +403,7 @@ async function pass(
     lateSelected: 0,
     leftBehind: {},
     sendFailures: [],
+    heldGroups: new Map(),
     complete: false,
     lastSentAt: null,
   };
@@ -420,8 +431,13 @@ async function pass(
       const ready: Ready[] = [];
       for (const message of batch) {
         const group = groupOf(message);
-        const hold = () => {
-          if (group !== undefined) blockedGroups.add(group);
+        // FIFO: a held message holds every later message of its group in this pass, so nothing
+        // of the group overtakes it; `why` names a hold the run report must show (not a limit).
+        const hold = (why?: string) => {
+          if (group === undefined) return;
+          blockedGroups.add(group);
+          if (why !== undefined && !out.heldGroups.has(group))
+            out.heldGroups.set(group, `${message.MessageId} (${why})`);
         };
         if (group !== undefined && blockedGroups.has(group)) continue;
         let envelope = envelopes.get(message.MessageId as string);
@@ -457,8 +473,9 @@ async function pass(
           continue; // parked or discarded by a step that has not deleted it yet
         }
         const payload = needsPayload(plan.selection) ? payloadOf(message.Body ?? '') : undefined;
-        if (!matchesSelection(envelope, plan.selection, payload) || notRedrivable(envelope, plan)) {
-          hold();
+        const refused = notRedrivable(envelope, plan);
+        if (!matchesSelection(envelope, plan.selection, payload) || refused) {
+          hold(refused ?? 'not selected');
           continue;
         }
         if (!envelopes.has(message.MessageId as string)) out.lateSelected += 1;
@@ -469,7 +486,7 @@ async function pass(
         const resolved = await targetOf(ctx, envelope);
         if ('refusal' in resolved) {
           leave('no-target');
-          hold();
+          hold('no target');
           continue;
         }
         const built = buildCopy({
@@ -482,7 +499,7 @@ async function pass(
         });
         if (!built.ok) {
           leave(built.problem as CopyProblem);
-          hold();
+          hold(built.problem);
           continue;
         }
         ready.push({
@@ -747,6 +764,13 @@ export async function moverStep(input: MoverInput, deps: MoverDeps): Promise<Mov
     edited: state.edited + result.edited,
     leftBehind: addCounts(state.leftBehind, result.leftBehind),
   };
+  if (result.heldGroups.size > 0 || (result.complete && state.fifoGroupsHeld))
+    next.fifoGroupsHeld = {
+      groups: result.heldGroups.size,
+      examples: [...result.heldGroups]
+        .slice(0, HELD_GROUP_EXAMPLES)
+        .map(([group, at]) => `${group} at ${at}`),
+    };
   if (result.reinflow.length > 0) {
     const bySource = addCounts(
       state.reinflowBySource,
@@ -780,6 +804,9 @@ export async function moverStep(input: MoverInput, deps: MoverDeps): Promise<Mov
       decision: 'halt',
       reason: `the target refused ${result.sendFailures.length} message(s) (${result.sendFailures.slice(0, 3).join('; ')}): they stay in the DLQ; ${next.moved} moved`,
     };
+  const held = next.fifoGroupsHeld?.groups
+    ? `; FIFO: ${next.fifoGroupsHeld.groups} message group(s) held in the DLQ from their first message that may not be moved, in order (${next.fifoGroupsHeld.examples.join('; ')}${next.fifoGroupsHeld.groups > HELD_GROUP_EXAMPLES ? '; ...' : ''})`
+    : '';
   const left = describeLeft(next.leftBehind);
   if (result.complete && result.moved === 0) {
     // Nothing more to move: the last sends need their return window before the run is complete.
@@ -800,7 +827,7 @@ export async function moverStep(input: MoverInput, deps: MoverDeps): Promise<Mov
       decision: 'done',
       drainUntil: null,
       exposure: { returned: 0, atRisk: 0 },
-      reason: `the recording mover moved ${next.moved} message(s) of ${next.selected} selected; none came back within the return window (${input.preflight.verifyWindowSeconds} s)${left ? `; left in the DLQ: ${left}` : ''}`,
+      reason: `the recording mover moved ${next.moved} message(s) of ${next.selected} selected; none came back within the return window (${input.preflight.verifyWindowSeconds} s)${left ? `; left in the DLQ: ${left}` : ''}${held}`,
     };
   }
   // A rate is kept for one dwell and one return window without re-inflow before the next one.

@@ -35,13 +35,32 @@ function withoutBodyConditions(selection: Selection): Selection {
   return rest as Selection;
 }
 
+/**
+ * What a FIFO DLQ holds that a move task cannot take in group order (docs/redrive-workflow.md,
+ * "Deep FIFO groups"): do-not-redrive messages (Park taking one out of its group would let the rest
+ * of the group overtake it; a move task cannot skip it) and messages without an envelope (behind
+ * their group's first messages, where a scan cannot see, or arrived since triage).
+ */
+export interface FifoHolds {
+  /** Envelopes IN_DLQ that must not be redriven (poison, permanent, over maxRedrives, ...). */
+  doNotRedrive: number;
+  /** DLQ depth minus the envelopes IN_DLQ: messages no inventory has seen yet. */
+  unseen: number;
+}
+
 /** Why a plan needs the mover (empty: the move task can do it). */
-export function moverReasons(plan: ExecutionPlan, nonSqsOrigins: number): string[] {
+export function moverReasons(plan: ExecutionPlan, nonSqsOrigins: number, fifo?: FifoHolds): string[] {
   const reasons: string[] = [];
   if (plan.selection) reasons.push('a selection');
   if (plan.unpark) reasons.push('un-park');
   if (plan.transform) reasons.push('a transform');
   if (nonSqsOrigins > 0) reasons.push(`${nonSqsOrigins} message(s) of a non-SQS origin`);
+  if (fifo && fifo.doNotRedrive > 0)
+    reasons.push(`FIFO: ${fifo.doNotRedrive} do-not-redrive message(s) hold their message groups`);
+  if (fifo && fifo.unseen > 0)
+    reasons.push(
+      `FIFO: ${fifo.unseen} message(s) not inventoried yet, taken in group order as the mover reaches them`,
+    );
   return reasons;
 }
 

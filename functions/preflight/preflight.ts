@@ -389,7 +389,16 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
       );
     warnings.push(said);
   }
-  const reasons = moverReasons(plan, nonSqsOrigins);
+  if (dlq.fifo)
+    warnings.push(
+      'FIFO: redriven messages interleave with new traffic; order within a group is not preserved',
+    );
+  // FIFO: what a move task (after Park) would reorder goes through the mover, group by group.
+  const reasons = moverReasons(
+    plan,
+    nonSqsOrigins,
+    dlq.fifo ? { doNotRedrive: toPark, unseen: Math.max(0, dlqDepth - inDlq) } : undefined,
+  );
   if (reasons.length > 0)
     return moverPreflight(input, deps, {
       dlq,
@@ -522,10 +531,6 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
         `retention: the earliest message expires in ${headroom} s, before the sample window and the move (about ${needed} s) complete`,
       );
   }
-  if (dlq.fifo)
-    warnings.push(
-      'FIFO: redriven messages interleave with new traffic; order within a group is not preserved',
-    );
 
   // After the approval (which can take an hour), messages that dead-lettered since triage have no
   // envelope: the alarm does not fire again while it is in ALARM (N02). Inventory and classify
@@ -689,9 +694,17 @@ async function moverPreflight(
 
   // A full redrive of a non-SQS DLQ parks its poison first, as a move-task run does; a selective,
   // un-park or edit run leaves everything it does not select where it is.
+  // FIFO parks nothing: a do-not-redrive message holds its group in the DLQ, in order (a parked
+  // head would let the rest of its group overtake it, and SendMessage to the parking queue drops
+  // DeadLetterQueueSourceArn).
   const fullRun = !plan.selection && !plan.unpark && !plan.transform;
-  const parkFirst = fullRun && seen.toPark > 0 && (plan.parkingQueueUrl !== null || plan.discardPoison);
-  if (fullRun && seen.toPark > 0 && !parkFirst)
+  const parkFirst =
+    fullRun && !seen.dlq.fifo && seen.toPark > 0 && (plan.parkingQueueUrl !== null || plan.discardPoison);
+  if (seen.dlq.fifo && seen.toPark > 0 && !plan.unpark)
+    warnings.push(
+      `FIFO: ${seen.toPark} do-not-redrive message(s) stay in the DLQ, each with every later message of its message group, in order: nothing is parked${plan.discardPoison ? ' or discarded (discardPoison does not apply to FIFO groups)' : ''}; the run report names the held groups`,
+    );
+  else if (fullRun && seen.toPark > 0 && !parkFirst)
     warnings.push(
       `${seen.toPark} do-not-redrive message(s) stay in the DLQ (no parking queue): the mover skips them`,
     );

@@ -593,6 +593,10 @@ async function inventoryAndOpen(
     await deps.envelopes.clearCursor(dlq.arn);
     return { ...base, outcome: 'empty', reason: 'the DLQ was empty at inventory time: nothing to triage' };
   }
+  // A FIFO DLQ whose groups are deeper than a scan can see (`fifo-groups-blocked`) still gets its
+  // workflow: no later run would see more, and the recording mover inventories the rest of each
+  // group as it reaches it, in order (docs/redrive-workflow.md, "Deep FIFO groups").
+  const waitsForInventory = inventory.partial && inventory.stopReason !== 'fifo-groups-blocked';
   const { summary, incidentClassification } = summarise(inventory.envelopes, {
     now,
     partial: inventory.partial,
@@ -612,7 +616,7 @@ async function inventoryAndOpen(
     dedupeKey: alarm.dedupeKey,
     stateTimestamp: alarm.stateTimestamp,
     sourceArns,
-    status: inventory.partial ? 'PARTIAL' : 'OPEN',
+    status: waitsForInventory ? 'PARTIAL' : 'OPEN',
     summary,
     createdAt: iso,
     updatedAt: iso,
@@ -627,7 +631,7 @@ async function inventoryAndOpen(
     });
   const outcome: QueueOutcome = {
     ...base,
-    outcome: inventory.partial ? 'partial' : 'triaged',
+    outcome: waitsForInventory ? 'partial' : 'triaged',
     reason: '',
     incidentId,
     summary,
@@ -644,7 +648,7 @@ async function inventoryAndOpen(
     });
   }
 
-  if (inventory.partial) {
+  if (waitsForInventory) {
     outcome.reason = await saveCursor();
     return outcome;
   }
@@ -662,6 +666,6 @@ async function inventoryAndOpen(
   });
   outcome.executionArn = started.executionArn;
   outcome.workflowAlreadyStarted = started.alreadyStarted;
-  outcome.reason = `${summary.messageCount} messages inventoried, incident ${incidentId}, workflow ${started.alreadyStarted ? 'already started' : 'started'}`;
+  outcome.reason = `${summary.messageCount} messages inventoried${inventory.partial ? ` of ${dlq.visible} (FIFO: the rest wait behind their message group's first messages; the recording mover inventories them in order)` : ''}, incident ${incidentId}, workflow ${started.alreadyStarted ? 'already started' : 'started'}`;
   return outcome;
 }

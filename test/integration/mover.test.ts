@@ -7,7 +7,7 @@ import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { CreateTopicCommand, SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
-import { type ExecutionPlan, Selection } from '#incident/execution-input.js';
+import { Selection } from '#incident/execution-input.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { inventoryDlq } from '#inventory/inventory.js';
@@ -20,30 +20,19 @@ import { createRedriveLedger } from '#transfer/redrive-ledger.js';
 import { handler } from '../../functions/mover/handler.js';
 import type { MoverSampleResult, MoverState } from '../../functions/mover/mover.js';
 import { handler as parkHandler } from '../../functions/park/handler.js';
-import { createQueue, drain, lambdaContext, planFor, seedAndInventory } from '../support/redrive-fixtures.js';
+import {
+  createQueue,
+  drain,
+  lambdaContext,
+  planFor,
+  runMover,
+  seedAndInventory,
+} from '../support/redrive-fixtures.js';
 import { queueDepth } from '../support/seed-dlq.js';
 import { useTransferStack } from '../support/transfer-stack.js';
 
 const invoke = (event: unknown) => handler(event as never, lambdaContext) as Promise<unknown>;
 const preflight = (fifo = false) => ({ verifyWindowSeconds: 1, fifo });
-
-/** The sample, then steps until the mover is done or halts (drains waited for, as the ASL's Wait does). */
-async function runMover(plan: ExecutionPlan): Promise<{ sample: MoverSampleResult; state: MoverState }> {
-  const sample = (await invoke({ action: 'sample', plan, preflight: preflight() })) as MoverSampleResult;
-  let state: MoverState | undefined;
-  for (let i = 0; i < 50; i += 1) {
-    state = (await invoke({
-      action: 'step',
-      plan,
-      preflight: preflight(),
-      sample,
-      mover: state,
-    })) as MoverState;
-    if (state.decision === 'done' || state.decision === 'halt') break;
-    if (state.decision === 'drain') await sleep(state.waitSeconds * 1000);
-  }
-  return { sample, state: state as MoverState };
-}
 
 const errorClass = (value: string) => ({ 'error-class': { DataType: 'String', StringValue: value } });
 

@@ -7,10 +7,13 @@ import { CreateQueueCommand, type Message, ReceiveMessageCommand, type SQSClient
 import type { Context } from 'aws-lambda';
 import type { ExecutionPlan } from '#incident/execution-input.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
-import { inventoryDlq } from '#inventory/inventory.js';
+import { type InventoryResult, inventoryDlq } from '#inventory/inventory.js';
 import { QueueRegistration } from '#inventory/model.js';
+import { sleep } from '#platform/sleep.js';
 import { createSqsQueues } from '#platform/sqs-queues.js';
 import { createRedriveLedger, type LedgerEntry } from '#transfer/redrive-ledger.js';
+import { handler as moverHandler } from '../../functions/mover/handler.js';
+import type { MoverSampleResult, MoverState } from '../../functions/mover/mover.js';
 import { type SeedDlqOptions, type SeededDlq, seedDlq } from './seed-dlq.js';
 import { scaled } from './timeouts.js';
 
@@ -18,6 +21,8 @@ import { scaled } from './timeouts.js';
 export interface InventoriedDlq extends SeededDlq {
   incidentId: string;
   envelopes: number;
+  /** What the inventory run did (its envelopes, stop reason...). */
+  inventory: InventoryResult;
 }
 
 /** Seeds the DLQ through a failing consumer, then stores its envelopes as triage would. */
@@ -45,7 +50,7 @@ export async function inventoryAs(
     },
     { queues, envelopes: createEnvelopeStore(), remainingTimeMs: () => 60_000, now: Date.now },
   );
-  return { ...seeded, incidentId, envelopes: result.written };
+  return { ...seeded, incidentId, envelopes: result.written, inventory: result };
 }
 
 /** An `$.plan` for a seeded DLQ (defaults of a small, fast run). */
@@ -116,4 +121,24 @@ export const lambdaContext = {
 /** The DLQ's ledger entry sent with idempotency key `key` (read consistently), if any. */
 export async function ledgerEntry(dlqArn: string, key: string): Promise<LedgerEntry | undefined> {
   return (await createRedriveLedger().list(dlqArn)).find((e) => e.key === key);
+}
+
+/**
+ * The recording mover's MoverSample, then MoverStep until it is done or halts (drains waited for,
+ * as the ASL's Wait does), through the real handler.
+ * @param preflight - `$.preflight` as the mover reads it. @default a 1 s return window, standard queue
+ */
+export async function runMover(
+  plan: ExecutionPlan,
+  preflight: { verifyWindowSeconds: number; fifo: boolean } = { verifyWindowSeconds: 1, fifo: false },
+): Promise<{ sample: MoverSampleResult; state: MoverState }> {
+  const invoke = (event: unknown) => moverHandler(event as never, lambdaContext) as Promise<unknown>;
+  const sample = (await invoke({ action: 'sample', plan, preflight })) as MoverSampleResult;
+  let state: MoverState | undefined;
+  for (let i = 0; i < 60; i += 1) {
+    state = (await invoke({ action: 'step', plan, preflight, sample, mover: state })) as MoverState;
+    if (state.decision === 'done' || state.decision === 'halt') break;
+    if (state.decision === 'drain') await sleep(state.waitSeconds * 1000);
+  }
+  return { sample, state: state as MoverState };
 }

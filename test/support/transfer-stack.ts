@@ -8,12 +8,13 @@ import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { resetClients, sqsClient } from '#platform/clients.js';
 import { setTransferFaultHook } from '#transfer/message-transfer.js';
-import { type LocalStack, startLocalStack } from '../../local/stack.js';
+import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../local/stack.js';
 
-export function useTransferStack(): () => LocalStack {
+/** @param options - of the local stack (e.g. `sqsBlocksFifoGroups`). */
+export function useTransferStack(options: LocalStackOptions = {}): () => LocalStack {
   let stack: LocalStack | undefined;
   beforeAll(async () => {
-    stack = await startLocalStack();
+    stack = await startLocalStack(options);
     process.env.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS = '2';
     resetClients();
   });

@@ -11,6 +11,7 @@
  */
 import { lambdaRecordOf, parseJsonObject, parseSnsNotification } from '#inventory/idempotency-key.js';
 import type { Classification, Envelope } from '#inventory/model.js';
+import { payloadGoneReason } from '#inventory/payload-pointer.js';
 
 /**
  * What a selection can ask (the output of `Selection` in incident/execution-input.ts, which
@@ -129,14 +130,16 @@ export function matchesSelection(
 
 /**
  * Why the run does not move this envelope although it may match (null: it may move): over
- * `maxRedrives` (N08), or a classification the run did not name (only `transient` and `unknown`
+ * `maxRedrives` (N08), an extended-client payload found gone, or a classification the run did not name (only `transient` and `unknown`
  * move unless the selection names causes or classifications, or the run un-parks).
  */
 export function notRedrivable(
-  envelope: Pick<Envelope, 'classification' | 'redriveCount'>,
+  envelope: Pick<Envelope, 'classification' | 'redriveCount' | 'payload' | 'payloadGoneAt'>,
   plan: SelectionPlan,
 ): string | null {
   if (plan.unpark) return null;
+  // An extended-client pointer whose S3 object was gone at Preflight's check is not sent on.
+  if (envelope.payload && envelope.payloadGoneAt) return payloadGoneReason(envelope.payload);
   if (envelope.redriveCount >= plan.maxRedrives)
     return `redriven ${envelope.redriveCount} times (maxRedrives ${plan.maxRedrives})`;
   const named = plan.selection?.classifications !== undefined || plan.selection?.causes !== undefined;
