@@ -30,53 +30,16 @@ import { createMoverDeps } from '../../functions/mover/deps.js';
 import { type MoverState, moverStep } from '../../functions/mover/mover.js';
 import { startLocalStack } from '../../local/stack.js';
 import { planFor } from '../../test/support/redrive-fixtures.js';
-import { queueDepth, type SeedMessage, seedDlq } from '../../test/support/seed-dlq.js';
+import { queueDepth, seedDlq } from '../../test/support/seed-dlq.js';
+import { apiCallMeter, orderMessages, printMeasures, rate } from '../support/measure.js';
 
 const N = Number(process.argv[2] ?? 1000);
 const ACCOUNT = '111122223333';
 
-const calls = { sqs: 0, dynamo: 0 };
-function count(client: { middlewareStack: unknown }, key: keyof typeof calls) {
-  (client.middlewareStack as { add: (m: unknown, o: unknown) => void }).add(
-    (next: (a: unknown) => unknown) => async (args: unknown) => {
-      calls[key]++;
-      return next(args);
-    },
-    { step: 'initialize', name: `count-${key}` },
-  );
-}
-
-interface Measure {
-  label: string;
-  messages: number;
-  ms: number;
-  sqs: number;
-  dynamo: number;
-}
-
-async function measure(label: string, fn: () => Promise<number>): Promise<Measure> {
-  const before = { ...calls };
-  const t0 = performance.now();
-  const messages = await fn();
-  return {
-    label,
-    messages,
-    ms: performance.now() - t0,
-    sqs: calls.sqs - before.sqs,
-    dynamo: calls.dynamo - before.dynamo,
-  };
-}
-
-const messages: SeedMessage[] = Array.from({ length: N }, (_, i) => ({
-  body: JSON.stringify({
-    orderId: `o-${i}`,
-    items: [{ sku: `sku-${i % 97}`, qty: (i % 5) + 1 }],
-    note: 'x'.repeat(200),
-  }),
-  attributes: {
-    'error-class': { DataType: 'String', StringValue: 'TimeoutError' },
-    'error-message': { DataType: 'String', StringValue: `upstream timed out on order o-${i}` },
-  },
+const meter = apiCallMeter();
+const messages = orderMessages(N, (i) => ({
+  errorClass: 'TimeoutError',
+  errorMessage: `upstream timed out on order o-${i}`,
 }));
 
 async function main() {
@@ -104,50 +67,53 @@ async function main() {
       { queues, envelopes: createEnvelopeStore(), remainingTimeMs: () => 600_000, now: Date.now },
     );
     console.log(`seeded ${N} messages into each DLQ; ${inventory.written} envelopes stored`);
-    count(sqs, 'sqs');
-    count(dynamoClient(), 'dynamo');
+    meter.count(sqs, 'sqs');
+    meter.count(dynamoClient(), 'dynamo');
 
-    const bare = await measure('bare loop: receive 10, SendMessageBatch, DeleteMessageBatch', async () => {
-      let moved = 0;
-      for (let empty = 0; empty < 2; ) {
-        const out = await sqs.send(
-          new ReceiveMessageCommand({
-            QueueUrl: bareDlq.dlqUrl,
-            MaxNumberOfMessages: 10,
-            VisibilityTimeout: 60,
-            WaitTimeSeconds: 0,
-            MessageAttributeNames: ['All'],
-            MessageSystemAttributeNames: ['All'],
-            AttributeNames: ['All'],
-          }),
-        );
-        const batch = out.Messages ?? [];
-        if (batch.length === 0) {
-          empty += 1;
-          continue;
+    const bare = await meter.measure(
+      'bare loop: receive 10, SendMessageBatch, DeleteMessageBatch',
+      async () => {
+        let moved = 0;
+        for (let empty = 0; empty < 2; ) {
+          const out = await sqs.send(
+            new ReceiveMessageCommand({
+              QueueUrl: bareDlq.dlqUrl,
+              MaxNumberOfMessages: 10,
+              VisibilityTimeout: 60,
+              WaitTimeSeconds: 0,
+              MessageAttributeNames: ['All'],
+              MessageSystemAttributeNames: ['All'],
+              AttributeNames: ['All'],
+            }),
+          );
+          const batch = out.Messages ?? [];
+          if (batch.length === 0) {
+            empty += 1;
+            continue;
+          }
+          await sqs.send(
+            new SendMessageBatchCommand({
+              QueueUrl: bareDlq.sources[0]?.url,
+              Entries: batch.map((m, i) => ({
+                Id: String(i),
+                MessageBody: m.Body,
+                MessageAttributes: m.MessageAttributes,
+              })),
+            }),
+          );
+          await sqs.send(
+            new DeleteMessageBatchCommand({
+              QueueUrl: bareDlq.dlqUrl,
+              Entries: batch.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
+            }),
+          );
+          moved += batch.length;
         }
-        await sqs.send(
-          new SendMessageBatchCommand({
-            QueueUrl: bareDlq.sources[0]?.url,
-            Entries: batch.map((m, i) => ({
-              Id: String(i),
-              MessageBody: m.Body,
-              MessageAttributes: m.MessageAttributes,
-            })),
-          }),
-        );
-        await sqs.send(
-          new DeleteMessageBatchCommand({
-            QueueUrl: bareDlq.dlqUrl,
-            Entries: batch.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
-          }),
-        );
-        moved += batch.length;
-      }
-      return moved;
-    });
+        return moved;
+      },
+    );
 
-    const mover = await measure('recording mover (MoverStep, 500 msg/s top rate)', async () => {
+    const mover = await meter.measure('recording mover (MoverStep, 500 msg/s top rate)', async () => {
       const plan = planFor(
         { dlqArn: moverDlq.dlqArn, dlqUrl: moverDlq.dlqUrl, incidentId: 'bench-mover' },
         { rampRates: [500], dwellSeconds: 3600 },
@@ -164,17 +130,7 @@ async function main() {
       return state?.moved ?? 0;
     });
 
-    const rows = [bare, mover].map((m) => ({
-      run: m.label,
-      messages: m.messages,
-      seconds: Number((m.ms / 1000).toFixed(2)),
-      'msg/s': Math.round((m.messages / m.ms) * 1000),
-      'SQS calls/msg': Number((m.sqs / m.messages).toFixed(3)),
-      'DynamoDB calls/msg': Number((m.dynamo / m.messages).toFixed(3)),
-      'API calls/msg': Number(((m.sqs + m.dynamo) / m.messages).toFixed(3)),
-    }));
-    console.table(rows);
-    const rate = (m: Measure) => m.messages / m.ms;
+    printMeasures([bare, mover]);
     console.log(`ratio mover / bare loop (throughput) = ${(rate(mover) / rate(bare)).toFixed(2)}`);
     console.log(
       `API calls per message: mover ${((mover.sqs + mover.dynamo) / mover.messages).toFixed(2)}, bare loop ${((bare.sqs + bare.dynamo) / bare.messages).toFixed(2)}`,

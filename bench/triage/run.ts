@@ -25,36 +25,12 @@ import { normaliseAlarmEvent } from '../../functions/triage/alarm-event.js';
 import { triage } from '../../functions/triage/triage.js';
 import { startLocalStack } from '../../local/stack.js';
 import { queueDepth, seedDlq } from '../../test/support/seed-dlq.js';
+import { apiCallMeter, orderMessages, printMeasures, rate } from '../support/measure.js';
 
 const N = Number(process.argv[2] ?? 5000);
 const ACCOUNT = '111122223333';
 
-const calls = { sqs: 0, dynamo: 0 };
-function count(client: { middlewareStack: { add: (...args: never[]) => void } }, key: keyof typeof calls) {
-  (client.middlewareStack as unknown as { add: (m: unknown, o: unknown) => void }).add(
-    (next: (a: unknown) => unknown) => async (args: unknown) => {
-      calls[key]++;
-      return next(args);
-    },
-    { step: 'initialize', name: `count-${key}` },
-  );
-}
-
-interface Measure {
-  label: string;
-  messages: number;
-  ms: number;
-  sqs: number;
-  dynamo: number;
-}
-
-async function measure(label: string, fn: () => Promise<number>): Promise<Measure> {
-  const before = { ...calls };
-  const t0 = performance.now();
-  const messages = await fn();
-  const ms = performance.now() - t0;
-  return { label, messages, ms, sqs: calls.sqs - before.sqs, dynamo: calls.dynamo - before.dynamo };
-}
+const meter = apiCallMeter();
 
 function alarm(timestamp: string) {
   return normaliseAlarmEvent({
@@ -73,8 +49,8 @@ function alarm(timestamp: string) {
 async function main() {
   const stack = await startLocalStack({ accountId: ACCOUNT });
   try {
-    count(sqsClient(), 'sqs');
-    count(dynamoClient(), 'dynamo');
+    meter.count(sqsClient(), 'sqs');
+    meter.count(dynamoClient(), 'dynamo');
     const seedStart = performance.now();
     const seeded = await seedDlq({
       sqs: sqsClient(),
@@ -82,22 +58,9 @@ async function main() {
       sourceNames: ['bench-queue'],
       maxReceiveCount: 1,
       timeoutMs: 600_000,
-      messages: Array.from({ length: N }, (_, i) => ({
-        body: JSON.stringify({
-          orderId: `o-${i}`,
-          items: [{ sku: `sku-${i % 97}`, qty: (i % 5) + 1 }],
-          note: 'x'.repeat(200),
-        }),
-        attributes: {
-          'error-class': {
-            DataType: 'String',
-            StringValue: i % 3 === 0 ? 'TimeoutError' : 'ValidationError',
-          },
-          'error-message': {
-            DataType: 'String',
-            StringValue: `failed on order o-${i} after ${i % 7} retries`,
-          },
-        },
+      messages: orderMessages(N, (i) => ({
+        errorClass: i % 3 === 0 ? 'TimeoutError' : 'ValidationError',
+        errorMessage: `failed on order o-${i} after ${i % 7} retries`,
       })),
     });
     console.log(
@@ -118,18 +81,18 @@ async function main() {
       },
       log: { info: () => undefined, warn: () => undefined },
     };
-    const first = await measure('triage, first sight (new envelopes)', async () => {
+    const first = await meter.measure('triage, first sight (new envelopes)', async () => {
       const r = await triage(alarm('2026-01-02T10:35:00.000+0000'), deps);
       return r.queues[0]?.summary?.messageCount ?? 0;
     });
     console.log('DLQ after first triage:', await queueDepth(sqsClient(), seeded.dlqUrl));
-    const again = await measure('triage, next transition (envelopes exist)', async () => {
+    const again = await meter.measure('triage, next transition (envelopes exist)', async () => {
       const r = await triage(alarm('2026-01-02T11:35:00.000+0000'), deps);
       return r.queues[0]?.summary?.messageCount ?? 0;
     });
 
     console.log('DLQ after second triage:', await queueDepth(sqsClient(), seeded.dlqUrl));
-    const bare = await measure('bare loop: receive 10 + BatchWrite 25', async () => {
+    const bare = await meter.measure('bare loop: receive 10 + BatchWrite 25', async () => {
       const handles: string[] = [];
       let pending: Array<Record<string, unknown>> = [];
       let seen = 0;
@@ -179,16 +142,7 @@ async function main() {
     });
 
     const depth = await queueDepth(sqsClient(), seeded.dlqUrl);
-    const rows = [first, again, bare].map((m) => ({
-      run: m.label,
-      messages: m.messages,
-      seconds: Number((m.ms / 1000).toFixed(2)),
-      'msg/s': Math.round((m.messages / m.ms) * 1000),
-      'SQS calls/msg': Number((m.sqs / m.messages).toFixed(3)),
-      'DynamoDB calls/msg': Number((m.dynamo / m.messages).toFixed(3)),
-    }));
-    console.table(rows);
-    const rate = (m: Measure) => m.messages / m.ms;
+    printMeasures([first, again, bare]);
     console.log(`ratio triage(first sight) / bare loop = ${(rate(first) / rate(bare)).toFixed(2)}`);
     console.log(`ratio triage(envelopes exist) / bare loop = ${(rate(again) / rate(bare)).toFixed(2)}`);
     console.log(
