@@ -42,6 +42,11 @@ export interface ApprovalRequest {
  */
 export interface Approver {
   readonly name: string;
+  /**
+   * Set when no person decides: the rule that does (the audit trail records it beside the
+   * decision, so `dlq show` says the run was approved by policy and which one).
+   */
+  readonly policy?: string;
   requestApproval(request: ApprovalRequest, callbacks: TaskTokenCallbacks): Promise<void>;
 }
 
@@ -61,7 +66,12 @@ export function fixedApprover(decision: 'approved' | 'rejected', by = 'local-ope
 
 /** Approves every request automatically (stdin is not a terminal, e.g. CI). */
 export function autoApprover(): Approver {
-  return { ...fixedApprover('approved', 'local-auto-approval'), name: 'auto' };
+  return {
+    ...fixedApprover('approved', 'local-auto-approval'),
+    name: 'auto',
+    policy:
+      'npm start auto-approves every request when stdin is not a terminal and no --approve, --reject or --approve-via is given',
+  };
 }
 
 /** Never answers: the approval Task's TimeoutSeconds decides (tests of approval expiry, C17). */

@@ -40,11 +40,12 @@ import {
   StateMachine,
   type StateMachineDefinition,
 } from 'aws-local-stepfunctions';
+import { createAuditTrail } from '#incident/audit-trail.js';
 import { sleep } from '#platform/sleep.js';
 import { type Approver, autoApprover } from './approver.js';
 import type { FaultInjector } from './fault-injection.js';
 import { lambdaContext } from './lambda-context.js';
-import { TaskTokenRegistry } from './task-tokens.js';
+import { type TaskTokenCallbacks, TaskTokenRegistry } from './task-tokens.js';
 
 /** The deployed definition, relative to this file. */
 export const DEFINITION_URL = new URL('../statemachines/redrive.asl.json', import.meta.url);
@@ -324,6 +325,44 @@ function stackLines(error: unknown): string[] {
 }
 
 /** Runs the redrive state machine locally; one instance can run many executions. */
+/**
+ * The task-token callbacks a local approver answers with, recording its decision in the
+ * incident's audit trail first (on AWS the Slack interaction handler does): who, and for an
+ * approver no person drives (auto-approval), the policy that decided.
+ */
+function auditedCallbacks(
+  tokens: TaskTokenCallbacks,
+  approver: Approver,
+  payload: unknown,
+  executionName: string,
+): TaskTokenCallbacks {
+  const incidentId = (payload as { plan?: { incidentId?: unknown } } | null)?.plan?.incidentId;
+  return {
+    sendTaskSuccess: async (token, output) => {
+      // The Task first (a closed token throws and records nothing), then the audit entry.
+      await tokens.sendTaskSuccess(token, output);
+      const answer = output as { decision?: unknown; approvedBy?: unknown; reason?: unknown };
+      if (
+        typeof incidentId === 'string' &&
+        (answer.decision === 'approved' || answer.decision === 'rejected')
+      )
+        await createAuditTrail().record({
+          incidentId,
+          entryId: `run#${executionName}#local-decision`,
+          kind: answer.decision,
+          at: Date.now(),
+          by: typeof answer.approvedBy === 'string' ? answer.approvedBy : null,
+          via: 'local',
+          executionName,
+          text: approver.policy
+            ? `${answer.decision} by policy: ${approver.policy}`
+            : `${answer.decision} with the local ${approver.name} approver${typeof answer.reason === 'string' ? ` (${answer.reason})` : ''}`,
+        });
+    },
+    sendTaskFailure: (token, error, cause) => tokens.sendTaskFailure(token, error, cause),
+  };
+}
+
 export class LocalWorkflowRunner {
   /** Task tokens of callback Tasks; answer them with `sendTaskSuccess` / `sendTaskFailure`. */
   public readonly tokens = new TaskTokenRegistry();
@@ -663,7 +702,7 @@ export class LocalWorkflowRunner {
       void approver
         .requestApproval(
           { taskToken, executionName, payload: asJson(event), timeoutSeconds: plan.timeoutSeconds },
-          this.tokens,
+          auditedCallbacks(this.tokens, approver, event, executionName),
         )
         .catch((error: unknown) => {
           if (this.tokens.isOpen(taskToken))

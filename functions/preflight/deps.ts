@@ -1,5 +1,6 @@
 /** Preflight's (and the recheck's) ports, from the pipeline configuration and the shared clients. */
 import type { Context } from 'aws-lambda';
+import { createAuditTrail } from '#incident/audit-trail.js';
 import { createOpenIncidents } from '#incident/open-incident.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import { createWorkflowLeaseStore } from '#incident/workflow-lease.js';
@@ -37,6 +38,7 @@ export function createPreflightDeps(
     keys: { access: createKeyAccess({ kms: kmsClient(), iam: iamClient() }), users: config.keyUsers },
     newcomers: newcomersPort({ queues, envelopes, registrations }, context),
     openIncidents: createOpenIncidents(table),
+    audit: createAuditTrail(table),
     moveTaskRecords: createMoveTaskRecords(table),
     registrations,
     now: Date.now,

@@ -42,6 +42,7 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ListDeadLetterSourceQueues.html
  */
 
+import { type AuditTrail, auditPlanOf } from '#incident/audit-trail.js';
 import { ExecutionPlan, parseSqsArn } from '#incident/execution-plan.js';
 import type { OpenIncidents } from '#incident/open-incident.js';
 import { leaseRefusal, leaseSeconds, type WorkflowLeaseStore } from '#incident/workflow-lease.js';
@@ -157,6 +158,11 @@ export interface PreflightDeps {
   payloads?: PayloadObjects;
   /** Records the run's incident as the DLQ's open incident once the lease is taken. */
   openIncidents?: Pick<OpenIncidents, 'open'>;
+  /**
+   * The incident's audit trail: a pre-approved run's approval (no person asked: the registration's
+   * policy allowed it) is recorded there once Preflight passed. Absent: not recorded.
+   */
+  audit?: Pick<AuditTrail, 'record'>;
   /**
    * The DLQ's move-task record (check 5): an active task it attributes to another execution is the
    * pipeline's own, outliving a failed run while RecordFailure or the execution-ended function
@@ -621,8 +627,24 @@ async function takeLease(
   const lease = await deps.leases.acquire(plan.dlqArn, holder, at.now, leaseSeconds(at.window));
   if (!lease.acquired) return leaseRefusal(lease.heldBy);
   await deps.openIncidents?.open(plan.dlqArn, plan.incidentId, at.now);
+  // The run goes on to RecordPreApproval: no approval is requested, so the audit says who and why.
+  if (plan.preApproved && input.action === 'preflight' && deps.audit)
+    await deps.audit.record({
+      incidentId: plan.incidentId,
+      entryId: `run#${holder.executionName}#pre-approved`,
+      kind: 'approved',
+      at: at.now,
+      by: plan.approvedBy,
+      via: 'console',
+      executionName: holder.executionName,
+      plan: auditPlanOf(plan),
+      text: `approved by policy, no approval requested: pre-approved start (approvedBy ${plan.approvedBy ?? '-'}), allowed by the queue registration (${PRE_APPROVAL_POLICY})`,
+    });
   return null;
 }
+
+/** The registration setting that lets a console start arrive approved (ValidateInput checks it). */
+export const PRE_APPROVAL_POLICY = 'allowPreApproved: true';
 
 /**
  * The recording mover's preflight (mover-path.ts): the selection counted ("N of M"), refusals by

@@ -210,6 +210,7 @@ export async function runLocalIncident(options: LocalIncidentOptions): Promise<L
       ...extra,
       approver: {
         name: approver.name,
+        ...(approver.policy !== undefined ? { policy: approver.policy } : {}),
         requestApproval: (request, callbacks) =>
           approver.requestApproval(request, {
             sendTaskSuccess: async (token, output) => {

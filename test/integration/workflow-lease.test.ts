@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAuditTrail } from '#incident/audit-trail.js';
 import type { ExecutionPlan } from '#incident/execution-input.js';
 import { createWorkflowLeaseStore, leaseSeconds } from '#incident/workflow-lease.js';
 import { sqsClient } from '#platform/clients.js';
@@ -167,5 +168,33 @@ describe('per-DLQ workflow lease (real Preflight and Notify handlers, local stac
       realWhileHeld.warnings,
     ]);
     expect((await leases.get(dlq.dlqArn))?.executionName).toBe('exec-real');
+  });
+
+  it('a pre-approved run records its approval in the audit trail as approved by policy, naming the policy, once', async () => {
+    const dlq = await seed('lease-pre');
+    const plan = planFor(dlq, { incidentId: 'inc-pre', preApproved: true, approvedBy: 'alice' });
+
+    const pre = await preflightAs(plan, 'exec-pre');
+    await preflightAs(plan, 'exec-pre'); // a Lambda retry
+    await preflight({ action: 'recheck', plan, executionName: 'exec-pre' });
+
+    expect(pre.ok).toBe(true);
+    const approved = (await createAuditTrail().list('inc-pre')).filter((e) => e.kind === 'approved');
+    expect(approved).toEqual([
+      expect.objectContaining({ by: 'alice', via: 'console', executionName: 'exec-pre' }),
+    ]);
+    expect(approved[0]?.text).toContain('approved by policy, no approval requested');
+    expect(approved[0]?.text).toContain('allowPreApproved: true');
+    // A run that is not pre-approved asks a person: Preflight records no approval for it.
+    const asked = await seed('lease-asked');
+    expect(
+      (
+        await preflightAs(
+          planFor(asked, { incidentId: 'inc-asked', preApproved: false, approvedBy: null }),
+          'exec-asked',
+        )
+      ).ok,
+    ).toBe(true);
+    expect(await createAuditTrail().list('inc-asked')).toEqual([]);
   });
 });

@@ -71,11 +71,24 @@ describe('dlq against the local stack after npm start', { timeout: 240_000 }, ()
       approval: { decision: 'approved', by: 'local-auto-approval' },
     });
     expect(ended?.plan?.rampRates).toEqual([5, 50, 200]);
+    // Nobody clicked: the audit says the run was approved by policy, and which policy.
+    const approved = shown.audit.filter((e) => e.kind === 'approved');
+    expect(approved).toEqual([
+      expect.objectContaining({
+        by: 'local-auto-approval',
+        via: 'local',
+        executionName: report.executionName,
+      }),
+    ]);
+    expect(approved[0]?.text).toMatch(
+      /^approved by policy: npm start auto-approves every request when stdin is not a terminal/,
+    );
 
     const text = await dlq('show', incidentId);
     expect(text.stdout).toContain(`${report.inventoried} messages`);
     expect(text.stdout).toMatch(/first expiry: +\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(in 13 d 23 h\)/);
     expect(text.stdout).toContain('run-ended: completed via workflow');
+    expect(text.stdout).toContain('approved by policy: npm start auto-approves');
   });
 
   it('dlq envelopes --export writes every envelope with its body byte-identical to what was produced, after a header saying it holds payloads', async () => {
