@@ -83,10 +83,19 @@ export interface ReconcileResult {
   missingMessages: NamedMessage[];
   /** False when `missingMessages` lists candidates (more than `missing`) that could not be told apart. */
   missingExact: boolean;
-  /** Of `redriven`: moved by the incident's move tasks (no ledger entry). */
+  /**
+   * Of `redriven`: moved by the incident's move tasks (no ledger entry), whether this reconcile or
+   * an earlier one of the incident settled them; never more than `movedReported`.
+   */
   movedByTask: number;
   /** ApproximateNumberOfMessagesMoved summed over the incident's move tasks: the bound of `movedByTask`. */
   movedReported: number;
+  /**
+   * Of `redriven`: gone from the DLQ with no ledger entry, beyond what the move tasks report, and
+   * processed by a consumer since (its processed-key record): moved outside the pipeline (by hand,
+   * another tool) and delivered. Without such evidence they would be `missing`.
+   */
+  redrivenOutside: number;
   duplicateSendsPrevented: number;
   /**
    * Messages a retry or a restart sent again after a crash between ledger record and send, to a
@@ -107,6 +116,34 @@ export interface ReconcileResult {
   partial: boolean;
   /** The counts add up and `missing == 0`. */
   balanced: boolean;
+}
+
+/** A result with every count 0, nothing named, and `partial` (no inventory has seen the whole DLQ yet). */
+export function emptyReconcileResult(): ReconcileResult {
+  return {
+    inventoried: 0,
+    lateArrivals: 0,
+    lateMovedUnclassified: 0,
+    redriven: 0,
+    parked: 0,
+    discarded: 0,
+    inDlq: 0,
+    inFlight: 0,
+    missing: 0,
+    expired: 0,
+    missingMessages: [],
+    missingExact: true,
+    movedByTask: 0,
+    movedReported: 0,
+    redrivenOutside: 0,
+    duplicateSendsPrevented: 0,
+    possibleDuplicateSends: 0,
+    possibleDuplicates: [],
+    takenOver: 0,
+    returned: 0,
+    partial: true,
+    balanced: false,
+  };
 }
 
 /** Ports of {@link reconcile}. */
@@ -160,14 +197,20 @@ async function movedByTasks(deps: ReconcileDeps, dlqArn: string, sinceMs: number
     .reduce((sum, t) => sum + Math.max(0, t.moved), 0);
 }
 
-/** Keys among `keys` a consumer recorded as processed at or after `sinceMs`. */
+/** Keys among `keys` a consumer recorded as processed at or after `sinceMs`: the latest processedAt (epoch ms) of each. */
 async function processedKeys(
   deps: ReconcileDeps,
   keys: readonly string[],
   sinceMs: number,
-): Promise<Set<string>> {
-  if (!deps.processed || keys.length === 0) return new Set();
-  return new Set((await deps.processed.processedSince(keys, new Date(sinceMs))).keys());
+): Promise<Map<string, number>> {
+  if (!deps.processed || keys.length === 0) return new Map();
+  const found = await deps.processed.processedSince(keys, new Date(sinceMs));
+  return new Map(
+    [...found].map(([key, records]) => [
+      key,
+      Math.max(...records.map((r) => Date.parse(r.processedAt) || 0)),
+    ]),
+  );
 }
 
 /**
@@ -204,29 +247,8 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
 
   // 2. What the pipeline did with each DLQ message, whichever run or incident did it.
   const ledger = new Map<string, LedgerEntry>();
-  const result: ReconcileResult = {
-    inventoried: 0,
-    lateArrivals: 0,
-    lateMovedUnclassified: 0,
-    redriven: 0,
-    parked: 0,
-    discarded: 0,
-    inDlq: 0,
-    inFlight: 0,
-    missing: 0,
-    expired: 0,
-    missingMessages: [],
-    missingExact: true,
-    movedByTask: 0,
-    movedReported: 0,
-    duplicateSendsPrevented: 0,
-    possibleDuplicateSends: 0,
-    possibleDuplicates: [],
-    takenOver: 0,
-    returned: 0,
-    partial,
-    balanced: false,
-  };
+  const result: ReconcileResult = { ...emptyReconcileResult(), partial };
+
   for (const entry of await deps.ledger.list(plan.dlqArn)) {
     ledger.set(entry.dlqMessageId, entry);
     if (entry.incidentId !== incidentId) continue;
@@ -245,6 +267,7 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
   // 3. Every envelope of the incident ends in exactly one state; the unexplained ones wait for step 4.
   const redrivenKeys = new Set<string>();
   const taskReason = `moved by the move task (run ${incidentId})`;
+  const outsideReason = `processed by a consumer, moved outside the pipeline (run ${incidentId})`;
   const presentKeys = new Map<string, number>();
   const lateKeys: string[] = [];
   const unexplained: StoredEnvelope[] = [];
@@ -280,6 +303,7 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
         byTaskEarlier += 1;
         since = Math.min(since, Date.parse(envelope.lastSeenAt) || 0);
       }
+      if (envelope.stateReason === outsideReason) result.redrivenOutside += 1;
       await settle(envelope, envelope.state, undefined);
     } else if (partial) await settle(envelope, 'IN_DLQ', undefined);
     else {
@@ -291,43 +315,53 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
   if (Number.isFinite(since)) result.movedReported = await movedByTasks(deps, plan.dlqArn, since);
 
   // 4. Gone without a record: the move tasks' reported count, then messages in flight, bound what
-  // may be called redriven; the rest is missing.
+  // may be called redriven by the task; the ones a consumer processed beyond that count were moved
+  // outside the pipeline; the rest is missing.
   if (unexplained.length > 0) {
     const inFlight = Math.min(othersInFlight, unexplained.length);
     const moved = Math.min(Math.max(0, result.movedReported - byTaskEarlier), unexplained.length - inFlight);
-    const missing = unexplained.length - inFlight - moved;
     result.inFlight = inFlight;
     result.movedByTask = moved;
     result.redriven += moved;
-    result.missing = missing;
-    if (missing === 0 && inFlight === 0) {
+    if (unexplained.length === inFlight + moved && inFlight === 0) {
       for (const envelope of unexplained) {
         await deps.envelopes.setState(plan.dlqArn, envelope.messageId, 'REDRIVEN', taskReason);
         redrivenKeys.add(envelope.idempotencyKey);
       }
     } else {
-      // Not all can have been moved: the ones with evidence of arrival were; the others are
-      // the candidates, named, and stay IN_DLQ until a later reconcile can tell.
+      // Not all can have been moved by the task: the ones with evidence of arrival were (up to its
+      // count), or else reached a consumer another way; the others are the candidates, named, and
+      // stay IN_DLQ until a later reconcile can tell.
       const consumed = await processedKeys(
         deps,
         unexplained.filter((e) => !presentKeys.has(e.idempotencyKey)).map((e) => e.idempotencyKey),
         since,
       );
+      // A consumer's record counts for a message only when written after it was last seen in the DLQ.
       const arrived = unexplained.filter(
-        (e) => presentKeys.has(e.idempotencyKey) || consumed.has(e.idempotencyKey),
+        (e) =>
+          presentKeys.has(e.idempotencyKey) ||
+          (consumed.get(e.idempotencyKey) ?? -1) >= (Date.parse(e.lastSeenAt) || 0),
       );
       const candidates = unexplained.filter((e) => !arrived.includes(e));
-      for (const envelope of arrived.slice(0, moved)) {
-        await deps.envelopes.setState(plan.dlqArn, envelope.messageId, 'REDRIVEN', taskReason);
+      const outside = arrived.slice(moved, Math.max(moved, unexplained.length - inFlight));
+      for (const [envelope, reason] of [
+        ...arrived.slice(0, moved).map((e) => [e, taskReason] as const),
+        ...outside.map((e) => [e, outsideReason] as const),
+      ]) {
+        await deps.envelopes.setState(plan.dlqArn, envelope.messageId, 'REDRIVEN', reason);
         redrivenKeys.add(envelope.idempotencyKey);
       }
+      result.redrivenOutside += outside.length;
+      result.redriven += outside.length;
+      const missing = unexplained.length - inFlight - moved - outside.length;
+      result.missing = missing;
+      // Exact when the candidates are exactly the missing ones: every message the task moved has
+      // been processed (the arrivals cover its count) and nothing is still in flight.
       const exact = inFlight === 0 && candidates.length === missing;
       result.missingExact = exact;
       if (missing > 0) {
-        // Not exact: the candidates, then the arrivals beyond the task's count (which of those
-        // came by hand cannot be told apart).
-        const unresolved = exact ? candidates : [...candidates, ...arrived.slice(moved)];
-        result.missingMessages = unresolved.slice(0, MAX_NAMED_MESSAGES).map(named);
+        result.missingMessages = candidates.slice(0, MAX_NAMED_MESSAGES).map(named);
         result.expired = candidates.filter((e) => e.retentionDeadline <= now).length;
         if (!exact) result.expired = Math.min(result.expired, missing);
       }
@@ -337,7 +371,11 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
     if (redrivenKeys.has(key)) result.returned += 1;
     else result.lateArrivals += 1;
   }
-  result.lateMovedUnclassified = Math.max(0, result.movedReported - result.movedByTask - byTaskEarlier);
+  // An earlier reconcile of the incident (a retry after a crash, a restart's) settled some of the
+  // moved envelopes already: they are moved by the task all the same, within the task's count.
+  const byTask = result.movedByTask + byTaskEarlier;
+  result.movedByTask = Math.min(byTask, result.movedReported);
+  result.lateMovedUnclassified = Math.max(0, result.movedReported - byTask);
   result.balanced =
     result.missing === 0 &&
     result.inventoried + result.lateArrivals + result.returned ===

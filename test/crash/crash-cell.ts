@@ -301,10 +301,10 @@ export async function runCell(spec: CellSpec): Promise<CellOutcome> {
  * - nothing lost: every message the pipeline saw is delivered, parked or still in the DLQ, unless
  *   the run removed it by hand;
  * - the report is true: missing = what was removed by hand (named), parked = the parking queue,
- *   in DLQ + in flight = the DLQ, redriven = distinct keys delivered after the approval,
- *   inventoried + late + returned = every state;
- * - every duplicate delivery is recorded: a key delivered in two copies is in `possibleDuplicates`,
- *   and the report records at most one possible duplicate per injected crash.
+ *   in DLQ + in flight = the DLQ, redriven = DLQ messages delivered after the approval (a key the
+ *   DLQ held twice may arrive twice), inventoried + late + returned = every state;
+ * - every duplicate delivery is recorded: a key delivered in more copies than the DLQ held is in
+ *   `possibleDuplicates`, and the report records at most one possible duplicate per injected crash.
  */
 export function judge(
   spec: CellSpec,
@@ -335,25 +335,41 @@ export function judge(
   const named = new Set(report.missingMessages.map((m) => m.idempotencyKey));
   if (report.missingExact && removedKnown.some((k) => !named.has(k)))
     problems.push(`missingMessages ${[...named].join(', ')} do not name ${removedKnown.join(', ')}`);
-  const parkedKeys = new Set(physical.parking);
-  if (report.parked !== parkedKeys.size)
-    problems.push(`parked ${report.parked}, the parking queue holds ${parkedKeys.size} distinct messages`);
+  // The DLQ may hold two copies of one key (a producer or the source's consumer dead-lettered it
+  // twice): each is a message of its own, redriven or parked on its own. A key seen more often at a
+  // destination than the DLQ held it is a duplicate.
+  const dlqCopies = new Map<string, number>();
+  for (const k of physical.envelopeKeys) dlqCopies.set(k, (dlqCopies.get(k) ?? 0) + 1);
+  const copiesOf = (k: string) => Math.max(1, dlqCopies.get(k) ?? 0);
+  const tally = (keys: Iterable<[string, number]>) => {
+    let within = 0;
+    const beyond: string[] = [];
+    for (const [k, n] of keys) {
+      within += Math.min(n, copiesOf(k));
+      if (n > copiesOf(k)) beyond.push(k);
+    }
+    return { within, beyond };
+  };
+  const parkedCount = new Map<string, number>();
+  for (const k of physical.parking) parkedCount.set(k, (parkedCount.get(k) ?? 0) + 1);
+  const parked = tally(parkedCount);
+  if (report.parked !== parked.within)
+    problems.push(`parked ${report.parked}, the parking queue holds ${parked.within} DLQ messages`);
   if (report.inDlq + report.inFlight !== physical.dlq.length)
     problems.push(
       `in DLQ ${report.inDlq} + in flight ${report.inFlight}, the DLQ holds ${physical.dlq.length}`,
     );
   // Late arrivals a move task carried before any inventory saw them have no envelope: their own row.
-  if (report.redriven + report.lateMovedUnclassified !== delivered.size)
+  const deliveries = tally(physical.delivered);
+  if (report.redriven + report.lateMovedUnclassified !== deliveries.within)
     problems.push(
-      `redriven ${report.redriven} + moved unclassified ${report.lateMovedUnclassified}, the consumer received ${delivered.size} distinct keys`,
+      `redriven ${report.redriven} + moved unclassified ${report.lateMovedUnclassified}, the consumer received ${deliveries.within} DLQ messages`,
     );
   const recorded = (kind: string) =>
     new Set(report.possibleDuplicates.filter((d) => d.kind === kind).map((d) => d.idempotencyKey));
-  const twice = [...physical.delivered].filter(([, copies]) => copies > 1).map(([k]) => k);
-  const unrecorded = twice.filter((k) => !recorded('redrive').has(k));
+  const unrecorded = deliveries.beyond.filter((k) => !recorded('redrive').has(k));
   if (unrecorded.length > 0) problems.push(`unrecorded duplicate deliveries: ${unrecorded.join(', ')}`);
-  const parkedTwice = physical.parking.filter((k, i) => physical.parking.indexOf(k) !== i);
-  const unrecordedParked = parkedTwice.filter((k) => !recorded('park').has(k));
+  const unrecordedParked = parked.beyond.filter((k) => !recorded('park').has(k));
   if (unrecordedParked.length > 0)
     problems.push(`unrecorded duplicate copies in the parking queue: ${unrecordedParked.join(', ')}`);
   if (report.possibleDuplicateSends > crashes)

@@ -23,17 +23,6 @@ describe('a move task that outlives its execution (local stack, real handlers an
       id: 'mt-outlives',
       crash: { functionFolder: 'move-task', command: 'StartMessageMoveTaskCommand', mode: 'restart' },
     });
-    console.log(
-      'PATHS',
-      JSON.stringify(
-        outcome.executions.map((e) => [
-          e.path,
-          e.cause,
-          e.taskResults.Preflight,
-          e.taskResults.CheckDlqStillHasMessages,
-        ]),
-      ),
-    );
     expect(outcome.crashes).toHaveLength(1);
     expect(outcome.executions.map((e) => e.status)).toEqual(['FAILED', 'SUCCEEDED']);
     const restart = outcome.executions[1];

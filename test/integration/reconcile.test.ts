@@ -3,6 +3,7 @@ import {
   ChangeMessageVisibilityCommand,
   DeleteMessageCommand,
   ReceiveMessageCommand,
+  SendMessageCommand,
 } from '@aws-sdk/client-sqs';
 import { createProcessedKeyStore } from '@dlq-redrive/consumer-idempotency';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -70,6 +71,52 @@ async function failConsumerUntilDeadLettered(url: string): Promise<void> {
   }
 }
 
+/** The source's consumer takes every message and records its key as processed, as the middleware does. */
+async function consumeAndRecord(dlq: InventoriedDlq): Promise<void> {
+  const keyOfBody = new Map<string, string>();
+  for await (const e of createEnvelopeStore().listEnvelopes(dlq.dlqArn)) {
+    const body = new TextDecoder().decode(await createEnvelopeStore().readBody(e));
+    keyOfBody.set(body, e.idempotencyKey);
+  }
+  const consumer = createProcessedKeyStore({ tableName: pipelineConfig().tableName, client: dynamoClient() });
+  for (const m of await drain(sqsClient(), dlq.sources[0]?.url as string)) {
+    const now = Math.floor(Date.now() / 1000);
+    const claim = {
+      consumer: 'rc-consumer',
+      key: keyOfBody.get(m.Body as string) as string,
+      keySource: 'hash' as const,
+      lineage: null,
+      messageId: m.MessageId as string,
+      token: randomUUID(),
+      until: now + 60,
+    };
+    expect((await consumer.claim(claim, now)).status).toBe('claimed');
+    expect(await consumer.complete(claim, new Date(), now + 3600)).toBe(true);
+  }
+}
+
+/** Messages taken out of the DLQ by hand: `moved` sent to the source queue first, then every one deleted; the rest made visible again. */
+async function handle(dlq: InventoriedDlq, counts: { moved: number; deleted: number }) {
+  const held = await drain(sqsClient(), dlq.dlqUrl);
+  const moved = held.slice(0, counts.moved);
+  const deleted = held.slice(counts.moved, counts.moved + counts.deleted);
+  for (const m of moved)
+    await sqsClient().send(new SendMessageCommand({ QueueUrl: dlq.sources[0]?.url, MessageBody: m.Body }));
+  for (const m of [...moved, ...deleted])
+    await sqsClient().send(
+      new DeleteMessageCommand({ QueueUrl: dlq.dlqUrl, ReceiptHandle: m.ReceiptHandle }),
+    );
+  for (const m of held.slice(counts.moved + counts.deleted))
+    await sqsClient().send(
+      new ChangeMessageVisibilityCommand({
+        QueueUrl: dlq.dlqUrl,
+        ReceiptHandle: m.ReceiptHandle,
+        VisibilityTimeout: 0,
+      }),
+    );
+  return { moved, deleted };
+}
+
 describe('Reconcile against the local stack', () => {
   let stack: LocalStack;
   beforeAll(async () => {
@@ -128,6 +175,17 @@ describe('Reconcile against the local stack', () => {
       reconcile?: ReconcileResult;
     };
     expect(incident.reconcile?.redriven).toBe(3);
+
+    // A second reconcile (a retry after a crash, a restart's) finds the moved envelopes settled
+    // already: they are still the task's, within its count, not late moves unclassified.
+    const again = await call<ReconcileResult>(reconcileHandler, { plan, outcome: 'completed' });
+    expect(again).toMatchObject({
+      redriven: 3,
+      movedByTask: 2,
+      movedReported: 2,
+      lateMovedUnclassified: 0,
+      balanced: true,
+    });
   });
 
   it('links a sample that came back to the DLQ to its envelope by key and keeps the rest IN_DLQ', async () => {
@@ -248,29 +306,7 @@ describe('Reconcile against the local stack', () => {
     expect(blind.missingMessages).toHaveLength(12);
 
     // The consumer of the source queue records each key it processed (the middleware does).
-    const keyOfBody = new Map<string, string>();
-    for await (const e of createEnvelopeStore().listEnvelopes(dlq.dlqArn)) {
-      const body = new TextDecoder().decode(await createEnvelopeStore().readBody(e));
-      keyOfBody.set(body, e.idempotencyKey);
-    }
-    const consumer = createProcessedKeyStore({
-      tableName: pipelineConfig().tableName,
-      client: dynamoClient(),
-    });
-    for (const m of await drain(sqsClient(), dlq.sources[0]?.url as string)) {
-      const now = Math.floor(Date.now() / 1000);
-      const claim = {
-        consumer: 'rc-consumer',
-        key: keyOfBody.get(m.Body as string) as string,
-        keySource: 'hash' as const,
-        lineage: null,
-        messageId: m.MessageId as string,
-        token: randomUUID(),
-        until: now + 60,
-      };
-      expect((await consumer.claim(claim, now)).status).toBe('claimed');
-      expect(await consumer.complete(claim, new Date(), now + 3600)).toBe(true);
-    }
+    await consumeAndRecord(dlq);
     const named = await call<ReconcileResult>(reconcileHandler, { plan, outcome: 'completed' });
     expect(named).toMatchObject({ redriven: 7, missing: 5, missingExact: true, balanced: false });
     expect(named.missingMessages.map((m) => m.messageId).sort()).toEqual(
@@ -279,6 +315,49 @@ describe('Reconcile against the local stack', () => {
     const states: string[] = [];
     for await (const e of createEnvelopeStore().listEnvelopes(dlq.dlqArn)) states.push(e.state);
     expect(states.filter((st) => st === 'REDRIVEN')).toHaveLength(7);
+  });
+
+  it('names messages moved by hand to the source queue that a consumer processed as redriven outside the pipeline, and only the deleted ones as missing', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'rc-byhand-dlq',
+      sourceNames: ['rc-byhand-src'],
+      messages: Array.from({ length: 10 }, (_, i) => ({ body: `{"m":${i}}` })),
+      incidentId: 'inc-rc-byhand',
+    });
+    const { moved, deleted } = await handle(dlq, { moved: 3, deleted: 2 });
+    const plan = planFor(dlq, { rampRates: [100] });
+    expect((await bulkMove(plan, [dlq.sources[0]?.arn as string])).decision).toBe('done');
+    await consumeAndRecord(dlq);
+
+    const result = await call<ReconcileResult>(reconcileHandler, { plan, outcome: 'completed' });
+    expect(result).toMatchObject({
+      inventoried: 10,
+      redriven: 8,
+      movedByTask: 5,
+      movedReported: 5,
+      redrivenOutside: 3,
+      missing: 2,
+      missingExact: true,
+      balanced: false,
+    });
+    expect(result.missingMessages.map((m) => m.messageId).sort()).toEqual(
+      deleted.map((m) => m.MessageId).sort(),
+    );
+    const reasons: string[] = [];
+    for await (const e of createEnvelopeStore().listEnvelopes(dlq.dlqArn))
+      reasons.push(`${e.state} ${e.stateReason}`);
+    expect(reasons.filter((r) => r.includes('moved outside the pipeline'))).toHaveLength(moved.length);
+
+    // A later reconcile keeps both sub-counts from the envelopes it settled.
+    const again = await call<ReconcileResult>(reconcileHandler, { plan, outcome: 'completed' });
+    expect(again).toMatchObject({
+      redriven: 8,
+      movedByTask: 5,
+      redrivenOutside: 3,
+      missing: 2,
+      missingExact: true,
+    });
   });
 
   it('counts a message another receiver still holds at the end as in flight, never as redriven', async () => {
