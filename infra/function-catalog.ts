@@ -156,8 +156,25 @@ export function kmsUseOf(access: FunctionAccess): {
   };
 }
 
-/** The access of every function, from what its code calls (see the test in test/infra). */
-export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
+/**
+ * What a function may do unless its entry says otherwise: nothing on any queue or on the state
+ * machine, no Slack secret, no self-invocation. Each entry of {@link FUNCTION_ACCESS} names only
+ * what it is granted.
+ */
+const NO_ACCESS = {
+  dlq: none,
+  sourceQueues: none,
+  parkingQueue: none,
+  slackSecret: false,
+  stateMachine: none,
+  executions: none,
+  selfInvoke: false,
+} as const satisfies Partial<FunctionAccess>;
+
+/** An entry of the catalog: a {@link FunctionAccess} whose grants default to {@link NO_ACCESS}. */
+type CatalogEntry = Omit<FunctionAccess, keyof typeof NO_ACCESS> & Partial<FunctionAccess>;
+
+const CATALOG: Readonly<Record<FunctionName, CatalogEntry>> = {
   triage: {
     description: 'Alarm transition -> inventory of the DLQ into envelopes, incident, workflow start',
     dlq: [
@@ -168,7 +185,6 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
       'sqs:ListDeadLetterSourceQueues',
     ],
     sourceQueues: ['sqs:GetQueueAttributes'],
-    parkingQueue: none,
     table: 'readWrite',
     // Notifications (unresolvable, refused, partial, systemic, alarm-cleared: C04) go to Slack via
     // sharedNotifier() when SLACK_SECRET_ARN is set.
@@ -178,7 +194,6 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     executions: ['states:DescribeExecution'],
     // A composite alarm's triggering children are resolved to their queues (docs/triage.md).
     alarms: ['cloudwatch:DescribeAlarms'],
-    selfInvoke: false,
     timeoutSeconds: 300,
     memoryMiB: 1024,
   },
@@ -190,10 +205,6 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     // A registration may name its own parking queue; the pipeline's is resolved the same way.
     parkingQueue: ['sqs:GetQueueUrl'],
     table: 'readWrite',
-    slackSecret: false,
-    stateMachine: none,
-    executions: none,
-    selfInvoke: false,
     timeoutSeconds: 30,
     memoryMiB: 512,
   },
@@ -219,24 +230,14 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     pipelineRoles: ['iam:SimulatePrincipalPolicy'],
     // HeadObject of extended-client payloads (gone -> parked), docs/redrive-workflow.md.
     payloadBuckets: PAYLOAD_BUCKET_ACTIONS,
-    slackSecret: false,
-    stateMachine: none,
-    executions: none,
-    selfInvoke: false,
     // The recheck's inventory of late arrivals runs within the remaining time.
     timeoutSeconds: 300,
     memoryMiB: 1024,
   },
   'request-approval': {
     description: 'RequestApproval: posts the Slack approval and stores the task token server-side',
-    dlq: none,
-    sourceQueues: none,
-    parkingQueue: none,
     table: 'readWrite',
     slackSecret: true,
-    stateMachine: none,
-    executions: none,
-    selfInvoke: false,
     timeoutSeconds: 30,
     memoryMiB: 512,
   },
@@ -250,13 +251,8 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
       'sqs:ChangeMessageVisibility',
       'sqs:DeleteMessage',
     ],
-    sourceQueues: none,
     parkingQueue: ['sqs:GetQueueUrl', 'sqs:SendMessage'],
     table: 'readWrite',
-    slackSecret: false,
-    stateMachine: none,
-    executions: none,
-    selfInvoke: false,
     timeoutSeconds: 300,
     memoryMiB: 1024,
   },
@@ -270,25 +266,14 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
       'sqs:DeleteMessage',
     ],
     sourceQueues: ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes', 'sqs:SendMessage'],
-    parkingQueue: none,
     table: 'readWrite',
-    slackSecret: false,
-    stateMachine: none,
-    executions: none,
-    selfInvoke: false,
     timeoutSeconds: 120,
     memoryMiB: 512,
   },
   'verify-sample': {
     description: 'VerifySample: did the samples come back to the DLQ, were they processed',
     dlq: ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes', 'sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility'],
-    sourceQueues: none,
-    parkingQueue: none,
     table: 'readWrite',
-    slackSecret: false,
-    stateMachine: none,
-    executions: none,
-    selfInvoke: false,
     timeoutSeconds: 300,
     memoryMiB: 1024,
   },
@@ -297,14 +282,10 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     // Plus the gate's inventory of late arrivals (receive, then release with ChangeMessageVisibility).
     dlq: [...MOVE_TASK_DLQ_ACTIONS, 'sqs:ChangeMessageVisibility'],
     sourceQueues: [...MOVE_TASK_DESTINATION_ACTIONS, 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
-    parkingQueue: none,
     table: 'readWrite',
     // The ramp's progress message in the incident's Slack thread (move-task/slack-progress.ts), when
     // SLACK_SECRET_ARN is set.
     slackSecret: true,
-    stateMachine: none,
-    executions: none,
-    selfInvoke: false,
     // A gate check may stop the task (up to 20 s) and inventory the DLQ within its remaining time.
     timeoutSeconds: 300,
     memoryMiB: 1024,
@@ -319,13 +300,7 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
       'sqs:ChangeMessageVisibility',
       'sqs:ListMessageMoveTasks',
     ],
-    sourceQueues: none,
-    parkingQueue: none,
     table: 'readWrite',
-    slackSecret: false,
-    stateMachine: none,
-    executions: none,
-    selfInvoke: false,
     timeoutSeconds: 300,
     memoryMiB: 1024,
   },
@@ -333,29 +308,20 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     description: 'Notify / RecordFailure: outcome to Slack (or the logs) and the incident record',
     // RecordFailure cancels a move task its run started and can no longer supervise.
     dlq: ['sqs:ListMessageMoveTasks', 'sqs:CancelMessageMoveTask'],
-    sourceQueues: none,
-    parkingQueue: none,
     table: 'readWrite',
     // docs/contracts.md (Slack): Notify takes its notifier from sharedNotifier(), Slack when
     // SLACK_SECRET_ARN is set.
     slackSecret: true,
-    stateMachine: none,
-    executions: none,
-    selfInvoke: false,
     timeoutSeconds: 30,
     memoryMiB: 512,
   },
   'slack-interaction': {
     description:
       'Slack interactivity (Function URL): verifies the signature, records the decision or cancel request, answers the task token',
-    dlq: none,
-    sourceQueues: none,
-    parkingQueue: none,
     table: 'readWrite',
     slackSecret: true,
     // Approve and reject both answer with SendTaskSuccess (the decision is in the output).
     stateMachine: ['states:SendTaskSuccess'],
-    executions: none,
     selfInvoke: true,
     timeoutSeconds: 30,
     memoryMiB: 512,
@@ -365,16 +331,11 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
       'EventBridge: a redrive execution ended ABORTED/TIMED_OUT/FAILED -> release its workflow lease, notify',
     // It cancels a move task the ended execution started that still runs unsupervised.
     dlq: ['sqs:ListMessageMoveTasks', 'sqs:CancelMessageMoveTask'],
-    sourceQueues: none,
-    parkingQueue: none,
     // Reads the lease (GetItem) and the incident; deletes the lease (conditional DeleteItem);
     // records the run's end on the incident when Notify did not (UpdateItem).
     table: 'readWrite',
     // Notifies through sharedNotifier() like notify: Slack when SLACK_SECRET_ARN is set.
     slackSecret: true,
-    stateMachine: none,
-    executions: none,
-    selfInvoke: false,
     timeoutSeconds: 30,
     memoryMiB: 256,
   },
@@ -400,15 +361,16 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     },
     accessRoles: ['sts:AssumeRole'],
     table: 'readWrite',
-    slackSecret: false,
-    stateMachine: none,
-    executions: none,
-    selfInvoke: false,
     // Each step moves for one dwell (or what is left of this) and returns: the workflow loops.
     timeoutSeconds: 300,
     memoryMiB: 1024,
   },
 };
+
+/** The access of every function, from what its code calls (see the test in test/infra). */
+export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = Object.fromEntries(
+  FUNCTION_NAMES.map((name) => [name, { ...NO_ACCESS, ...CATALOG[name] }]),
+) as Record<FunctionName, FunctionAccess>;
 
 /** `validate-input` -> `ValidateInputFunctionArn`: the ASL placeholder of a function (docs/contracts.md). */
 export function placeholderOf(name: FunctionName): string {
