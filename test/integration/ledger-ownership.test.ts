@@ -1,5 +1,8 @@
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { documentClient, sqsClient } from '#platform/clients.js';
+import { SHAPE_VERSIONS } from '#platform/record-shapes.js';
+import { keys } from '#platform/table.js';
 import { setTransferFaultHook, type TransferStep } from '#transfer/message-transfer.js';
 import { createRedriveLedger, type LedgerRequest } from '#transfer/redrive-ledger.js';
 import { handler as reconcileHandler } from '../../functions/reconcile/handler.js';
@@ -39,6 +42,72 @@ function crashOnceAt(step: TransferStep): { key: () => string | undefined } {
 
 describe('redrive ledger ownership across runs (DynamoDB Local)', () => {
   useTransferStack();
+
+  it('reads a version-1 entry (KEY#<key> / REDRIVE, before the ledger moved per DLQ message): a run in flight across the upgrade is resumed, never sent twice', async () => {
+    const ledger = createRedriveLedger();
+    const now = Date.now();
+    const legacy = (dlqMessageId: string, status: 'SENT' | 'IN_PROGRESS', key: string) =>
+      documentClient().send(
+        new PutCommand({
+          TableName: process.env.TABLE_NAME,
+          Item: {
+            pk: keys.idempotencyKey(key),
+            sk: 'REDRIVE',
+            entity: 'redrive-ledger',
+            shapeVersion: 1,
+            key,
+            redriveId: 'run-old',
+            kind: 'redrive',
+            status,
+            dlqArn: DLQ_ARN,
+            dlqMessageId,
+            destinationUrl: 'http://sqs.local/123456789012/orders',
+            sentMessageId: status === 'SENT' ? 'sent-old' : null,
+            dlqDeleted: false,
+            duplicatePrevented: false,
+            visibleAfter: now + 60_000,
+            resent: false,
+            updatedAt: new Date(now).toISOString(),
+          },
+        }),
+      );
+    await legacy('m-legacy-sent', 'SENT', 'order-legacy-1');
+    await legacy('m-legacy-busy', 'IN_PROGRESS', 'order-legacy-2');
+
+    // The same run, retried after the upgrade: its send happened, only the DLQ delete is left.
+    const resumed = await ledger.begin(
+      { ...request('run-old', now + 30_000), key: 'order-legacy-1', dlqMessageId: 'm-legacy-sent' },
+      now,
+    );
+    expect(resumed).toMatchObject({
+      outcome: 'already-sent',
+      entry: { redriveId: 'run-old', sentMessageId: 'sent-old' },
+    });
+    // Another run while the old owner's lease runs: busy, not a second send.
+    const other = await ledger.begin(
+      { ...request('run-new', now + 30_000), key: 'order-legacy-2', dlqMessageId: 'm-legacy-busy' },
+      now,
+    );
+    expect(other).toMatchObject({ outcome: 'busy', entry: { redriveId: 'run-old', status: 'IN_PROGRESS' } });
+    // Carried to the new key, current version, with the request's incident.
+    expect(await ledger.get(DLQ_ARN, 'm-legacy-busy')).toMatchObject({
+      incidentId: 'inc-own',
+      takenOverFrom: [],
+    });
+    const stored = await documentClient().send(
+      new GetCommand({
+        TableName: process.env.TABLE_NAME,
+        Key: { pk: keys.dlq(DLQ_ARN), sk: keys.ledger('m-legacy-sent') },
+      }),
+    );
+    expect(stored.Item?.shapeVersion).toBe(SHAPE_VERSIONS['ledger-entry']);
+    // A version-1 entry of another DLQ message under the same key is not this message's.
+    const unrelated = await ledger.begin(
+      { ...request('run-new', now + 30_000), key: 'order-legacy-1', dlqMessageId: 'm-other' },
+      now,
+    );
+    expect(unrelated.outcome).toBe('new');
+  });
 
   it('never overwrites another run s SENT entry: busy while its lease runs, then taken over as already sent, with the earlier owner kept', async () => {
     const ledger = createRedriveLedger();

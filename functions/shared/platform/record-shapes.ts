@@ -35,8 +35,13 @@ export const SHAPE_VERSIONS = {
   'move-task-record': 1,
   /** `DLQ#<dlqArn>` / `OPEN_INCIDENT` */
   'open-incident': 1,
-  /** `DLQ#<dlqArn>` / `LEDGER#<messageId>` */
-  'ledger-entry': 1,
+  /**
+   * `DLQ#<dlqArn>` / `LEDGER#<messageId>`. Version 2: the entry moved from `KEY#<idempotencyKey>` /
+   * `REDRIVE` (version 1, which also lacked `incidentId` and `takenOverFrom`) to one entry per DLQ
+   * message with owner and lease; redrive-ledger.ts reads both (a version-1 entry is carried to
+   * the new key when its message is next taken).
+   */
+  'ledger-entry': 2,
   /** `INCIDENT#<incidentId>` / `INCIDENT` */
   incident: 1,
   /** `INCIDENT#<incidentId>` / `AUDIT#<entryId>` */

@@ -71,6 +71,8 @@ export const keys = {
   idempotencyKey: (key: string) => `KEY#${key}`,
   ledgerPrefix: 'LEDGER#',
   ledger: (messageId: string) => `LEDGER#${messageId}`,
+  /** Sort key of a version-1 ledger entry (`KEY#<idempotencyKey>` / `REDRIVE`), read only to carry it over. */
+  legacyLedger: 'REDRIVE',
   processed: (consumer: string) => `PROCESSED#${consumer}`,
   incident: (incidentId: string) => `INCIDENT#${incidentId}`,
   incidentSk: 'INCIDENT',

@@ -205,6 +205,29 @@ export function createRedriveLedger(
     }
   };
 
+  /** Puts `entry` at its message's key unless one is there. @returns false when one was. */
+  const putNew = async (entry: LedgerEntry): Promise<boolean> => {
+    try {
+      await client().send(
+        new PutCommand({
+          TableName: table(),
+          Item: {
+            ...itemKey(entry.dlqArn, entry.dlqMessageId),
+            entity: ENTITY,
+            ...shapeOf('ledger-entry'),
+            ...entry,
+          },
+          ConditionExpression: 'attribute_not_exists(#pk)',
+          ExpressionAttributeNames: { '#pk': TABLE.partitionKey },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return false;
+      throw asTransient('dynamodb:PutItem (ledger)', error);
+    }
+  };
+
   const create = async (request: LedgerRequest): Promise<LedgerEntry | undefined> => {
     const entry: LedgerEntry = {
       ...request,
@@ -216,25 +239,7 @@ export function createRedriveLedger(
       takenOverFrom: [],
       updatedAt: now(),
     };
-    try {
-      await client().send(
-        new PutCommand({
-          TableName: table(),
-          Item: {
-            ...itemKey(request.dlqArn, request.dlqMessageId),
-            entity: ENTITY,
-            ...shapeOf('ledger-entry'),
-            ...entry,
-          },
-          ConditionExpression: 'attribute_not_exists(#pk)',
-          ExpressionAttributeNames: { '#pk': TABLE.partitionKey },
-        }),
-      );
-      return entry;
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) return undefined;
-      throw asTransient('dynamodb:PutItem (ledger)', error);
-    }
+    return (await putNew(entry)) ? entry : undefined;
   };
 
   /** Same run resumes its IN_PROGRESS entry: record that it sends again. */
@@ -297,12 +302,39 @@ export function createRedriveLedger(
     };
   };
 
+  /**
+   * A version-1 entry of the same DLQ message (`KEY#<key>` / `REDRIVE`, written before the ledger
+   * moved to one entry per DLQ message) copied to the message's key, so a run in flight across
+   * the upgrade is resumed, never sent twice. @returns true when one was carried over.
+   */
+  const carryOverLegacy = async (request: LedgerRequest): Promise<boolean> => {
+    let legacy: Item | undefined;
+    try {
+      const out = await client().send(
+        new GetCommand({
+          TableName: table(),
+          Key: { [TABLE.partitionKey]: keys.idempotencyKey(request.key), [TABLE.sortKey]: keys.legacyLedger },
+          ConsistentRead: true,
+        }),
+      );
+      legacy = out.Item;
+    } catch (error) {
+      throw asTransient('dynamodb:GetItem (version-1 ledger entry)', error);
+    }
+    if (!legacy || legacy.dlqArn !== request.dlqArn || legacy.dlqMessageId !== request.dlqMessageId)
+      return false;
+    const { [TABLE.partitionKey]: _pk, [TABLE.sortKey]: _sk, ...fields } = legacy;
+    await putNew(toEntry({ ...fields, incidentId: fields.incidentId ?? request.incidentId }));
+    return true;
+  };
+
   return {
     async begin(request, nowMs) {
       // A concurrent writer can change the entry between our read and our write: decide again.
       for (let attempt = 0; attempt < 3; attempt++) {
         const old = await get(request.dlqArn, request.dlqMessageId);
         if (!old) {
+          if (attempt === 0 && (await carryOverLegacy(request))) continue;
           const entry = await create(request);
           if (entry) return { outcome: 'new', entry };
           continue;
