@@ -21,6 +21,7 @@ export const FUNCTION_NAMES = [
   'park',
   'sample-redrive',
   'verify-sample',
+  'continue-inventory',
   'move-task',
   'reconcile',
   'notify',
@@ -274,6 +275,23 @@ const CATALOG: Readonly<Record<FunctionName, CatalogEntry>> = {
     description: 'VerifySample: did the samples come back to the DLQ, were they processed',
     dlq: ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes', 'sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility'],
     table: 'readWrite',
+    timeoutSeconds: 300,
+    memoryMiB: 1024,
+  },
+  'continue-inventory': {
+    description:
+      'ContinueInventory: one bounded step of an inventory that spans invocations (holds what it saw, releases it at the end)',
+    // Receives (holding), extends or releases held messages, reads the DLQ's attributes.
+    dlq: ['sqs:GetQueueAttributes', 'sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility'],
+    sourceQueues: none,
+    parkingQueue: none,
+    // Envelopes, the inventory session and its hold pages, the incident's summary, the inventory lease.
+    table: 'readWrite',
+    // A systemic failure found when the inventory completes is announced like triage's.
+    slackSecret: true,
+    stateMachine: none,
+    executions: none,
+    selfInvoke: false,
     timeoutSeconds: 300,
     memoryMiB: 1024,
   },

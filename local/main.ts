@@ -16,18 +16,27 @@
  * bad argument.
  */
 import './demo/env.js';
+import { createInventorySessionStore } from '#inventory/inventory-session.js';
 import { decimalInt } from '../cli/args.js';
 import { approverFromArgs } from './approver.js';
 import { nextSteps } from './demo/next-steps.js';
-import { type RampProgress, startRampProgress } from './demo/progress.js';
+import {
+  type PhaseProgress,
+  type RampProgress,
+  startPhaseProgress,
+  startRampProgress,
+} from './demo/progress.js';
+import { queueDepth } from './demo/queues.js';
 import { exitCodeOf, formatReport } from './demo/report.js';
-import { runScenario } from './demo/run-scenario.js';
+import { type PhaseContext, type RunPhase, runScenario } from './demo/run-scenario.js';
 import { DEFAULT_SCENARIO, listScenarios, type Scenario, scenarioNamed } from './demo/scenarios/index.js';
 import { LOCAL_STACK_ENV, startLocalStack } from './stack.js';
 
 interface Args {
   json: boolean;
   messages: number | undefined;
+  /** `--dlq-depth`: seed the DLQ straight with this many messages. */
+  dlqDepth: number | undefined;
   /** undefined: `--scenario list` or `--help` (print and exit). */
   scenario: Scenario | undefined;
   help: boolean;
@@ -37,9 +46,21 @@ interface Args {
 class UsageError extends Error {}
 
 const FLAGS = new Set(['--json', '--approve', '--reject', '--verbose', '--help']);
-const WITH_VALUE = new Set(['--messages', '--approve-via', '--scenario']);
+const WITH_VALUE = new Set(['--messages', '--dlq-depth', '--approve-via', '--scenario']);
 
-const USAGE = `usage: npm start -- [--scenario NAME|list] [--json] [--approve|--reject|--approve-via NAME] [--messages N] [--verbose]`;
+/** The largest incident a local run takes (`--messages`, `--dlq-depth`). */
+const MAX_MESSAGES = 100_000;
+
+const USAGE = `usage: npm start -- [--scenario NAME|list] [--json] [--approve|--reject|--approve-via NAME] [--messages N | --dlq-depth N] [--verbose]`;
+
+/** The integer value of a count flag, 20..100,000. @throws UsageError naming the flag. */
+function countFlag(argv: readonly string[], flag: string): number | undefined {
+  const at = argv.indexOf(flag);
+  if (at < 0) return undefined;
+  const value = decimalInt(argv[at + 1] as string, 20, MAX_MESSAGES);
+  if (typeof value === 'string') throw new UsageError(`${flag}: ${value}`);
+  return value;
+}
 
 /** @throws UsageError naming the flag when a flag is unknown or a value is out of range. */
 function parseArgs(argv: readonly string[]): Args {
@@ -55,9 +76,12 @@ function parseArgs(argv: readonly string[]): Args {
     } else if (!FLAGS.has(flag))
       throw new UsageError(`${flag}: unknown flag (known: ${[...FLAGS, ...WITH_VALUE].join(', ')})`);
   }
-  const at = argv.indexOf('--messages');
-  const messages = at >= 0 ? decimalInt(argv[at + 1] as string, 20, 5000) : undefined;
-  if (typeof messages === 'string') throw new UsageError(`--messages: ${messages}`);
+  const messages = countFlag(argv, '--messages');
+  const dlqDepth = countFlag(argv, '--dlq-depth');
+  if (messages !== undefined && dlqDepth !== undefined)
+    throw new UsageError(
+      '--dlq-depth: give either --messages (orders through the failing consumer) or --dlq-depth (a DLQ seeded straight), not both',
+    );
   const name = argv.includes('--scenario')
     ? (argv[argv.indexOf('--scenario') + 1] as string)
     : DEFAULT_SCENARIO;
@@ -65,7 +89,7 @@ function parseArgs(argv: readonly string[]): Args {
   const scenario = help ? undefined : scenarioNamed(name);
   if (!help && !scenario)
     throw new UsageError(`--scenario: unknown scenario "${name}" (run --scenario list to see them)`);
-  return { json: argv.includes('--json'), messages, scenario, help };
+  return { json: argv.includes('--json'), messages, dlqDepth, scenario, help };
 }
 
 async function main(): Promise<number> {
@@ -103,11 +127,28 @@ async function main(): Promise<number> {
   );
   const stack = shared ? undefined : await startLocalStack();
   let progress: RampProgress | undefined;
+  let phase: PhaseProgress | undefined;
+  // One display at a time, in the order the phases start.
+  let phases = Promise.resolve();
+  const nextPhase = (start: () => PhaseProgress | undefined) => {
+    phases = phases.then(async () => {
+      const ending = phase;
+      phase = undefined;
+      await ending?.stop();
+      phase = start();
+    });
+    return phases;
+  };
+  const endPhase = () => nextPhase(() => undefined);
   try {
     const report = await runScenario(args.scenario, {
       ...(args.messages !== undefined ? { messages: args.messages } : {}),
+      ...(args.dlqDepth !== undefined ? { dlqDepth: args.dlqDepth } : {}),
       approver,
       say,
+      onPhase: (next, ctx) => {
+        void nextPhase(() => phaseDisplay(next, ctx));
+      },
       onTaskResult: (state, result, ctx) => {
         const r = result as Record<string, unknown>;
         if (state !== 'StartMoveTask' && state !== 'StepUp' && state !== 'CheckProgress') return;
@@ -120,6 +161,7 @@ async function main(): Promise<number> {
         progress?.setTaskRate(Number(r.rate), Number(r.rateIndex));
       },
     });
+    await endPhase();
     if (progress) {
       const moved = await progress.stop();
       progress = undefined;
@@ -134,8 +176,70 @@ async function main(): Promise<number> {
     if (args.json) process.stdout.write(`${JSON.stringify(report)}\n`);
     return exitCodeOf(report);
   } finally {
+    await endPhase();
     await progress?.stop();
     await stack?.stop();
+  }
+}
+
+/**
+ * The progress display of a phase that can take more than a few seconds (the ramp has its own,
+ * started by its first move task): seeding (DLQ depth), inventory (the session's count), park
+ * (the parking queue's depth), the verification wait, reconcile (elapsed time).
+ */
+function phaseDisplay(phase: RunPhase, ctx: PhaseContext): PhaseProgress | undefined {
+  switch (phase) {
+    case 'seeding': {
+      let seeded = 0;
+      ctx.seeded = (n) => {
+        seeded = n;
+      };
+      return startPhaseProgress('seeding', async () => ({ done: seeded, total: ctx.total }));
+    }
+    case 'inventory': {
+      const sessions = createInventorySessionStore();
+      return startPhaseProgress('inventory', async () => {
+        const session = ctx.incidentId ? await sessions.get(ctx.queues.dlqArn, ctx.incidentId) : undefined;
+        return {
+          done: session?.inventoried ?? 0,
+          total: session?.depthAtStart ?? ctx.total,
+          note: session
+            ? `(${session.status.toLowerCase()}, ${session.held} held, ${session.invocations} invocations)`
+            : '',
+        };
+      });
+    }
+    case 'park':
+      return startPhaseProgress('park', async () => ({
+        done: (await queueDepth(ctx.sqs, ctx.queues.parkingUrl)).visible,
+        note: 'in the parking queue',
+      }));
+    case 'verify': {
+      const started = Date.now();
+      const wait = ctx.waitSeconds ?? 0;
+      return startPhaseProgress(
+        'verify',
+        async () => ({
+          done: Math.min(wait, Math.floor((Date.now() - started) / 1000)),
+          total: wait,
+          note: 'verification window',
+        }),
+        { unit: 's' },
+      );
+    }
+    case 'reconcile': {
+      const started = Date.now();
+      return startPhaseProgress(
+        'reconcile',
+        async () => ({
+          done: Math.floor((Date.now() - started) / 1000),
+          note: 'every envelope in exactly one state',
+        }),
+        { unit: 's' },
+      );
+    }
+    default:
+      return undefined;
   }
 }
 

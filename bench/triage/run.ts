@@ -19,6 +19,7 @@ import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { createIncidentStore } from '#incident/incident-store.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
+import { createInventorySessionStore } from '#inventory/inventory-session.js';
 import { documentClient, dynamoClient, sqsClient } from '#platform/clients.js';
 import { createSqsQueues } from '#platform/sqs-queues.js';
 import { normaliseAlarmEvent } from '../../functions/triage/alarm-event.js';
@@ -70,6 +71,7 @@ async function main() {
     const deps = {
       queues: createSqsQueues(),
       envelopes: createEnvelopeStore(),
+      sessions: createInventorySessionStore(),
       incidents: createIncidentStore(),
       registry: createQueueRegistry(),
       workflow: { startWorkflow: async () => ({ executionArn: 'arn:bench', alreadyStarted: false }) },

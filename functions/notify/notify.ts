@@ -46,6 +46,7 @@ export const NotifyInput = z.object({
     verify: Slot,
     ramp: Slot,
     reconcile: Slot,
+    inventory: Slot,
     error: z.nullish(z.looseObject({ Error: z.optional(z.string()), Cause: z.optional(z.string()) })),
   }),
 });
@@ -184,6 +185,10 @@ export function outcomeText(outcome: RedriveOutcome | string, run: Run): string 
       return `Redrive of ${dlq} halted: ${str(run.ramp?.reason) ?? 'health gate'}. ${tally}.`;
     case 'cancelled':
       return `Redrive of ${dlq} cancelled: ${str(run.ramp?.reason) ?? 'on request'}. ${tally}.`;
+    case 'bulk-move-refused': {
+      const inv = run.inventory ?? {};
+      return `Bulk move of ${dlq} refused: the inventory is a sample of ${num(inv.inventoried) ?? 0} of about ${num(inv.depthAtStart) ?? 0} messages (the DLQ was deeper than one inventory can hold invisible), so a move task would move about ${num(inv.unseen) ?? 0} messages that have no envelope; they stay in the DLQ for a path that records each message before it moves it. Parking and the verified sample are done: ${tally}.`;
+    }
     case 'failed':
       return `Redrive of ${dlq} failed at a step: ${run.error?.Error ?? 'error'}: ${causeMessage(run.error?.Cause)}.`;
     default:

@@ -9,6 +9,7 @@ import { sharedNotifier } from '#approval/slack-notifier.js';
 import { createIncidentStore } from '#incident/incident-store.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
+import { createInventorySessionStore } from '#inventory/inventory-session.js';
 import { cloudWatchClient, sfnClient, sqsClient, tableAccess } from '#platform/clients.js';
 import { type DepsOptions, pipelineConfig } from '#platform/config.js';
 import { logger } from '#platform/middleware.js';
@@ -38,6 +39,7 @@ export async function createTriageDeps(
   return {
     queues: createSqsQueues({ client: sqsClient() }),
     envelopes: createEnvelopeStore(table),
+    sessions: createInventorySessionStore(table),
     incidents: createIncidentStore(table),
     registry: createQueueRegistry(table),
     workflow: createSfnWorkflowStarter({

@@ -22,7 +22,14 @@ import type { NoticeKind, Notifier } from '#incident/notifier.js';
 import type { QueueRegistry } from '#incident/queue-registry.js';
 import type { EnvelopeStore } from '#inventory/envelope-store.js';
 import { type InventoryBudgets, inventoryDlq, inventoryRefusal } from '#inventory/inventory.js';
+import {
+  HANDOVER_MARGIN_MS,
+  type InventorySessionStore,
+  inventoryStep,
+  summaryOfSession,
+} from '#inventory/inventory-session.js';
 import type { AlarmRecord, IncidentSummary, QueueRegistration } from '#inventory/model.js';
+import { type SummaryResult, summarise } from '#inventory/summary.js';
 import {
   errorMessage,
   InvalidInputError,
@@ -34,7 +41,6 @@ import { type QueueInfo, queueNameOfUrl, type SqsQueues } from '#platform/sqs-qu
 import type { NormalisedAlarmEvent } from './alarm-event.js';
 import { queueArnOf } from './alarm-event.js';
 import { type AlarmDirectory, type ChildOutcome, resolveCompositeChildren } from './composite-alarm.js';
-import { summarise } from './summary.js';
 import type { WorkflowStarter } from './workflow-starter.js';
 
 /** Configuration of triage (see `config.ts` for the environment variables). */
@@ -60,6 +66,8 @@ export interface TriageLog {
 export interface TriageDeps {
   queues: SqsQueues;
   envelopes: EnvelopeStore;
+  /** Inventories that span invocations (standard DLQs): triage runs the first step. */
+  sessions: InventorySessionStore;
   incidents: IncidentStore;
   registry: QueueRegistry;
   workflow: WorkflowStarter;
@@ -85,8 +93,12 @@ export interface TriageDeps {
 export interface QueueOutcome {
   queueName: string;
   dlqArn: string;
-  /** `busy`: another alarm transition's run was inventorying this DLQ; its incident covers it. */
-  outcome: 'triaged' | 'partial' | 'empty' | 'refused' | 'busy';
+  /**
+   * `busy`: another alarm transition's run was inventorying this DLQ; its incident covers it.
+   * `continuing`: the inventory stopped on a budget and goes on in the workflow it started
+   * (`ContinueInventory`), holding what it has seen; approval comes once it is complete.
+   */
+  outcome: 'triaged' | 'continuing' | 'partial' | 'empty' | 'refused' | 'busy';
   reason: string;
   incidentId?: string;
   summary?: IncidentSummary;
@@ -504,13 +516,19 @@ async function triageQueue(alarm: AlarmRecord, target: Target, deps: TriageDeps)
     });
     return { ...base, outcome: 'busy', reason };
   }
+  // An inventory that goes on in the workflow keeps the lease: its last step releases it.
+  let handedOver = false;
   try {
-    return await inventoryAndOpen(alarm, target, incidentId, deps);
+    const outcome = dlq.fifo
+      ? await inventoryAndOpen(alarm, target, incidentId, deps)
+      : await inventoryOnTheEngine(alarm, target, incidentId, deps);
+    handedOver = outcome.outcome === 'continuing';
+    return outcome;
   } catch (error) {
     if (!(error instanceof KmsKeyError) || error.retryable) throw error;
     return kmsRefusal(alarm, target, incidentId, error, deps);
   } finally {
-    await deps.incidents.releaseInventory(dlq.arn, alarm.dedupeKey).catch(() => undefined);
+    if (!handedOver) await deps.incidents.releaseInventory(dlq.arn, alarm.dedupeKey).catch(() => undefined);
   }
 }
 
@@ -545,6 +563,203 @@ async function kmsRefusal(
   return { queueName: target.queueName, dlqArn: target.dlq.arn, outcome: 'refused', reason };
 }
 
+/**
+ * A standard DLQ: the first step of an inventory session (`inventory-session.ts`). Complete
+ * within this invocation: the incident is opened and the workflow started, as for any DLQ. Stopped
+ * on its message budget or the Lambda's time: the messages seen so far stay held, the incident is
+ * opened with the summary so far (partial), and the workflow starts with `inventoryId`: its
+ * `ContinueInventory` loop finishes the inventory before anyone is asked to approve (a sample,
+ * too, carries `inventoryId`, so the workflow knows). The input depends only on the session's
+ * state, so a retried triage sends byte-identical input (C19).
+ */
+async function inventoryOnTheEngine(
+  alarm: AlarmRecord,
+  target: Target,
+  incidentId: string,
+  deps: TriageDeps,
+): Promise<QueueOutcome> {
+  const { dlq, registration, queueName } = target;
+  const base = { queueName, dlqArn: dlq.arn };
+  const listedSources = target.listedSources ?? (await deps.queues.listDeadLetterSourceQueues(dlq.url));
+  const step = await inventoryStep(
+    {
+      dlq,
+      registration,
+      incidentId,
+      leaseOwner: alarm.dedupeKey,
+      budgets: deps.config.budgets,
+      holdLimit: deps.config.budgets.pageBudget,
+    },
+    {
+      queues: deps.queues,
+      envelopes: deps.envelopes,
+      sessions: deps.sessions,
+      remainingTimeMs: deps.remainingTimeMs,
+      now: deps.now,
+    },
+  );
+  const { session } = step;
+  for (const warning of step.run?.warnings ?? []) deps.log.warn(warning, { dlqArn: dlq.arn, incidentId });
+  if (step.status === 'complete' && session.inventoried === 0)
+    return { ...base, outcome: 'empty', reason: 'the DLQ was empty at inventory time: nothing to triage' };
+  const continuing = step.status === 'running';
+  if (continuing) {
+    // The lease covers the messages held until the next step extends it.
+    const now = deps.now();
+    await deps.incidents.claimInventory(
+      { dlqArn: dlq.arn, owner: alarm.dedupeKey, leaseExpiresAt: session.holdUntil + HANDOVER_MARGIN_MS },
+      now,
+    );
+  }
+  const result = summaryOfSession(session, deps.now());
+  // The workflow runs the inventory loop when there is more to inventory, and for a sample (its
+  // `$.inventory` then keeps the bulk move from carrying messages without an envelope).
+  const outcome = await openIncidentAndStart(alarm, target, incidentId, listedSources, result, deps, {
+    ...(continuing || session.sampled ? { inventoryId: session.inventoryId } : {}),
+    status: continuing ? 'continuing' : 'triaged',
+    written: session.inventoried,
+  });
+  if (continuing) {
+    outcome.reason = `inventory continues in the workflow: ${session.inventoried} of about ${session.depthAtStart} messages so far (${session.stopReason}), held invisible until ${new Date(session.holdUntil).toISOString()}; approval once it is complete`;
+    // A big incident takes a while to reach the approval: say so, once, when it is handed over.
+    await deps.notifier?.notify({
+      incidentId,
+      kind: 'partial-inventory',
+      text: `${dlq.name}: ${outcome.reason}`,
+      fields: {
+        dlqArn: dlq.arn,
+        stopReason: session.stopReason,
+        seen: session.inventoried,
+        depthAtStart: session.depthAtStart,
+        executionArn: outcome.executionArn ?? null,
+      },
+    });
+  }
+  return outcome;
+}
+
+/**
+ * Opens (or updates) the incident with its summary and, when `announceSystemic`, tells people
+ * about a systemic failure (an inventory that goes on announces it when it is complete).
+ */
+async function openIncident(
+  alarm: AlarmRecord,
+  target: Target,
+  incidentId: string,
+  listedSources: readonly string[],
+  { summary, incidentClassification }: SummaryResult,
+  deps: TriageDeps,
+  options: { status: Incident['status']; announceSystemic: boolean },
+): Promise<{ summary: IncidentSummary; sourceArns: string[] }> {
+  const { dlq } = target;
+  const iso = new Date(deps.now()).toISOString();
+  const sourceArns = [
+    ...new Set([
+      ...listedSources.map((url) => sourceArnOfUrl(url, dlq.arn)),
+      ...Object.keys(summary.countBySource).filter((s) => s !== 'unknown'),
+    ]),
+  ].sort();
+  const incident: Incident = {
+    incidentId,
+    dlqArn: dlq.arn,
+    dlqUrl: dlq.url,
+    alarmArn: alarm.alarmArn,
+    alarmName: alarm.alarmName,
+    dedupeKey: alarm.dedupeKey,
+    stateTimestamp: alarm.stateTimestamp,
+    sourceArns,
+    status: options.status,
+    summary,
+    createdAt: iso,
+    updatedAt: iso,
+  };
+  const { created } = await deps.incidents.putIncident(incident);
+  if (!created)
+    await deps.incidents.updateIncident(incidentId, {
+      summary,
+      sourceArns,
+      status: options.status,
+      updatedAt: iso,
+    });
+  if (incidentClassification && options.announceSystemic) {
+    deps.log.warn('systemic failure', { incidentId, reason: incidentClassification.reason });
+    await deps.notifier?.notify({
+      incidentId,
+      kind: 'systemic',
+      text: `${dlq.name}: ${incidentClassification.reason} (${summary.messageCount} messages, ${summary.causes[0]?.errorClass ?? '<none>'})`,
+      fields: { dlqArn: dlq.arn, messages: summary.messageCount },
+    });
+  }
+  return { summary, sourceArns };
+}
+
+/**
+ * Opens the incident and starts its workflow; `inventoryId` is in the input of a workflow whose
+ * inventory is a session (its `ContinueInventory` loop runs until the session is complete).
+ */
+async function openIncidentAndStart(
+  alarm: AlarmRecord,
+  target: Target,
+  incidentId: string,
+  listedSources: readonly string[],
+  summarised: SummaryResult,
+  deps: TriageDeps,
+  options: {
+    inventoryId?: string;
+    status: 'triaged' | 'continuing';
+    written: number;
+    /** After "N messages inventoried" in the reason: what the inventory did not see. */
+    seen?: string;
+  },
+): Promise<QueueOutcome> {
+  const { dlq, queueName } = target;
+  const { summary, sourceArns } = await openIncident(
+    alarm,
+    target,
+    incidentId,
+    listedSources,
+    summarised,
+    deps,
+    {
+      status: 'OPEN',
+      announceSystemic: options.status === 'triaged',
+    },
+  );
+  // No random or time fields: a retried triage sends byte-identical input (C19).
+  const started = await deps.workflow.startWorkflow({
+    incidentId,
+    input: {
+      dlqArn: dlq.arn,
+      incidentId,
+      requestedBy: 'triage',
+      ...(options.inventoryId ? { inventoryId: options.inventoryId } : {}),
+    },
+  });
+  if (started.alreadyStarted)
+    deps.log.info('duplicate workflow start', { incidentId, executionArn: started.executionArn });
+  await deps.incidents.updateIncident(incidentId, {
+    status: 'WORKFLOW_STARTED',
+    executionArn: started.executionArn,
+  });
+  return {
+    queueName,
+    dlqArn: dlq.arn,
+    outcome: options.status,
+    reason: `${summary.messageCount} messages inventoried${options.seen ?? ''}, incident ${incidentId}, workflow ${started.alreadyStarted ? 'already started' : 'started'}`,
+    incidentId,
+    summary,
+    sourceArns,
+    written: options.written,
+    executionArn: started.executionArn,
+    workflowAlreadyStarted: started.alreadyStarted,
+  };
+}
+
+/**
+ * A FIFO DLQ: one inventory run that holds what it receives and releases it at the end. SQS
+ * returns no later message of a group while earlier ones are in flight, so holding across
+ * invocations would not show more of it; a run that stops early stores a cursor and says so.
+ */
 async function inventoryAndOpen(
   alarm: AlarmRecord,
   target: Target,
@@ -597,75 +812,38 @@ async function inventoryAndOpen(
   // workflow: no later run would see more, and the recording mover inventories the rest of each
   // group as it reaches it, in order (docs/redrive-workflow.md, "Deep FIFO groups").
   const waitsForInventory = inventory.partial && inventory.stopReason !== 'fifo-groups-blocked';
-  const { summary, incidentClassification } = summarise(inventory.envelopes, {
-    now,
-    partial: inventory.partial,
-  });
-  const sourceArns = [
-    ...new Set([
-      ...listedSources.map((url) => sourceArnOfUrl(url, dlq.arn)),
-      ...inventory.envelopes.map((e) => e.sourceArn).filter((s) => s !== 'unknown'),
-    ]),
-  ].sort();
-  const incident: Incident = {
-    incidentId,
-    dlqArn: dlq.arn,
-    dlqUrl: dlq.url,
-    alarmArn: alarm.alarmArn,
-    alarmName: alarm.alarmName,
-    dedupeKey: alarm.dedupeKey,
-    stateTimestamp: alarm.stateTimestamp,
-    sourceArns,
-    status: waitsForInventory ? 'PARTIAL' : 'OPEN',
-    summary,
-    createdAt: iso,
-    updatedAt: iso,
-  };
-  const { created } = await deps.incidents.putIncident(incident);
-  if (!created)
-    await deps.incidents.updateIncident(incidentId, {
+  const summarised = summarise(inventory.envelopes, { now, partial: inventory.partial });
+  if (waitsForInventory) {
+    const { summary, sourceArns } = await openIncident(
+      alarm,
+      target,
+      incidentId,
+      listedSources,
+      summarised,
+      deps,
+      {
+        status: 'PARTIAL',
+        announceSystemic: true,
+      },
+    );
+    return {
+      ...base,
+      outcome: 'partial',
+      reason: await saveCursor(),
+      incidentId,
       summary,
       sourceArns,
-      status: incident.status,
-      updatedAt: iso,
-    });
-  const outcome: QueueOutcome = {
-    ...base,
-    outcome: waitsForInventory ? 'partial' : 'triaged',
-    reason: '',
-    incidentId,
-    summary,
-    sourceArns,
-    written: inventory.written,
-  };
-  if (incidentClassification) {
-    deps.log.warn('systemic failure', { incidentId, reason: incidentClassification.reason });
-    await deps.notifier?.notify({
-      incidentId,
-      kind: 'systemic',
-      text: `${dlq.name}: ${incidentClassification.reason} (${summary.messageCount} messages, ${summary.causes[0]?.errorClass ?? '<none>'})`,
-      fields: { dlqArn: dlq.arn, messages: summary.messageCount },
-    });
-  }
-
-  if (waitsForInventory) {
-    outcome.reason = await saveCursor();
-    return outcome;
+      written: inventory.written,
+    };
   }
   await deps.envelopes.clearCursor(dlq.arn);
-  // No random or time fields: a retried triage sends byte-identical input (C19).
-  const started = await deps.workflow.startWorkflow({
-    incidentId,
-    input: { dlqArn: dlq.arn, incidentId, requestedBy: 'triage' },
+  return openIncidentAndStart(alarm, target, incidentId, listedSources, summarised, deps, {
+    status: 'triaged',
+    written: inventory.written,
+    ...(inventory.partial
+      ? {
+          seen: ` of ${dlq.visible} (FIFO: the rest wait behind their message group's first messages; the recording mover inventories them in order)`,
+        }
+      : {}),
   });
-  if (started.alreadyStarted)
-    deps.log.info('duplicate workflow start', { incidentId, executionArn: started.executionArn });
-  await deps.incidents.updateIncident(incidentId, {
-    status: 'WORKFLOW_STARTED',
-    executionArn: started.executionArn,
-  });
-  outcome.executionArn = started.executionArn;
-  outcome.workflowAlreadyStarted = started.alreadyStarted;
-  outcome.reason = `${summary.messageCount} messages inventoried${inventory.partial ? ` of ${dlq.visible} (FIFO: the rest wait behind their message group's first messages; the recording mover inventories them in order)` : ''}, incident ${incidentId}, workflow ${started.alreadyStarted ? 'already started' : 'started'}`;
-  return outcome;
 }

@@ -14,6 +14,7 @@ import {
   DEFAULT_VERIFY_MARGIN_SECONDS,
   ExecutionInput,
   type ExecutionPlan,
+  HISTORY_EVENT_QUOTA,
   parseSqsArn,
   unknownField,
 } from '#incident/execution-input.js';
@@ -253,5 +254,8 @@ export async function validateInput(event: unknown, deps: ValidateInputDeps): Pr
     unpark: input.unpark ?? false,
     transform: input.transform ?? null,
     ...(executionName !== undefined ? { runId: executionName } : {}),
+    inventoryId: input.inventoryId ?? null,
+    historyEventLimit: input.historyEventLimit ?? HISTORY_EVENT_QUOTA,
+    continuation: input.continuation ?? 0,
   };
 }

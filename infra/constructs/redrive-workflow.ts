@@ -2,7 +2,9 @@
  * `RedriveWorkflow`: the redrive state machine from `statemachines/redrive.asl.json` (JSONPath
  * ASL; every `${XFunctionArn}` placeholder is a function's ARN, and the synth fails naming any
  * placeholder without a function), Standard type, logs at level ALL without execution data (the
- * approval task's input carries a task token); no X-Ray tracing (docs/observability.md).
+ * approval task's input carries a task token); no X-Ray tracing (docs/observability.md). Its role
+ * may invoke exactly the functions the definition names, and start an execution of this state
+ * machine (a run that continues in a new execution before the 25,000-event history limit).
  *
  * Safe upgrades: an execution finishes on the definition and the function code it started with.
  * - Every deploy that changes a function publishes a Lambda version of it (`currentVersion`,
@@ -52,6 +54,8 @@ const LAMBDA_INVOKE_INTEGRATIONS = [
   'arn:aws:states:::lambda:invoke',
   'arn:aws:states:::lambda:invoke.waitForTaskToken',
 ];
+/** The Task resource of a run that continues in a new execution of the same state machine. */
+const START_EXECUTION_TASK = 'arn:aws:states:::states:startExecution';
 
 /** Properties of {@link RedriveWorkflow}. */
 export interface RedriveWorkflowProps {
@@ -120,7 +124,9 @@ export class RedriveWorkflow extends Construct {
     );
     const unsupported = aslTaskResources(JSON.parse(text)).filter(
       (resource) =>
-        !/^\$\{[A-Za-z0-9]+FunctionArn\}$/.test(resource) && !LAMBDA_INVOKE_INTEGRATIONS.includes(resource),
+        !/^\$\{[A-Za-z0-9]+FunctionArn\}$/.test(resource) &&
+        !LAMBDA_INVOKE_INTEGRATIONS.includes(resource) &&
+        resource !== START_EXECUTION_TASK,
     );
     if (unsupported.length > 0) {
       throw new Error(
@@ -150,6 +156,20 @@ export class RedriveWorkflow extends Construct {
         resources: named.flatMap(({ fn }) => [fn.functionArn, `${fn.functionArn}:*`]),
       }),
     );
+    if (aslTaskResources(JSON.parse(text)).includes(START_EXECUTION_TASK)) {
+      // A long run continues in a new execution of this state machine (25,000 history events per
+      // execution, N04). A policy of its own: the state machine depends on its role's default
+      // policy, so a statement there naming the state machine's ARN would be a circular dependency.
+      new iam.Policy(this, 'RedriveWorkflowContinuation', {
+        roles: [this.stateMachine.role],
+        statements: [
+          new iam.PolicyStatement({
+            actions: ['states:StartExecution'],
+            resources: [this.stateMachine.stateMachineArn],
+          }),
+        ],
+      });
+    }
     acknowledge(this.stateMachine, {
       id: 'AwsSolutions-SF2',
       reason:

@@ -170,6 +170,14 @@ export class DemoConsumer {
     this.outage = true;
   }
 
+  /**
+   * Records keys as dead-lettered without this consumer having failed them (a DLQ seeded
+   * straight, seed.ts), so a later failure of a redriven copy counts as exposure.
+   */
+  public markDeadLettered(keys: Iterable<string>): void {
+    for (const key of keys) this.deadLettered.add(key);
+  }
+
   /** Brings the dependency back (the fix is deployed). */
   public endOutage(): void {
     this.outage = false;

@@ -44,6 +44,24 @@ export function isPoison(body: string): boolean {
 }
 
 /**
+ * The `i`-th order (0-based) of a run: its id, whether it is poison (every `poisonEvery`-th), and
+ * its body. The producer and the DLQ seeding (seed.ts) build the same orders.
+ */
+export function order(
+  i: number,
+  options: { firstOrder?: number; poisonEvery?: number; prefix?: string | undefined } = {},
+): { id: string; poison: boolean; body: string } {
+  const poisonEvery = options.poisonEvery ?? 20;
+  const n = (options.firstOrder ?? 1) + i;
+  const id = orderId(n, options.prefix);
+  const poison = poisonEvery > 0 && (i + 1) % poisonEvery === 0;
+  const body = poison
+    ? { orderId: id, sku: `SKU-${n % 97}`, quantity: 'two' }
+    : { orderId: id, sku: `SKU-${n % 97}`, quantity: (n % 5) + 1 };
+  return { id, poison, body: JSON.stringify(body) };
+}
+
+/**
  * Sends `count` order messages in batches of 10 (the SQS maximum per batch).
  * @throws Error when SQS reports a failed entry.
  */
@@ -52,23 +70,16 @@ export async function produceOrders(
   queueUrl: string,
   options: ProduceOptions,
 ): Promise<Produced> {
-  const poisonEvery = options.poisonEvery ?? 20;
-  const first = options.firstOrder ?? 1;
   const orderIds: string[] = [];
   const poisonIds: string[] = [];
   const bodies: Record<string, string> = {};
   for (let start = 0; start < options.count; start += 10) {
     const entries = [];
     for (let i = start; i < Math.min(start + 10, options.count); i++) {
-      const n = first + i;
-      const id = orderId(n, options.prefix);
-      const poison = poisonEvery > 0 && (i + 1) % poisonEvery === 0;
+      const { id, poison, body } = order(i, options);
       orderIds.push(id);
       if (poison) poisonIds.push(id);
-      const body = poison
-        ? { orderId: id, sku: `SKU-${n % 97}`, quantity: 'two' }
-        : { orderId: id, sku: `SKU-${n % 97}`, quantity: (n % 5) + 1 };
-      bodies[id] = JSON.stringify(body);
+      bodies[id] = body;
       entries.push({
         Id: String(i),
         MessageBody: bodies[id],

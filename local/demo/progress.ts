@@ -98,3 +98,90 @@ export function startRampProgress(
     },
   };
 }
+
+/** What a phase's progress display reads at each tick. */
+export interface PhaseReading {
+  /** Messages done so far. */
+  done: number;
+  /** Messages the phase has to do, when known. */
+  total?: number | undefined;
+  /** A short note shown after the counts (e.g. `held until 10:41`). */
+  note?: string | undefined;
+}
+
+/** A running phase display; `stop()` ends it and returns the last reading. */
+export interface PhaseProgress {
+  stop(): Promise<PhaseReading>;
+}
+
+/**
+ * Progress of one phase of a local run (seeding, inventory, park, verification wait, reconcile):
+ * done of total (or done and elapsed time when the total is unknown), the rate over the last two
+ * seconds, and a note. A cli-progress bar on a terminal; one plain line every 2 s otherwise.
+ *
+ * @param read - polled every `pollMs` (a failed read is skipped).
+ * @param options.unit - what `done` counts. @default 'messages'
+ */
+export function startPhaseProgress(
+  label: string,
+  read: () => Promise<PhaseReading>,
+  options: { tty?: boolean; stream?: NodeJS.WritableStream; pollMs?: number; unit?: string } = {},
+): PhaseProgress {
+  const stream = options.stream ?? process.stderr;
+  const tty = options.tty ?? (stream as { isTTY?: boolean }).isTTY === true;
+  const unit = options.unit ?? 'messages';
+  const startedAt = Date.now();
+  const bar = tty
+    ? new cliProgress.SingleBar(
+        {
+          format: `${label.padEnd(9)} |{bar}| {value}/{total} ${unit} | {rate}/s | {elapsed} s {note}`,
+          stream: stream as NodeJS.WritableStream,
+          hideCursor: true,
+        },
+        cliProgress.Presets.shades_classic,
+      )
+    : undefined;
+  let last: PhaseReading = { done: 0 };
+  let barStarted = false;
+  let lastLine = 0;
+  let stopped = false;
+  const history: Array<{ t: number; done: number }> = [];
+  const tick = async () => {
+    last = await read();
+    const now = Date.now();
+    history.push({ t: now, done: last.done });
+    while (history.length > 2 && (history[0] as { t: number }).t < now - 2000) history.shift();
+    const first = history[0] as { t: number; done: number };
+    const rate = now > first.t ? ((last.done - first.done) * 1000) / (now - first.t) : 0;
+    const elapsed = ((now - startedAt) / 1000).toFixed(0);
+    const values = { rate: rate.toFixed(0), elapsed, note: last.note ?? '' };
+    if (bar) {
+      const total = Math.max(1, last.total ?? last.done);
+      if (!barStarted) bar.start(total, last.done, values);
+      barStarted = true;
+      bar.setTotal(total);
+      bar.update(last.done, values);
+    } else if (now - lastLine >= 2000) {
+      lastLine = now;
+      const of = last.total !== undefined ? `${last.done}/${last.total}` : `${last.done}`;
+      stream.write(
+        `${label}: ${of} ${unit}, ${values.rate}/s, ${elapsed} s${last.note ? ` ${last.note}` : ''}\n`,
+      );
+    }
+  };
+  const loop = (async () => {
+    while (!stopped) {
+      await tick().catch(() => undefined);
+      await new Promise((r) => setTimeout(r, options.pollMs ?? 500));
+    }
+    await tick().catch(() => undefined);
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+      bar?.stop();
+      return last;
+    },
+  };
+}

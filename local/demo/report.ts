@@ -91,8 +91,21 @@ export interface RunReport {
   exposureBound: number;
   /** How `exposureBound` was computed. */
   exposureBoundBasis: string;
-  /** Billed state transitions of the execution. */
+  /** Messages in the DLQ when the alarm fired (what the incident dead-lettered). */
+  deadLettered: number;
+  /** Billed state transitions of the run (every execution of it). */
   stateTransitions: number;
+  /**
+   * Executions the run took: 1, or more when it continued in a new execution before Step
+   * Functions' 25,000-event history limit.
+   */
+  executions: number;
+  /** History events of the run's largest execution (Step Functions allows 25,000). */
+  historyEvents: number;
+  /** The largest execution input or state input/output of the run, bytes (Step Functions allows 256 KiB). */
+  largestPayloadBytes: number;
+  /** Lambda invocations of the inventory (triage's first step, then ContinueInventory's). */
+  inventoryInvocations: number;
   /** Consumer facts: processed messages and keys processed twice (must be 0). */
   consumer: { processed: number; duplicatesSkipped: number; processedTwice: number };
   durationMs: number;
@@ -183,7 +196,13 @@ export function formatReport(report: RunReport): string {
     ['balanced', report.balanced ? 'yes' : 'NO (messages missing)'],
     ['exposed', `${report.exposed} (bound ${report.exposureBound})`],
     ['exposure bound', `${report.exposureBound} = ${report.exposureBoundBasis}`],
+    ['dead-lettered', String(report.deadLettered)],
     ['state transitions', String(report.stateTransitions)],
+    [
+      'executions',
+      `${report.executions} (largest history ${report.historyEvents} events, largest payload ${report.largestPayloadBytes} bytes)`,
+    ],
+    ['inventory invocations', String(report.inventoryInvocations)],
     [
       'consumer processed',
       `${report.consumer.processed} (keys processed twice: ${report.consumer.processedTwice})`,

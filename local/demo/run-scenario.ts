@@ -9,10 +9,12 @@
  * {@link runScenario}, so a scenario is tested on exactly the path a user runs. The local stack
  * must be running (startLocalStack) and the SDK pointed at it.
  */
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import { createAuditTrail } from '#incident/audit-trail.js';
-import { createIncidentStore } from '#incident/incident-store.js';
+import { createIncidentStore, incidentIdOf } from '#incident/incident-store.js';
 import { buildOnCallReport, type OnCallReport } from '#incident/on-call-report.js';
 import { sqsClient } from '#platform/clients.js';
+import { normaliseAlarmEvent } from '../../functions/triage/alarm-event.js';
 import type { TriageResult } from '../../functions/triage/triage.js';
 import { createAlarmEvaluator } from '../alarm-evaluator.js';
 import { type Approver, autoApprover } from '../approver.js';
@@ -47,6 +49,10 @@ export const LOCAL_VERIFY_MARGIN_SECONDS = 2;
 export interface RunScenarioOptions {
   /** `--messages`: the incident's size (undefined: the scenario's own). */
   messages?: number;
+  /** `--dlq-depth`: seed the DLQ straight with this many messages instead of producing orders. */
+  dlqDepth?: number;
+  /** Told when a phase of the run starts (seeding, inventory, park, sample, verify, ramp, reconcile). */
+  onPhase?: (phase: RunPhase, ctx: PhaseContext) => void;
   /** @default auto-approval */
   approver?: Approver;
   /** Receives the run's story line by line. @default silent */
@@ -55,9 +61,51 @@ export interface RunScenarioOptions {
   onTaskResult?: (state: string, result: unknown, ctx: ScenarioContext) => void;
   /** Wait between Retry attempts, milliseconds. @default 200 */
   retryIntervalMs?: number;
+  /** Extra execution input fields (e.g. `historyEventLimit`), under triage's own. */
+  input?: Record<string, unknown>;
+  /** Runner options over the scenario's (e.g. `maxHistoryEvents`, to see a continuation). */
+  runner?: Partial<Pick<RunnerOptions, 'maxHistoryEvents' | 'lambdaTimeoutMs'>>;
 }
 
 type Json = Record<string, unknown>;
+
+/** The phases of a run that can take more than a few seconds (a progress display per phase). */
+export type RunPhase =
+  | 'seeding'
+  | 'inventory'
+  | 'approval'
+  | 'park'
+  | 'sample'
+  | 'verify'
+  | 'ramp'
+  | 'reconcile'
+  | 'done';
+
+/** What a progress display can watch during a phase. */
+export interface PhaseContext {
+  sqs: SQSClient;
+  queues: { dlqUrl: string; dlqArn: string; parkingUrl: string };
+  /** Messages the phase works through, when known (DLQ depth, messages to park...). */
+  total: number | undefined;
+  /** The incident id, once the alarm fired. */
+  incidentId?: string | undefined;
+  /** Seconds a wait phase lasts (verify). */
+  waitSeconds?: number;
+  /** Seeding only: the seeder reports the DLQ depth here. */
+  seeded?: (n: number) => void;
+}
+
+/** The state entered -> the phase it starts. */
+const PHASE_OF_STATE: Record<string, RunPhase> = {
+  Preflight: 'approval',
+  Park: 'park',
+  SampleRedrive: 'sample',
+  WaitForVerification: 'verify',
+  StartMoveTask: 'ramp',
+  Reconcile: 'reconcile',
+  Notify: 'done',
+  RecordFailure: 'done',
+};
 
 /** The states whose result is `$.ramp`. */
 const RAMP_STATES = new Set(['StartMoveTask', 'CheckProgress', 'StepUp', 'ResumeRamp', 'MoverStep']);
@@ -147,10 +195,14 @@ export interface LocalIncidentOptions {
   /** Each function's timeout, milliseconds. @default the runner's (300 s) */
   lambdaTimeoutMs?: number;
   /**
-   * Fields of the execution input triage does not set (a selection, un-park, a transform), as an
-   * operator would add them starting the run from the console or the CLI.
+   * Fields of the execution input triage does not set (a selection, un-park, a transform, a
+   * `historyEventLimit`), as an operator would add them starting the run from the console or the CLI.
    */
   input?: Record<string, unknown>;
+  /** The runner's history-event limit per execution. @default the runner's (25,000, as AWS) */
+  maxHistoryEvents?: number;
+  /** Told when a phase of the run starts (seeding, inventory, park, sample, verify, ramp, reconcile). */
+  onPhase?: (phase: RunPhase, ctx: PhaseContext) => void;
 }
 
 /** Everything one local run produced, for a report or a test's assertions. */
@@ -162,7 +214,13 @@ export interface LocalIncidentRun {
   alarmEvent: unknown;
   triage: TriageResult;
   execution: RunningExecution;
+  /**
+   * The last execution of the run (a long run continues in new executions before 25,000 history
+   * events), with the task results of the earlier ones under its own.
+   */
   result: ExecutionResult;
+  /** Every execution of the run, first to last. */
+  chain: ExecutionResult[];
   /** Every ramp result with a task (rate, dwell), in order. */
   rampSteps: Array<{ rate: number; dwellSeconds: number }>;
   startedAt: number;
@@ -180,12 +238,22 @@ export async function runLocalIncident(options: LocalIncidentOptions): Promise<L
   const say = options.say ?? (() => undefined);
   const elapsed = () => `${((Date.now() - startedAt) / 1000).toFixed(1)}s`;
   const sqs = sqsClient();
-  const incident = await prepareIncident(sqs, {
-    ...options.setup,
-    onProgress: (line) => say(`[${elapsed()}] ${line}`),
+  const setup = { ...options.setup, onProgress: (line: string) => say(`[${elapsed()}] ${line}`) };
+  const phaseQueues = { dlqUrl: '', dlqArn: '', parkingUrl: '' };
+  if (setup.dlqDepth !== undefined && options.onPhase) {
+    const seedCtx: PhaseContext = { sqs, queues: phaseQueues, total: setup.dlqDepth };
+    options.onPhase('seeding', seedCtx);
+    setup.onSeedProgress = (n) => seedCtx.seeded?.(n);
+  }
+  const incident = await prepareIncident(sqs, setup);
+  Object.assign(phaseQueues, {
+    dlqUrl: incident.queues.dlqUrl,
+    dlqArn: incident.queues.dlqArn,
+    parkingUrl: incident.queues.parkingUrl,
   });
   const { queues, consumer } = incident;
   const taskResults: Record<string, unknown> = {};
+  let incidentId: string | undefined;
   const ctx: { -readonly [K in keyof ScenarioContext]: ScenarioContext[K] } = {
     sqs,
     incident,
@@ -207,6 +275,7 @@ export async function runLocalIncident(options: LocalIncidentOptions): Promise<L
     const runner = new LocalWorkflowRunner({
       retryIntervalMs: options.retryIntervalMs ?? 200,
       ...(options.lambdaTimeoutMs ? { lambdaTimeoutMs: options.lambdaTimeoutMs } : {}),
+      ...(options.maxHistoryEvents ? { maxHistoryEvents: options.maxHistoryEvents } : {}),
       ...extra,
       approver: {
         name: approver.name,
@@ -225,6 +294,20 @@ export async function runLocalIncident(options: LocalIncidentOptions): Promise<L
             },
             sendTaskFailure: (token, error, cause) => callbacks.sendTaskFailure(token, error, cause),
           }),
+      },
+      onEvent: (event, executionName) => {
+        extra.onEvent?.(event, executionName);
+        const phase = event.type === 'StateEntered' ? PHASE_OF_STATE[event.state?.name ?? ''] : undefined;
+        if (phase && options.onPhase)
+          options.onPhase(phase, {
+            sqs,
+            queues: phaseQueues,
+            total: phase === 'sample' ? num((taskResults.ValidateInput as Json)?.sampleSize) : undefined,
+            incidentId,
+            ...(phase === 'verify'
+              ? { waitSeconds: num((taskResults.SampleRedrive as Json)?.verifyAfterSeconds) }
+              : {}),
+          });
       },
       onTaskResult: async (state, result, executionName) => {
         taskResults[state] = result;
@@ -248,15 +331,39 @@ export async function runLocalIncident(options: LocalIncidentOptions): Promise<L
     ctx.say(
       `DLQ alarm ${dlqName}-not-empty: ApproximateNumberOfMessagesVisible >= 1 -> ALARM; triage runs...`,
     );
+    incidentId = incidentIdOfAlarm(alarmEvent, queues.dlqArn);
+    options.onPhase?.('inventory', { sqs, queues: phaseQueues, total: incident.dlqDepth, incidentId });
     const triage = await runTriage(alarmEvent, starter);
     ctx.say(`Triage: ${triage.message}`);
     const execution = starter.executions[0];
     if (!execution) throw new Error(`triage started no workflow: ${triage.message}`);
-    ctx.say(`Workflow ${execution.executionName} started; waiting for approval (${approver.name})...`);
-    const result = await execution.result;
+    ctx.say(
+      triage.queues[0]?.outcome === 'continuing'
+        ? `Workflow ${execution.executionName} started: it finishes the inventory (ContinueInventory), then asks for approval (${approver.name})...`
+        : `Workflow ${execution.executionName} started; waiting for approval (${approver.name})...`,
+    );
+    // A long run continues in new executions (25,000 history events each): follow the chain.
+    const chain = await runner.chainOf(execution.executionName);
+    const result = chain.at(-1) as ExecutionResult;
+    for (const earlier of chain.slice(0, -1))
+      for (const [state, value] of Object.entries(earlier.taskResults))
+        if (!(state in result.taskResults)) result.taskResults[state] = value;
+    options.onPhase?.('done', { sqs, queues: phaseQueues, total: undefined, incidentId });
     if (result.status !== 'SUCCEEDED')
       ctx.say(`Workflow ended ${result.status}: ${result.error ?? ''} ${result.cause ?? ''}`.trim());
-    return { ctx, incident, runner, starter, alarmEvent, triage, execution, result, rampSteps, startedAt };
+    return {
+      ctx,
+      incident,
+      runner,
+      starter,
+      alarmEvent,
+      triage,
+      execution,
+      result,
+      chain,
+      rampSteps,
+      startedAt,
+    };
   } finally {
     await consumer.stop();
   }
@@ -268,8 +375,11 @@ export async function runLocalIncident(options: LocalIncidentOptions): Promise<L
  */
 export async function runScenario(scenario: Scenario, options: RunScenarioOptions = {}): Promise<RunReport> {
   const setup = scenario.incident(options.messages);
+  if (options.dlqDepth !== undefined) setup.dlqDepth = options.dlqDepth;
   options.say?.(
-    `[0.0s] Scenario ${scenario.name}: ${scenario.summary}\n[0.0s] Producing ${setup.messages ?? 300} orders; the consumer fails on poison payloads and, after a while, its dependency goes down...`,
+    setup.dlqDepth !== undefined
+      ? `[0.0s] Scenario ${scenario.name}: ${scenario.summary}\n[0.0s] Seeding the DLQ with ${setup.dlqDepth} orders dead-lettered during the outage (through the source queue's RedrivePolicy, without the consumer's rounds)...`
+      : `[0.0s] Scenario ${scenario.name}: ${scenario.summary}\n[0.0s] Producing ${setup.messages ?? 300} orders; the consumer fails on poison payloads and, after a while, its dependency goes down...`,
   );
   const run = await runLocalIncident({
     setup,
@@ -283,9 +393,12 @@ export async function runScenario(scenario: Scenario, options: RunScenarioOption
       await scenario.onTaskResult?.(ctx, state, result);
     },
     ...(options.retryIntervalMs ? { retryIntervalMs: options.retryIntervalMs } : {}),
-    ...(scenario.input ? { input: scenario.input } : {}),
+    ...(options.runner?.lambdaTimeoutMs ? { lambdaTimeoutMs: options.runner.lambdaTimeoutMs } : {}),
+    ...(options.runner?.maxHistoryEvents ? { maxHistoryEvents: options.runner.maxHistoryEvents } : {}),
+    ...(scenario.input || options.input ? { input: { ...scenario.input, ...options.input } } : {}),
+    ...(options.onPhase ? { onPhase: options.onPhase } : {}),
   });
-  const { ctx, incident, result, triage, execution } = run;
+  const { ctx, incident, result, chain, triage, execution } = run;
   await scenario.afterRun?.(ctx);
   const reconcile = result.taskResults.Reconcile as ReconcileCounts | undefined;
   const outcome = result.path.at(-1) ?? null;
@@ -331,7 +444,14 @@ export async function runScenario(scenario: Scenario, options: RunScenarioOption
     exposed: consumer.stats.exposed,
     exposureBound: 0,
     exposureBoundBasis: '',
-    stateTransitions: result.stateTransitions,
+    deadLettered: incident.dlqDepth,
+    stateTransitions: chain.reduce((n, r) => n + r.stateTransitions, 0),
+    executions: chain.length,
+    historyEvents: Math.max(...chain.map((r) => r.historyEvents)),
+    largestPayloadBytes: Math.max(...chain.map((r) => r.largestPayload.bytes)),
+    inventoryInvocations:
+      (triage.queues[0]?.summary?.coverage ? 1 : 0) +
+      chain.reduce((n, r) => n + (r.invocations.ContinueInventory ?? 0), 0),
     consumer: {
       processed: consumer.stats.processed,
       duplicatesSkipped: consumer.stats.duplicatesSkipped,
@@ -361,6 +481,14 @@ export async function onCallReportOf(incidentId: string): Promise<OnCallReport |
   const incident = await createIncidentStore().getIncident(incidentId);
   if (!incident) return null;
   return buildOnCallReport(incident, await createAuditTrail().list(incidentId), Date.now());
+}
+
+/** The incident triage opens for this alarm event and DLQ (incident-store.ts `incidentIdOf`). */
+function incidentIdOfAlarm(event: unknown, dlqArn: string): string | undefined {
+  const normalised = normaliseAlarmEvent(event);
+  return normalised.kind === 'state-change'
+    ? incidentIdOf(normalised.record.alarmArn, normalised.record.stateTimestamp, dlqArn)
+    : undefined;
 }
 
 /** Nothing missing, the counts add up, exposure within its bound. */

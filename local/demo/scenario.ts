@@ -12,6 +12,7 @@ import type { QueueRegistration } from '#inventory/model.js';
 import { DemoConsumer } from './consumer.js';
 import { type Produced, produceOrders } from './producer.js';
 import { createDemoQueues, type DemoQueues, queueDepth, waitUntilDrained } from './queues.js';
+import { seedDeadLetters } from './seed.js';
 
 /** Options of {@link prepareIncident}. */
 export interface ScenarioOptions {
@@ -40,6 +41,13 @@ export interface ScenarioOptions {
   drainTimeoutMs?: number;
   /** Gets a progress line every few seconds while the source queue drains. */
   onProgress?: (line: string) => void;
+  /**
+   * Fill the DLQ straight with this many messages (seed.ts: the same dead-lettering, without the
+   * consumer's rounds) instead of producing `messages` orders through the failing consumer.
+   */
+  dlqDepth?: number;
+  /** Told how many messages are in the DLQ while it is seeded (`dlqDepth`). */
+  onSeedProgress?: (deadLettered: number) => void;
 }
 
 /** A prepared incident: the DLQ holds the dead-lettered messages, the consumer is still running. */
@@ -85,10 +93,30 @@ export async function prepareIncident(
     queueUrl: queues.sourceUrl,
     queueArn: queues.sourceArn,
     maxReceiveCount: queues.maxReceiveCount,
-    outageAfterProcessed: options.outageAfterProcessed ?? Math.floor(messages * 0.4),
+    // A seeded DLQ had its outage already: the consumer breaks again only when a scenario says so.
+    ...(options.dlqDepth === undefined
+      ? { outageAfterProcessed: options.outageAfterProcessed ?? Math.floor(messages * 0.4) }
+      : options.outageAfterProcessed !== undefined
+        ? { outageAfterProcessed: options.outageAfterProcessed }
+        : {}),
     ...(options.processedKeys ? { processedKeys: options.processedKeys } : {}),
     ...(options.consumerConcurrency ? { concurrency: options.consumerConcurrency } : {}),
   });
+  if (options.dlqDepth !== undefined) {
+    // Seeded straight: every order is dead-lettered already; the consumer stays broken until the
+    // fix is deployed (on approval), and knows which keys went to the DLQ (exposure).
+    consumer.startOutage();
+    const produced = await seedDeadLetters(sqs, queues, {
+      count: options.dlqDepth,
+      poisonEvery: options.poisonEvery ?? 20,
+      prefix: options.name ?? 'order',
+      ...(options.onSeedProgress ? { onProgress: options.onSeedProgress } : {}),
+    });
+    consumer.markDeadLettered(produced.orderIds);
+    consumer.start();
+    const depth = await queueDepth(sqs, queues.dlqUrl);
+    return { queues, registration, produced, consumer, dlqDepth: depth.visible + depth.inFlight };
+  }
   if ((options.outageAfterProcessed ?? 1) === 0) consumer.startOutage();
   consumer.start();
   const produced = await produceOrders(sqs, queues.sourceUrl, {

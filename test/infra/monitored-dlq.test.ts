@@ -386,6 +386,7 @@ describe('KMS grants only on registered keys', () => {
     // Preflight reads bodies too: the recheck inventories messages that arrived after triage.
     expect(holders(template, 'kms:Decrypt', '1234abcd-12ab-34cd-56ef-1234567890ab')).toEqual(
       [
+        'ContinueInventory',
         'MoveTask',
         'Mover',
         'Park',

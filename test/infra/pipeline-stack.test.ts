@@ -63,6 +63,8 @@ const LINKED_NOT_CALLED: Partial<Record<FunctionName, readonly string[]>> = {
   'verify-sample': ['sqs:ListDeadLetterSourceQueues'],
   'move-task': ['sqs:ListDeadLetterSourceQueues'],
   mover: ['sqs:ListDeadLetterSourceQueues'],
+  // Describes the DLQ it was handed (by URL) and receives from it; never resolves names or sources.
+  'continue-inventory': ['sqs:GetQueueUrl', 'sqs:ListDeadLetterSourceQueues'],
   // Only cancel an orphaned move task of their run; never start one.
   notify: ['sqs:StartMessageMoveTask'],
   'execution-ended': ['sqs:StartMessageMoveTask'],
@@ -122,6 +124,13 @@ function statementsOf(roleLogicalId: string): Statement[] {
     }
   }
   return out;
+}
+
+/** The logical id of the state machine's role. */
+function machineRoleId(): string {
+  return Object.entries(template.findResources('AWS::IAM::Role')).find(([id]) =>
+    id.startsWith('RedriveWorkflowRole'),
+  )?.[0] as string;
 }
 
 function actionsOf(statements: readonly Statement[]): Set<string> {
@@ -305,9 +314,7 @@ describe('state machine', () => {
   });
 
   it('lets the state machine role invoke exactly the functions the definition names, each function and its versions', () => {
-    const machineRole = Object.entries(template.findResources('AWS::IAM::Role')).find(([id]) =>
-      id.startsWith('RedriveWorkflowRole'),
-    )?.[0] as string;
+    const machineRole = machineRoleId();
     const invoke = statementsOf(machineRole).filter((s) =>
       [s.Action].flat().includes('lambda:InvokeFunction'),
     );
@@ -327,8 +334,19 @@ describe('state machine', () => {
     const sorted = (values: unknown[]) => values.map((v) => JSON.stringify(v)).sort();
     expect(sorted([invoke[0]?.Resource].flat())).toEqual(sorted(expected));
     expect(
-      aslTaskResources(JSON.parse(definition)).every((r) => r.startsWith('${') || r.includes(':lambda:')),
+      aslTaskResources(JSON.parse(definition)).every(
+        (r) => r.startsWith('${') || r.includes(':lambda:') || r === 'arn:aws:states:::states:startExecution',
+      ),
     ).toBe(true);
+  });
+
+  it('lets the state machine role start executions of itself only (a long run continues in a new execution)', () => {
+    const machineRole = machineRoleId();
+    const starts = statementsOf(machineRole).filter((s) =>
+      [s.Action].flat().includes('states:StartExecution'),
+    );
+    const smId = pipeline.getLogicalId(pipeline.stateMachine?.node.defaultChild as CfnElement);
+    expect(starts.map((s) => s.Resource)).toEqual([{ Ref: smId }]);
   });
 
   it('logs ALL events without execution data (task tokens stay out of logs), without X-Ray', () => {

@@ -29,7 +29,7 @@ function countingClient() {
 
 function writes(
   seenAt: number,
-  ctx: { incidentId?: string; inventoryId?: string; receiveCount: number },
+  ctx: { incidentId?: string; inventory?: { id: string; step: number }; receiveCount: number },
 ): EnvelopeWrite[] {
   return Array.from({ length: N }, (_, i) =>
     buildEnvelope(
@@ -45,7 +45,7 @@ function writes(
         now: seenAt,
         registration: {},
         ...(ctx.incidentId ? { incidentId: ctx.incidentId } : {}),
-        ...(ctx.inventoryId ? { inventoryId: ctx.inventoryId } : {}),
+        ...(ctx.inventory ? { inventory: ctx.inventory } : {}),
       },
     ),
   );
@@ -82,7 +82,7 @@ describe('envelope store: a second sight of envelopes that exist', () => {
     const again = createEnvelopeStore({ client: counting.client });
     const seenAt = Date.parse('2026-01-02T11:00:00Z');
     const second = await again.putEnvelopes(
-      writes(seenAt, { incidentId: 'inc-2', inventoryId: 'inv-2', receiveCount: 4 }),
+      writes(seenAt, { incidentId: 'inc-2', inventory: { id: 'inv-2', step: 1 }, receiveCount: 4 }),
       { deadlineMs: 30_000 },
     );
     expect(second).toMatchObject({ written: N, created: 0, unprocessed: 0, duplicates: 0 });
@@ -108,7 +108,7 @@ describe('envelope store: a second sight of envelopes that exist', () => {
     // The same inventory receiving them again (a duplicate delivery across invocations).
     const writesBefore = counting.calls.BatchExecuteStatementCommand ?? 0;
     const third = await again.putEnvelopes(
-      writes(seenAt + 60_000, { incidentId: 'inc-2', inventoryId: 'inv-2', receiveCount: 5 }),
+      writes(seenAt + 60_000, { incidentId: 'inc-2', inventory: { id: 'inv-2', step: 2 }, receiveCount: 5 }),
       { deadlineMs: 30_000 },
     );
     expect(third).toMatchObject({ written: N, created: 0, duplicates: N });

@@ -14,6 +14,8 @@ import { createQueueRegistry } from '#incident/queue-registry.js';
 import { createWorkflowLeaseStore } from '#incident/workflow-lease.js';
 import { buildEnvelope } from '#inventory/envelope.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
+import { createInventorySessionStore } from '#inventory/inventory-session.js';
+import { emptySummary } from '#inventory/summary.js';
 import { documentClient } from '#platform/clients.js';
 import { UnknownShapeVersionError } from '#platform/errors.js';
 import { SHAPE_VERSIONS } from '#platform/record-shapes.js';
@@ -147,6 +149,42 @@ describe('record shape versions on DynamoDB Local', () => {
       reason: null,
     });
 
+    const sessions = createInventorySessionStore();
+    await sessions.create({
+      dlqArn: DLQ,
+      dlqUrl: 'http://127.0.0.1/000000000000/shapes-dlq',
+      inventoryId: 'inc-1',
+      incidentId: 'inc-1',
+      leaseOwner: 'alarm@1',
+      status: 'RUNNING',
+      startedAt: now,
+      holdUntil: now + 60_000,
+      depthAtStart: 2,
+      inventoried: 2,
+      created: 2,
+      held: 2,
+      holdPages: 1,
+      releasedPages: 0,
+      invocations: 1,
+      activeMs: 10,
+      extensions: 0,
+      stopReason: null,
+      holdLimit: 110_000,
+      sampled: false,
+      releaseFailures: 0,
+      summary: emptySummary(),
+      warnings: [],
+      version: 0,
+      updatedAt: new Date(now).toISOString(),
+    });
+    await sessions.putHoldPage(DLQ, 'inc-1', 0, ['handle-1', 'handle-2']);
+    const session = await sessions.get(DLQ, 'inc-1');
+    expect(session?.held).toBe(2);
+    expect('shapeVersion' in (session ?? {})).toBe(false);
+    const pages = [];
+    for await (const page of sessions.holdPages(DLQ, 'inc-1', 0)) pages.push(page);
+    expect(pages).toEqual([{ seq: 0, handles: ['handle-1', 'handle-2'] }]);
+
     const out = await documentClient().send(new ScanCommand({ TableName: stack.tableName }));
     const items = out.Items ?? [];
     const family = (i: Record<string, unknown>) =>
@@ -158,6 +196,8 @@ describe('record shape versions on DynamoDB Local', () => {
         'DLQ / CONFIG',
         'DLQ / WORKFLOW',
         'DLQ / INVENTORY',
+        'DLQ / INVENTORY#',
+        'DLQ / HOLD#',
         'DLQ / MOVETASK',
         'DLQ / LEDGER#',
         'DLQ / OPEN_INCIDENT',

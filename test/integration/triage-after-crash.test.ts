@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIncidentStore } from '#incident/incident-store.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
+import { createInventorySessionStore } from '#inventory/inventory-session.js';
 import { sqsClient } from '#platform/clients.js';
 import { createSqsQueues } from '#platform/sqs-queues.js';
 import { normaliseAlarmEvent } from '../../functions/triage/alarm-event.js';
@@ -40,6 +41,7 @@ function deps(starts: string[], remainingTimeMs: () => number): TriageDeps {
   return {
     queues: createSqsQueues(),
     envelopes: createEnvelopeStore(),
+    sessions: createInventorySessionStore(),
     incidents: createIncidentStore(),
     registry: createQueueRegistry(),
     workflow,

@@ -3,8 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIncidentStore } from '#incident/incident-store.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
+import { createInventorySessionStore } from '#inventory/inventory-session.js';
 import { sqsClient } from '#platform/clients.js';
 import { createSqsQueues } from '#platform/sqs-queues.js';
+import { continueInventory } from '../../functions/continue-inventory/continue-inventory.js';
 import { normaliseAlarmEvent } from '../../functions/triage/alarm-event.js';
 import { createTriageHandler } from '../../functions/triage/handler.js';
 import { type TriageConfig, type TriageDeps, triage } from '../../functions/triage/triage.js';
@@ -12,6 +14,7 @@ import type { WorkflowStarter } from '../../functions/triage/workflow-starter.js
 import { createAlarmEvaluator } from '../../local/alarm-evaluator.js';
 import { lambdaContext } from '../../local/lambda-context.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
+import { planFor } from '../support/redrive-fixtures.js';
 import { queueDepth, seedDlq } from '../support/seed-dlq.js';
 
 const ACCOUNT = '111122223333';
@@ -39,6 +42,7 @@ function deps(
   return {
     queues: createSqsQueues(),
     envelopes: createEnvelopeStore(),
+    sessions: createInventorySessionStore(),
     incidents: createIncidentStore(),
     registry: createQueueRegistry(),
     workflow,
@@ -98,7 +102,7 @@ describe('triage budgets, refusals and the local alarm evaluator', () => {
     expect(workflow.starts).toHaveLength(1);
   });
 
-  it('a run stopped by its message budget is partial, stores a cursor and starts no workflow; a redelivery continues it to completion', async () => {
+  it('a run stopped by its message budget hands the inventory to the workflow, holding what it saw; the continuation finishes it and the DLQ holds what it held', async () => {
     const seeded = await seedDlq({
       sqs: sqsClient(),
       dlqName: 'budget-dlq',
@@ -121,26 +125,56 @@ describe('triage budgets, refusals and the local alarm evaluator', () => {
     const first = await triage(event, deps(workflow, { messageBudget: 8 }));
 
     const q = first.queues[0];
-    expect([q?.outcome, q?.summary?.partial]).toEqual(['partial', true]);
-    expect(q?.summary?.messageCount).toBeLessThan(25);
-    expect(workflow.starts).toEqual([]);
-    const cursor = await createEnvelopeStore().getCursor(seeded.dlqArn);
-    expect(cursor).toMatchObject({ runs: 1, reason: 'message-budget', incidentId: q?.incidentId });
-    expect(await queueDepth(sqsClient(), seeded.dlqUrl)).toEqual({ visible: 25, inFlight: 0 });
-
-    const second = await triage(event, deps(workflow, { messageBudget: 100 }));
-
-    expect(second.queues.map((x) => [x.outcome, x.summary?.messageCount, x.summary?.partial])).toEqual([
-      ['triaged', 25, false],
+    const incidentId = q?.incidentId as string;
+    expect([q?.outcome, q?.summary?.partial, q?.summary?.coverage?.complete]).toEqual([
+      'continuing',
+      true,
+      false,
     ]);
-    expect(await envelopeCount(seeded.dlqArn)).toBe(25);
+    expect(q?.written).toBe(10);
+    expect(workflow.starts).toEqual([incidentId]);
+    // Held for the continuation (the stand-in counts in-flight messages in ApproximateNumberOfMessages).
+    expect(await queueDepth(sqsClient(), seeded.dlqUrl)).toEqual({ visible: 25, inFlight: 10 });
     expect(await createEnvelopeStore().getCursor(seeded.dlqArn)).toBeUndefined();
-    expect(workflow.starts).toEqual([q?.incidentId]);
-    expect((await createIncidentStore().getIncident(q?.incidentId as string))?.summary.partial).toBe(false);
+
+    // The workflow's ContinueInventory steps, as its loop runs them (8 new envelopes a step at most).
+    const plan = planFor(
+      { dlqArn: seeded.dlqArn, dlqUrl: seeded.dlqUrl, incidentId },
+      { inventoryId: incidentId },
+    );
+    const steps: Array<{ status: string; inventoried: number; held: number }> = [];
+    let loop = { steps: 0 };
+    for (;;) {
+      const out = await continueInventory(
+        { plan, loop, executionName: incidentId },
+        {
+          queues: createSqsQueues(),
+          envelopes: createEnvelopeStore(),
+          sessions: createInventorySessionStore(),
+          incidents: createIncidentStore(),
+          registry: createQueueRegistry(),
+          budgets: { messageBudget: 8, pageBudget: 10_000, safetyMarginMs: 1_000 },
+          remainingTimeMs: () => 60_000,
+          now: Date.now,
+        },
+      );
+      steps.push({ status: out.status, inventoried: out.inventoried, held: out.held });
+      loop = { steps: out.steps };
+      if (out.status === 'complete' || steps.length > 10) break;
+    }
+    expect(steps.at(-1)).toEqual({ status: 'complete', inventoried: 25, held: 0 });
+    expect(steps.slice(0, -1).every((s) => s.status === 'running' && s.held === s.inventoried)).toBe(true);
+    expect(await envelopeCount(seeded.dlqArn)).toBe(25);
+    const incident = await createIncidentStore().getIncident(incidentId);
+    expect([
+      incident?.summary.messageCount,
+      incident?.summary.partial,
+      incident?.summary.coverage?.complete,
+    ]).toEqual([25, false, true]);
     expect(await queueDepth(sqsClient(), seeded.dlqUrl)).toEqual({ visible: 25, inFlight: 0 });
   });
 
-  it('a run with too little Lambda time left stops before receiving and says so', async () => {
+  it('a run with too little Lambda time left stops before receiving and hands the inventory to the workflow', async () => {
     const seeded = await seedDlq({
       sqs: sqsClient(),
       dlqName: 'late-dlq',
@@ -169,15 +203,11 @@ describe('triage budgets, refusals and the local alarm evaluator', () => {
       event,
       deps(workflow, {}, () => 500),
     );
-    expect(result.queues.map((x) => [x.outcome, x.summary])).toEqual([['partial', undefined]]);
-    expect(result.queues[0]?.reason).toBe(
-      'partial inventory (time): 0 messages seen, cursor stored; no workflow until the inventory is complete',
+    expect(result.queues.map((x) => [x.outcome, x.summary?.messageCount])).toEqual([['continuing', 0]]);
+    expect(result.queues[0]?.reason).toMatch(
+      /^inventory continues in the workflow: 0 of about 1 messages so far \(time\)/,
     );
-    expect(workflow.starts).toEqual([]);
-    expect(await createEnvelopeStore().getCursor(seeded.dlqArn)).toMatchObject({
-      reason: 'time',
-      inventoried: 0,
-    });
+    expect(workflow.starts).toEqual([result.queues[0]?.incidentId]);
     // Nothing was received: the message is still visible and nothing claims it was inventoried.
     expect(await queueDepth(sqsClient(), seeded.dlqUrl)).toEqual({ visible: 1, inFlight: 0 });
     expect(await envelopeCount(seeded.dlqArn)).toBe(0);

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIncidentStore, incidentIdOf } from '#incident/incident-store.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
+import { createInventorySessionStore } from '#inventory/inventory-session.js';
 import { sqsClient } from '#platform/clients.js';
 import { TransientError } from '#platform/errors.js';
 import { createSqsQueues } from '#platform/sqs-queues.js';
@@ -176,6 +177,7 @@ describe('triage under hostile deliveries', () => {
     const deps = (requestId: string): TriageDeps => ({
       queues: createSqsQueues(),
       envelopes: createEnvelopeStore(),
+      sessions: createInventorySessionStore(),
       incidents: {
         ...realIncidents,
         claimTransition: (claim, now) => realIncidents.claimTransition(claim, now),
@@ -275,7 +277,7 @@ describe('triage under hostile deliveries', () => {
     expect(await queueDepth(sqsClient(), boundary.dlqUrl)).toEqual({ visible: bodies.length, inFlight: 0 });
   });
 
-  it('a partial inventory (message budget) tells a person, not just the log: one partial-inventory notification naming the reason, and no workflow', async () => {
+  it('an inventory stopped by its message budget tells a person, not just the log: one partial-inventory notification naming the reason, and the workflow that continues it', async () => {
     const deep = await seedDlq({
       sqs: sqsClient(),
       dlqName: 'deep-dlq',
@@ -289,6 +291,7 @@ describe('triage under hostile deliveries', () => {
     const result = await triage(event, {
       queues: createSqsQueues(),
       envelopes: createEnvelopeStore(),
+      sessions: createInventorySessionStore(),
       incidents: createIncidentStore(),
       registry: createQueueRegistry(),
       workflow: starter,
@@ -299,15 +302,18 @@ describe('triage under hostile deliveries', () => {
       notifier,
     });
 
-    expect(result.queues.map((q) => q.outcome)).toEqual(['partial']);
-    expect(starter.starts).toEqual([]);
+    const queue = result.queues[0];
+    expect(queue?.outcome).toBe('continuing');
+    expect(starter.starts).toEqual([queue?.incidentId]);
     expect(notifier.sent.map((n) => [n.kind, n.incidentId, n.fields.stopReason])).toEqual([
-      ['partial-inventory', result.queues[0]?.incidentId, 'message-budget'],
+      ['partial-inventory', queue?.incidentId, 'message-budget'],
     ]);
     expect(notifier.sent[0]?.text).toMatch(
-      /^deep-dlq: partial inventory \(message-budget\): \d+ messages seen/,
+      /^deep-dlq: inventory continues in the workflow: 10 of about 12 messages so far \(message-budget\)/,
     );
-    expect(await queueDepth(sqsClient(), deep.dlqUrl)).toEqual({ visible: 12, inFlight: 0 });
+    // What it saw stays held for the workflow's ContinueInventory (the local stand-in counts
+    // in-flight messages inside ApproximateNumberOfMessages).
+    expect(await queueDepth(sqsClient(), deep.dlqUrl)).toEqual({ visible: 12, inFlight: 10 });
   });
 
   it('two alarms of one DLQ (depth and oldest-age) firing together inventory it once: one complete incident and one workflow, the other run says busy; the lease is released after', async () => {

@@ -4,6 +4,7 @@ import { createIncidentStore } from '#incident/incident-store.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import { createEnvelopeStore, type StoredEnvelope } from '#inventory/envelope-store.js';
 import { sha256Hex } from '#inventory/idempotency-key.js';
+import { createInventorySessionStore } from '#inventory/inventory-session.js';
 import { sqsClient } from '#platform/clients.js';
 import { type RedriveError, TransientError } from '#platform/errors.js';
 import { createSqsQueues } from '#platform/sqs-queues.js';
@@ -304,6 +305,7 @@ describe('triage on the local stack', () => {
           throw new TransientError('simulated DynamoDB throttle after 3 of 10 envelopes');
         },
       },
+      sessions: createInventorySessionStore(),
       incidents: createIncidentStore(),
       registry: createQueueRegistry(),
       workflow: starter,

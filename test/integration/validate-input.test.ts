@@ -301,7 +301,8 @@ describe('C20 in the real state machine (statemachines/redrive.asl.json, run loc
   it('puts the plan at $.plan, where Preflight reads it', async () => {
     const seen: Record<string, unknown[]> = {};
     const result = await runner(seen).start(load(EVENTS, 'minimal.json'), 'console-minimal').result;
-    expect(result.path.slice(0, 2)).toEqual(['ValidateInput', 'Preflight']);
+    // A console start has no inventory to finish: straight to Preflight.
+    expect(result.path.slice(0, 3)).toEqual(['ValidateInput', 'InventoryPending?', 'Preflight']);
     const [preflight] = (seen.Preflight ?? []) as { plan: ExecutionPlan }[];
     if (!preflight) throw new Error('Preflight did not run');
     const { plan } = preflight;

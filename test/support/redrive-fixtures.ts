@@ -75,6 +75,9 @@ export function planFor(
     requestedBy: 'test',
     parkingQueueUrl: null,
     maxRedrives: 3,
+    inventoryId: null,
+    historyEventLimit: 25_000,
+    continuation: 0,
     ...overrides,
   };
 }

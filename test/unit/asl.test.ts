@@ -23,6 +23,9 @@ const RETRYABLE = [
   'Lambda.SdkClientException',
 ];
 const tasks = Object.entries(definition.States).filter(([, s]) => s.Type === 'Task');
+/** The continuation of a long run: a Step Functions Task (states:startExecution), not a Lambda. */
+const START_EXECUTION = 'arn:aws:states:::states:startExecution';
+const lambdaTasks = tasks.filter(([, s]) => s.Resource !== START_EXECUTION);
 
 /** Replaces `${XFunctionArn}` placeholders the way CDK definition substitutions (and the local runner) do. */
 function substituted(): unknown {
@@ -42,6 +45,7 @@ const plan = {
   mode: 'redrive',
   preApproved: false,
   approvedBy: null,
+  inventoryId: null,
 };
 const okPreflight = { ok: true, refusal: null, dlqDepth: 12 };
 const ramp = (decision: string, rateIndex = 0) => ({ decision, rateIndex, rate: 5, dwellSeconds: 60 });
@@ -109,8 +113,8 @@ describe('redrive.asl.json', () => {
   });
 
   it('gives every Task a Retry on the retryable error names and a Catch on States.ALL', () => {
-    expect(tasks.length).toBeGreaterThanOrEqual(12);
-    for (const [name, state] of tasks) {
+    expect(lambdaTasks.length).toBeGreaterThanOrEqual(12);
+    for (const [name, state] of lambdaTasks) {
       const retry = state.Retry as Array<{ ErrorEquals: string[] }>;
       expect(retry[0]?.ErrorEquals, name).toEqual(RETRYABLE);
       const catches = state.Catch as Array<{ ErrorEquals: string[]; Next: string }>;
@@ -138,6 +142,7 @@ describe('redrive.asl.json', () => {
   it('uses exactly the placeholders of docs/contracts.md, and the direct-ARN form for every other Task', () => {
     const placeholders = [...new Set([...text.matchAll(/\$\{(\w+)\}/g)].map((m) => m[1]))].sort();
     expect(placeholders).toEqual([
+      'ContinueInventoryFunctionArn',
       'MoveTaskFunctionArn',
       'MoverFunctionArn',
       'NotifyFunctionArn',
@@ -149,15 +154,38 @@ describe('redrive.asl.json', () => {
       'ValidateInputFunctionArn',
       'VerifySampleFunctionArn',
     ]);
-    for (const [name, state] of tasks) {
+    for (const [name, state] of lambdaTasks) {
       if (name === 'RequestApproval') continue;
       expect(state.Resource, name).toMatch(/^\$\{\w+FunctionArn\}$/);
     }
   });
 
+  it('N04 continues the inventory loop in a new execution of the same state machine, its input carried by ids', () => {
+    const continuation = definition.States.ContinueInNewExecution as {
+      Resource: string;
+      Parameters: Record<string, string>;
+      Retry: Array<{ ErrorEquals: string[] }>;
+      Catch: Array<{ ErrorEquals: string[]; Next: string }>;
+      Next: string;
+    };
+    expect(continuation.Resource).toBe(START_EXECUTION);
+    expect(continuation.Parameters).toEqual({
+      'StateMachineArn.$': '$$.StateMachine.Id',
+      'Name.$': '$.inventory.continuation.executionName',
+      'Input.$': 'States.JsonMerge($$.Execution.Input, $.inventory.continuation.input, false)',
+    });
+    expect(continuation.Retry[0]?.ErrorEquals).toContain('States.TaskFailed');
+    expect(continuation.Catch[0]).toMatchObject({ ErrorEquals: ['States.ALL'], Next: 'RecordFailure' });
+    expect(definition.States[continuation.Next]?.Type).toBe('Succeed');
+  });
+
   it('contains every state name the contract fixes', () => {
     for (const name of [
       'ValidateInput',
+      'InventoryPending?',
+      'ContinueInventory',
+      'InventoryDone?',
+      'ContinueInNewExecution',
       'Preflight',
       'PreflightOk?',
       'PreApproved?',

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { classifyMessage, fingerprint, normaliseReason } from '#inventory/classification.js';
 import { type ClassificationRule, DEFAULT_RULES } from '#inventory/classification-rules.js';
 import type { Envelope } from '#inventory/model.js';
-import { summarise } from '../../functions/triage/summary.js';
+import { summarise } from '#inventory/summary.js';
 
 const base = { sourceKnown: true, bodyIsJson: true, receiveCount: 4 };
 

@@ -19,7 +19,7 @@ describe('readConfig', () => {
     expect(config.slack.apiUrl).toBe('https://slack.com/api/');
     expect(config.slack.responseUrlPrefixes).toEqual(['https://hooks.slack.com/']);
     expect(config.triage).toEqual({
-      budgets: { messageBudget: 5000, pageBudget: 10_000, safetyMarginMs: 15_000 },
+      budgets: { messageBudget: 5000, pageBudget: 110_000, safetyMarginMs: 15_000 },
       alarmQueueMap: {},
     });
   });

@@ -63,6 +63,7 @@ describe('envelope store: UnprocessedItems', () => {
       unprocessedMessageIds: [],
       duplicates: 0,
       createdMessageIds: expect.any(Array),
+      duplicateMessageIds: [],
     });
     expect(new Set(result.createdMessageIds).size).toBe(60);
     expect(mock.stored.size).toBe(60);

@@ -129,6 +129,9 @@ describe('execution input examples (events/console)', () => {
       selection: null,
       unpark: false,
       transform: null,
+      inventoryId: null,
+      historyEventLimit: 25_000,
+      continuation: 0,
     });
     expect(plan.incidentId).toMatch(/^console-orders-dlq-[0-9a-f]{16}$/);
   });
@@ -547,11 +550,14 @@ describe('statemachines/execution-input.schema.json', () => {
     expect(Object.keys(schema.properties).sort()).toEqual([
       'allowCustomDestinationForSharedDlq',
       'approvedBy',
+      'continuation',
       'destinationArn',
       'discardPoison',
       'dlqArn',
       'dwellSeconds',
+      'historyEventLimit',
       'incidentId',
+      'inventoryId',
       'maxRate',
       'mode',
       'rampRates',

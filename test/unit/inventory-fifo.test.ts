@@ -56,6 +56,8 @@ const store: EnvelopeStore = {
     created: items.length,
     createdMessageIds: [],
     unprocessedMessageIds: [],
+    duplicates: 0,
+    duplicateMessageIds: [],
   }),
 } as unknown as EnvelopeStore;
 

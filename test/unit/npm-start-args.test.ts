@@ -18,11 +18,14 @@ describe('npm start refuses bad arguments with exit 2, naming the flag, before s
     [['--json', '--json'], '--json: given twice'],
     [['--frobnicate'], '--frobnicate: unknown flag'],
     // One parser for every numeric flag (F5): plain decimal integers only, within the range.
-    [['--messages', '1e3'], '--messages: must be an integer 20..5000, got "1e3"'],
-    [['--messages', ' 50 '], '--messages: must be an integer 20..5000, got " 50 "'],
-    [['--messages', '0x10'], '--messages: must be an integer 20..5000, got "0x10"'],
-    [['--messages', '50.0'], '--messages: must be an integer 20..5000, got "50.0"'],
-    [['--messages', '10'], '--messages: must be an integer 20..5000, got "10"'],
+    [['--messages', '1e3'], '--messages: must be an integer 20..100000, got "1e3"'],
+    [['--messages', ' 50 '], '--messages: must be an integer 20..100000, got " 50 "'],
+    [['--messages', '0x10'], '--messages: must be an integer 20..100000, got "0x10"'],
+    [['--messages', '50.0'], '--messages: must be an integer 20..100000, got "50.0"'],
+    [['--messages', '10'], '--messages: must be an integer 20..100000, got "10"'],
+    [['--dlq-depth', '100001'], '--dlq-depth: must be an integer 20..100000, got "100001"'],
+    [['--dlq-depth', '5e4'], '--dlq-depth: must be an integer 20..100000, got "5e4"'],
+    [['--messages', '100', '--dlq-depth', '100'], '--dlq-depth: give either --messages'],
   ])('%j', (args, message) => {
     const out = start(...args);
     expect(out.status).toBe(2);

@@ -21,7 +21,7 @@ const searchEvent = (alarmName: string) =>
 /** Ports that record any use: an unresolvable alarm must not touch them. */
 function untouchable(
   calls: string[],
-): Pick<TriageDeps, 'queues' | 'envelopes' | 'incidents' | 'registry' | 'workflow'> {
+): Pick<TriageDeps, 'queues' | 'envelopes' | 'sessions' | 'incidents' | 'registry' | 'workflow'> {
   const trap = (name: string) =>
     new Proxy(
       {},
@@ -35,6 +35,7 @@ function untouchable(
   return {
     queues: trap('queues'),
     envelopes: trap('envelopes'),
+    sessions: trap('sessions'),
     incidents: trap('incidents'),
     registry: trap('registry'),
     workflow: trap('workflow'),

@@ -95,6 +95,7 @@ describe('one workflow per DLQ (real ASL, real handlers, local stack)', () => {
     expect(second.status).toBe('FAILED');
     expect(second.path).toEqual([
       'ValidateInput',
+      'InventoryPending?',
       'Preflight',
       'PreflightOk?',
       'OutcomeRefused',

@@ -131,6 +131,13 @@ export function approvalWarnings(view: ApprovalRequestView): string[] {
     expiringWithin24h: 0,
     partial: false,
   };
+  const coverage = summary.coverage;
+  if (coverage?.sampled && view.plan.mode === 'redrive') {
+    const unseen = Math.max(0, coverage.depthAtStart - coverage.inventoried);
+    out.push(
+      `the inventory is a sample (${coverage.inventoried} of about ${coverage.depthAtStart} messages): the bulk move will be refused, since a move task would carry about ${unseen} messages that have no envelope; this approval covers parking and the verified sample`,
+    );
+  }
   const deadline = summary.earliestRetentionDeadline ?? view.preflight.earliestRetentionDeadline;
   for (const w of summaryWarnings(
     { ...summary, earliestRetentionDeadline: deadline },
@@ -151,11 +158,16 @@ function summaryText(view: ApprovalRequestView): string {
       `\nNo triage summary for incident \`${escapeMrkdwn(view.incidentId)}\` (started by ${escapeMrkdwn(view.plan.requestedBy)}).`
     );
   }
+  const sampled = s.coverage?.sampled === true;
   const lines = [
     `*${plural(s.messageCount, 'message')}* in \`${queue}\`` +
       sourceList(sources) +
-      (s.partial ? ' (inventory still partial)' : ''),
+      (s.partial && !sampled ? ' (inventory still partial)' : ''),
   ];
+  if (s.coverage?.sampled)
+    lines.push(
+      `:warning: *Sample* of ${plural(s.coverage.inventoried, 'message')} out of about ${s.coverage.depthAtStart}: ${escapeMrkdwn(s.coverage.drawn ?? 'the messages the inventory could hold')}`,
+    );
   const sentAt = s.oldestSentAt ?? (s.oldestMessageAgeMs === null ? null : view.nowMs - s.oldestMessageAgeMs);
   if (sentAt !== null && s.oldestMessageAgeMs !== null)
     lines.push(`Oldest message: sent ${clockText(sentAt, view.nowMs)}`);

@@ -21,11 +21,13 @@ import { parseSqsArn, SQS_QUEUE_ARN_PATTERN } from '#platform/sqs-arn.js';
 import * as z from '#platform/zod.js';
 import {
   given,
+  HISTORY_EVENT_QUOTA,
   MAX_DWELL_SECONDS,
   MAX_MOVE_RATE,
   MAX_RAMP_STEPS,
   MAX_SAMPLE_SIZE,
   MAX_VERIFY_MARGIN_SECONDS,
+  MIN_HISTORY_EVENT_LIMIT,
   REDRIVE_MODES,
   Selection,
   show,
@@ -37,6 +39,7 @@ import {
 export {
   DEFAULT_VERIFY_MARGIN_SECONDS,
   ExecutionPlan,
+  HISTORY_EVENT_QUOTA,
   MAX_DWELL_SECONDS,
   MAX_MOVE_RATE,
   MAX_RAMP_STEPS,
@@ -291,6 +294,37 @@ const shape = {
   requestedBy: optionalField(
     textField(128),
     "Who started it (console user, or 'triage'). Default 'console'.",
+  ),
+  /**
+   * The inventory this execution finishes before asking for approval (an inventory that spans
+   * invocations, `DLQ#<dlqArn>` / `INVENTORY#<inventoryId>`). Triage sets it; a console start
+   * omits it and redrives what earlier inventories stored. 1-128 printable characters.
+   */
+  inventoryId: optionalField(
+    z.string({ error: (issue) => `must be a string of 1-128 printable characters${given(issue)}` }).check(
+      z.regex(/^[\x21-\x7E]{1,128}$/, {
+        error: (issue) => `must be 1-128 printable characters without spaces${given(issue)}`,
+      }),
+    ),
+    'Set by triage: the inventory the workflow finishes (ContinueInventory) before the approval.',
+  ),
+  /**
+   * History events one execution may use before it continues in a new execution, integer
+   * 200..25,000. Lower values are for tests and local runs (the local runner enforces the same
+   * limit).
+   * @default 25000 (the Step Functions quota)
+   */
+  historyEventLimit: optionalField(
+    intField(MIN_HISTORY_EVENT_LIMIT, HISTORY_EVENT_QUOTA),
+    'History events per execution before it continues in a new one, 200..25000. Default 25000.',
+  ),
+  /**
+   * Set by the workflow itself when it continues in a new execution: how many executions of this
+   * run came before, integer 1..1000.
+   */
+  continuation: optionalField(
+    intField(1, 1000),
+    'Set by the workflow when it continues in a new execution: the executions before this one.',
   ),
 };
 

@@ -30,6 +30,14 @@ export const MAX_VERIFY_MARGIN_SECONDS = 3600;
 export const MAX_RAMP_STEPS = 10;
 /** Default verification margin added to visibility timeout x maxReceiveCount, seconds. */
 export const DEFAULT_VERIFY_MARGIN_SECONDS = 30;
+/**
+ * Step Functions' quota of history events per Standard execution; an execution near it continues
+ * in a new one (docs/redrive-workflow.md "Long runs").
+ * @see https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html
+ */
+export const HISTORY_EVENT_QUOTA = 25_000;
+/** The lowest `historyEventLimit` an input may ask for (tests use low limits to see a continuation). */
+export const MIN_HISTORY_EVENT_LIMIT = 200;
 
 export { parseSqsArn, SQS_QUEUE_ARN_PATTERN, type SqsArn } from '#platform/sqs-arn.js';
 
@@ -363,6 +371,15 @@ export const ExecutionPlan = z.strictObject({
    * Absent (a direct invocation, an older plan): the incident id stands in for it.
    */
   runId: z.optional(z.string().check(z.minLength(1))),
+  /** The inventory the workflow finishes before the approval (`ContinueInventory`); null: none. */
+  inventoryId: z._default(z.nullable(z.string()), null),
+  /** History events one execution may use before it continues in a new one. */
+  historyEventLimit: z._default(
+    z.number().check(z.int(), z.gte(MIN_HISTORY_EVENT_LIMIT), z.lte(HISTORY_EVENT_QUOTA)),
+    HISTORY_EVENT_QUOTA,
+  ),
+  /** Executions of this run before this one (0: the first). */
+  continuation: z._default(z.number().check(z.int(), z.gte(0)), 0),
 });
 export type ExecutionPlan = z.infer<typeof ExecutionPlan>;
 

@@ -27,6 +27,9 @@ export const REDRIVE_OUTCOMES = [
   'sample-failed',
   'halted',
   'cancelled',
+  // The inventory was a sample (the DLQ deeper than it could hold): parked and sampled messages
+  // are done, the bulk move is refused (docs/contracts.md "Messages triage could not see").
+  'bulk-move-refused',
   'failed',
 ] as const;
 export type RedriveOutcome = (typeof REDRIVE_OUTCOMES)[number];

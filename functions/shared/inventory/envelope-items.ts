@@ -96,7 +96,7 @@ export interface EnvelopeTouch {
 
 /**
  * The PartiQL UPDATE of a seen envelope's observation fields only (`lastSeenAt`, `receiveCount`,
- * `systemAttributes`, `inventoryId`, and `incidentId` when asked). PartiQL's UPDATE changes an
+ * `systemAttributes`, `inventoryId` / `inventoryStep`, and `incidentId` when asked). PartiQL's UPDATE changes an
  * existing item only (else ConditionalCheckFailed), so it never creates a half envelope.
  */
 export function touchStatement(table: string, u: EnvelopeTouch): Statement {
@@ -107,6 +107,7 @@ export function touchStatement(table: string, u: EnvelopeTouch): Statement {
     ['systemAttributes', e.systemAttributes],
   ];
   if (e.inventoryId !== undefined) sets.push(['inventoryId', e.inventoryId]);
+  if (e.inventoryStep !== undefined) sets.push(['inventoryStep', e.inventoryStep]);
   if (u.setIncident && e.incidentId !== undefined) sets.push(['incidentId', e.incidentId]);
   const key = envelopeKey(e.dlqArn, e.messageId);
   return {

@@ -21,8 +21,8 @@
  *    item that exists: `firstSeenAt`, `state` and `stateReason` are never touched. A second
  *    triage of a DLQ whose envelopes exist costs about 0.05 DynamoDB calls per message (one
  *    BatchGetItem per 100, one BatchExecuteStatement per 25), not one UpdateItem each.
- *    An envelope that the same inventory (`inventoryId`) already saw is a duplicate delivery:
- *    not written again, counted in `duplicates`.
+ *    An envelope that an earlier step of the same inventory (`inventoryId`, `inventoryStep`)
+ *    already stored is a duplicate delivery: not written again, counted in `duplicates`.
  *
  * `UnprocessedItems` / `UnprocessedKeys` are re-sent with exponential backoff and full jitter
  * until they are empty or the deadline passes (case C22); the result reports what was left.
@@ -89,10 +89,13 @@ export interface PutEnvelopesResult {
   /** MessageIds of the unprocessed envelopes. */
   unprocessedMessageIds: string[];
   /**
-   * Envelopes the same inventory (`envelope.inventoryId`) had already stored: a duplicate delivery
-   * of a message it saw in an earlier invocation. Counted in `written`, not written again.
+   * Envelopes an earlier step of the same inventory (`envelope.inventoryId`, lower
+   * `inventoryStep`) had already stored: a duplicate delivery of a message it saw in an earlier
+   * invocation. Counted in `written`, not written again.
    */
   duplicates: number;
+  /** MessageIds of those duplicates. */
+  duplicateMessageIds: string[];
 }
 
 /** Progress of a partial inventory (`DLQ#<dlqArn>` / `CURSOR`). */
@@ -179,7 +182,23 @@ export interface EnvelopeStoreOptions {
 const KEYS_PER_GET = 100;
 
 /** What the existence check reads of a stored envelope. */
-type Existing = { incidentId: string | undefined; inventoryId: string | undefined };
+type Existing = {
+  incidentId: string | undefined;
+  inventoryId: string | undefined;
+  inventoryStep: number | undefined;
+};
+
+/** True when an earlier step of the same inventory stored this envelope (a duplicate delivery). */
+function earlierStepOfSameInventory(stored: Existing, w: EnvelopeWrite): boolean {
+  const e = w.envelope;
+  return (
+    e.inventoryId !== undefined &&
+    e.inventoryStep !== undefined &&
+    stored.inventoryId === e.inventoryId &&
+    stored.inventoryStep !== undefined &&
+    stored.inventoryStep < e.inventoryStep
+  );
+}
 
 /** What every operation below works on: the client, the table and its batch calls. */
 interface Db {
@@ -228,7 +247,7 @@ export function createEnvelopeStore(options: EnvelopeStoreOptions = {}): Envelop
 const itemId = (w: EnvelopeWrite) => `${keys.dlq(w.envelope.dlqArn)}|${keys.message(w.envelope.messageId)}`;
 
 /**
- * Step 1: which envelopes exist already (by `pk|sk`, with their `incidentId` and `inventoryId`),
+ * Step 1: which envelopes exist already (by `pk|sk`, with their `incidentId` and inventory),
  * 100 keys per BatchGetItem; keys still unchecked at the deadline in `unchecked`.
  */
 async function findExisting(
@@ -244,13 +263,14 @@ async function findExisting(
     const keysOf = group.map((w) => envelopeKey(w.envelope.dlqArn, w.envelope.messageId));
     const r = await db.batches.get(
       keysOf,
-      'pk, sk, dlqArn, messageId, incidentId, inventoryId, shapeVersion',
+      'pk, sk, dlqArn, messageId, incidentId, inventoryId, inventoryStep, shapeVersion',
       deadline,
     );
     for (const item of r.items.map((i) => readShape('envelope', i, envelopeRecord(i))))
       found.set(`${item.pk}|${item.sk}`, {
         incidentId: item.incidentId as string | undefined,
         inventoryId: item.inventoryId as string | undefined,
+        inventoryStep: item.inventoryStep as number | undefined,
       });
     for (const k of r.unchecked) unchecked.add(`${k.pk}|${k.sk}`);
   });
@@ -273,14 +293,13 @@ async function putEnvelopes(
   const failed: string[] = [];
   const fresh: EnvelopeWrite[] = [];
   const updates: EnvelopeTouch[] = [];
-  let duplicates = 0;
+  const duplicateMessageIds: string[] = [];
   for (const w of all) {
     const k = itemId(w);
     const stored = found.get(k);
     if (unchecked.has(k)) failed.push(w.envelope.messageId);
     else if (!stored) fresh.push(w);
-    else if (w.envelope.inventoryId !== undefined && stored.inventoryId === w.envelope.inventoryId)
-      duplicates++;
+    else if (earlierStepOfSameInventory(stored, w)) duplicateMessageIds.push(w.envelope.messageId);
     else updates.push({ write: w, setIncident: stored.incidentId === undefined });
   }
   // 2. Existing ones: observation fields only, batched. One that vanished meanwhile is new again.
@@ -305,12 +324,13 @@ async function putEnvelopes(
   const notCreated = new Set(envFailed);
   const createdMessageIds = toPut.map((w) => w.envelope.messageId).filter((id) => !notCreated.has(id));
   return {
-    written: touched + createdMessageIds.length + duplicates,
+    written: touched + createdMessageIds.length + duplicateMessageIds.length,
     unprocessed: failed.length,
     created: createdMessageIds.length,
     createdMessageIds,
     unprocessedMessageIds: failed,
-    duplicates,
+    duplicates: duplicateMessageIds.length,
+    duplicateMessageIds,
   };
 }
 

@@ -56,8 +56,11 @@ export interface EnvelopeContext {
   now: number;
   registration: Pick<QueueRegistration, 'producerKey' | 'origin'>;
   incidentId?: string;
-  /** The inventory (its session id) that saw the message; set on the envelope as `inventoryId`. */
-  inventoryId?: string;
+  /**
+   * The inventory that sees the message and its step (invocation) number, set on the envelope as
+   * `inventoryId` / `inventoryStep`: a later step storing it again is a duplicate delivery.
+   */
+  inventory?: { id: string; step: number };
   /** The message dead-lettered after triage's inventory (set by later inventories, N02). */
   lateArrival?: boolean;
   /** The DLQ's own RedrivePolicy, when it has one (the envelope says its count includes the pipeline's peeks). */
@@ -223,7 +226,10 @@ export function buildEnvelope(message: Message, ctx: EnvelopeContext): EnvelopeW
   const payload = parsePayloadPointer(bodyText, messageAttributes);
   if (payload) envelope.payload = payload;
   if (ctx.incidentId !== undefined) envelope.incidentId = ctx.incidentId;
-  if (ctx.inventoryId !== undefined) envelope.inventoryId = ctx.inventoryId;
+  if (ctx.inventory !== undefined) {
+    envelope.inventoryId = ctx.inventory.id;
+    envelope.inventoryStep = ctx.inventory.step;
+  }
   if (ctx.lateArrival) envelope.lateArrival = true;
   return { envelope, body };
 }

@@ -22,6 +22,13 @@
  *   run first counts the peeks its messages can still afford (receive-budget.ts) and receives
  *   nothing when one of them cannot take one more (`receive-budget`, partial, the warning names
  *   the message); its envelopes say their receive count includes the pipeline's peeks.
+ * - With {@link InventoryInput.hold} the run is one invocation of an inventory that spans several
+ *   (`inventory-session.ts`): messages are hidden until the session's planned end, and a run that
+ *   stops on its message budget or the Lambda's time hands the messages it holds over (their
+ *   receipt handles go to `hold.record`, in pages, and out of memory) instead of releasing them;
+ *   what it cannot account for (an envelope not written) is released. Memory then stays flat:
+ *   envelopes are summarised as they are written, and at most {@link RECORD_EVERY} receipt
+ *   handles are in memory at once.
  *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-visibility-timeout.html
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ReceiveMessage.html
@@ -34,6 +41,7 @@ import { buildEnvelope, type EnvelopeWrite } from './envelope.js';
 import type { EnvelopeStore } from './envelope-store.js';
 import type { Envelope, QueueRegistration } from './model.js';
 import { describeBudget, type ReceiveBudget, receiveBudget } from './receive-budget.js';
+import { addToSummary, emptySummary, type PartialSummary } from './summary.js';
 
 /** Budgets of one inventory run. */
 export interface InventoryBudgets {
@@ -57,6 +65,25 @@ const MAX_WRITES_IN_FLIGHT = 4;
 
 /** SQS's in-flight limit for standard queues (FIFO: 20,000). */
 export const SQS_IN_FLIGHT_LIMIT = 120_000;
+/** The in-flight limit this pipeline assumes for FIFO queues. */
+export const SQS_FIFO_IN_FLIGHT_LIMIT = 20_000;
+/** In hold mode, receipt handles are handed to `hold.record` in pages of this many. */
+export const RECORD_EVERY = 500;
+
+/**
+ * How an inventory that spans invocations holds its messages (see `inventory-session.ts`).
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/quotas-messages.html (in-flight messages)
+ */
+export interface InventoryHold {
+  /** Received messages stay invisible until then, epoch milliseconds (12 h at most from now). */
+  untilMs: number;
+  /** Messages earlier invocations of the session hold now. */
+  alreadyHeld: number;
+  /** Most messages the session may hold at once, earlier invocations included. */
+  limit: number;
+  /** Keeps receipt handles the session goes on holding (after their envelopes are written). */
+  record(handles: readonly string[]): Promise<void>;
+}
 
 /** Why a run stopped. */
 export type StopReason =
@@ -70,7 +97,7 @@ export type StopReason =
 
 /** Dependencies of {@link inventoryDlq}. */
 export interface InventoryDeps {
-  queues: SqsQueues;
+  queues: Pick<SqsQueues, 'receive' | 'changeVisibility' | 'describe'>;
   envelopes: EnvelopeStore;
   /** Lambda's `context.getRemainingTimeInMillis`. */
   remainingTimeMs: () => number;
@@ -95,12 +122,33 @@ export interface InventoryInput {
    * recheck, the ramp's gate, Reconcile) finds messages that dead-lettered after triage (N02).
    */
   lateArrival?: boolean;
+  /**
+   * The inventory and step this run is (set on every envelope): a message an earlier step of the
+   * same inventory stored is a duplicate delivery, not added again.
+   */
+  inventory?: { id: string; step: number };
+  /** Hold the messages for an inventory that spans invocations (see {@link InventoryHold}). */
+  hold?: InventoryHold;
+  /**
+   * Keep every envelope (without body) in `result.envelopes`; false keeps only the summary, so
+   * memory does not grow with the DLQ. @default true
+   */
+  collectEnvelopes?: boolean;
 }
 
 /** What one inventory run did. */
 export interface InventoryResult {
-  /** Envelopes of every distinct message received in this run (no bodies). */
+  /** Envelopes of every distinct message received in this run (no bodies); empty with `collectEnvelopes: false`. */
   envelopes: Envelope[];
+  /**
+   * Summary of the envelopes this run stored, duplicates (stored by an earlier step of the same
+   * inventory) left out: the messages it added to the inventory.
+   */
+  summary: PartialSummary;
+  /** Messages this run added to the inventory: envelopes written, duplicates of earlier steps excluded. */
+  added: number;
+  /** Messages still held at the end and handed over to `hold.record` (hold mode, a run that stops on a budget). */
+  handedOver: number;
   received: number;
   /** Messages SQS delivered twice within the run (at-least-once delivery). */
   duplicatesInRun: number;
@@ -116,7 +164,7 @@ export interface InventoryResult {
   stopReason: StopReason;
   released: number;
   releaseFailures: number;
-  /** Largest number of messages held invisible at once. */
+  /** Largest number of messages held invisible at once (by this run, and in hold mode by earlier ones too). */
   maxInFlight: number;
   /**
    * Messages in flight (held by another receiver) or delayed when the scan ended: 0 after a
@@ -149,10 +197,18 @@ export function inventoryRefusal(dlq: QueueInfo, registration: QueueRegistration
  */
 export async function inventoryDlq(input: InventoryInput, deps: InventoryDeps): Promise<InventoryResult> {
   const budgets = { ...DEFAULT_BUDGETS, ...(input.budgets ?? {}) };
-  const limit = input.dlq.fifo ? 20_000 : SQS_IN_FLIGHT_LIMIT;
-  const pageBudget = Math.max(10, Math.min(budgets.pageBudget, Math.floor(limit * 0.8)));
+  const limit = input.dlq.fifo ? SQS_FIFO_IN_FLIGHT_LIMIT : SQS_IN_FLIGHT_LIMIT;
+  const hold = input.hold;
+  const collect = input.collectEnvelopes ?? true;
+  const pageBudget = hold
+    ? Math.max(10, Math.min(hold.limit, limit))
+    : Math.max(10, Math.min(budgets.pageBudget, Math.floor(limit * 0.8)));
+  const alreadyHeld = hold?.alreadyHeld ?? 0;
   const result: InventoryResult = {
     envelopes: [],
+    summary: emptySummary(),
+    added: 0,
+    handedOver: 0,
     received: 0,
     duplicatesInRun: 0,
     written: 0,
@@ -165,17 +221,22 @@ export async function inventoryDlq(input: InventoryInput, deps: InventoryDeps): 
     stopReason: 'empty',
     released: 0,
     releaseFailures: 0,
-    maxInFlight: 0,
+    maxInFlight: alreadyHeld,
     othersInFlight: 0,
     waitedMs: 0,
     warnings: [],
     apiCalls: { receive: 0, changeVisibility: 0, putEnvelopes: 0 },
   };
-  const held: string[] = [];
+  /** Messages this run holds and has not handed over yet: MessageId and receipt handle. */
+  let held: Array<{ id: string; handle: string }> = [];
+  let heldTotal = 0;
   const seen = new Set<string>();
+  const notWritten = new Set<string>();
   let pending: EnvelopeWrite[] = [];
   // Up to MAX_WRITES_IN_FLIGHT putEnvelopes calls overlap with the receives.
   const writes = new Set<Promise<void>>();
+  /** Envelopes in putEnvelopes calls not settled yet (they count toward the message budget). */
+  let writing = 0;
   let writeError: unknown;
   const settle = async () => {
     await Promise.all([...writes]);
@@ -187,6 +248,7 @@ export async function inventoryDlq(input: InventoryInput, deps: InventoryDeps): 
     while (writes.size >= MAX_WRITES_IN_FLIGHT) await Promise.race([...writes]);
     const batch = pending;
     pending = [];
+    writing += batch.length;
     result.apiCalls.putEnvelopes++;
     const writeBudget = Math.max(1000, deps.remainingTimeMs() - budgets.safetyMarginMs / 2);
     const write = deps.envelopes
@@ -198,20 +260,59 @@ export async function inventoryDlq(input: InventoryInput, deps: InventoryDeps): 
           result.createdMessageIds.push(...r.createdMessageIds);
           result.unprocessed += r.unprocessed;
           result.unprocessedMessageIds.push(...r.unprocessedMessageIds);
+          for (const id of r.unprocessedMessageIds) notWritten.add(id);
+          const skip = new Set([...r.unprocessedMessageIds, ...r.duplicateMessageIds]);
+          const at = deps.now();
+          for (const w of batch) {
+            if (skip.has(w.envelope.messageId)) continue;
+            addToSummary(result.summary, w.envelope, at);
+            result.added += 1;
+          }
         },
         (error: unknown) => {
           writeError ??= error;
+          for (const w of batch) notWritten.add(w.envelope.messageId);
         },
       )
-      .finally(() => writes.delete(write));
+      .finally(() => {
+        writes.delete(write);
+        writing -= batch.length;
+      });
     writes.add(write);
   };
+  /**
+   * Hands the held messages whose envelopes are written over to the session; the others
+   * (an envelope not written) are released, so a later receive sees them again.
+   */
+  const handOver = async () => {
+    if (!hold || held.length === 0) return;
+    await flush();
+    await settle();
+    const keep = held.filter((h) => !notWritten.has(h.id)).map((h) => h.handle);
+    const drop = held.filter((h) => notWritten.has(h.id)).map((h) => h.handle);
+    await hold.record(keep);
+    result.handedOver += keep.length;
+    held = [];
+    if (drop.length > 0) await release(drop);
+  };
+  const release = async (handles: string[]) => {
+    result.apiCalls.changeVisibility += Math.ceil(handles.length / 10);
+    const failed = await deps.queues.changeVisibility(input.dlq.url, handles, 0);
+    result.releaseFailures += failed;
+    result.released += handles.length - failed;
+  };
 
-  // The visibility timeout covers the scan (and release), not a minute more; 12 h is SQS's cap.
-  const visibilityTimeoutSeconds = Math.min(
-    43_200,
-    Math.max(30, Math.ceil(deps.remainingTimeMs() / 1000) + 30),
-  );
+  // Without a session the visibility timeout covers the scan (and release), not a minute more;
+  // with one it covers the session's plan. 12 h is SQS's cap.
+  const visibilityTimeoutSeconds = (now: number) =>
+    Math.min(
+      43_200,
+      Math.max(
+        30,
+        hold ? Math.ceil((hold.untilMs - now) / 1000) : Math.ceil(deps.remainingTimeMs() / 1000) + 30,
+      ),
+    );
+  const fixedVisibility = visibilityTimeoutSeconds(deps.now());
   const budget = input.dlq.redrivePolicy ? await budgetOf(input.dlq, deps.envelopes) : null;
   if (budget && budget.peeksLeft < 1) {
     result.stopReason = 'receive-budget';
@@ -221,11 +322,11 @@ export async function inventoryDlq(input: InventoryInput, deps: InventoryDeps): 
   }
   try {
     for (;;) {
-      if (held.length >= pageBudget) {
+      if (alreadyHeld + heldTotal >= pageBudget) {
         result.stopReason = 'page-budget';
         break;
       }
-      if (result.created + pending.length >= budgets.messageBudget) {
+      if (result.created + writing + pending.length >= budgets.messageBudget) {
         await flush();
         await settle();
         if (result.created >= budgets.messageBudget) {
@@ -239,7 +340,7 @@ export async function inventoryDlq(input: InventoryInput, deps: InventoryDeps): 
       }
       result.apiCalls.receive++;
       const messages = await deps.queues.receive(input.dlq.url, {
-        visibilityTimeoutSeconds,
+        visibilityTimeoutSeconds: hold ? visibilityTimeoutSeconds(deps.now()) : fixedVisibility,
         waitTimeSeconds: input.waitTimeSeconds ?? 1,
       });
       if (messages.length === 0) {
@@ -249,7 +350,7 @@ export async function inventoryDlq(input: InventoryInput, deps: InventoryDeps): 
         // held groups cannot be received now; see fifo-groups-blocked below.)
         const depth = await deps.queues.describe(input.dlq.url);
         const others =
-          Math.max(0, depth.inFlight - seen.size) +
+          Math.max(0, depth.inFlight - seen.size - alreadyHeld) +
           (depth.delayed || 0) +
           (input.dlq.fifo ? 0 : depth.visible || 0);
         result.othersInFlight = others;
@@ -268,9 +369,12 @@ export async function inventoryDlq(input: InventoryInput, deps: InventoryDeps): 
       }
       const now = deps.now();
       for (const message of messages) {
-        if (message.ReceiptHandle) held.push(message.ReceiptHandle);
-        result.received++;
         const id = message.MessageId ?? '';
+        if (message.ReceiptHandle) {
+          held.push({ id, handle: message.ReceiptHandle });
+          heldTotal += 1;
+        }
+        result.received++;
         if (seen.has(id)) {
           result.duplicatesInRun++;
           continue;
@@ -286,27 +390,36 @@ export async function inventoryDlq(input: InventoryInput, deps: InventoryDeps): 
             incidentId: input.incidentId,
             ...(input.lateArrival ? { lateArrival: true } : {}),
             dlqRedrivePolicy: input.dlq.redrivePolicy,
+            ...(input.inventory ? { inventory: input.inventory } : {}),
             ...(input.rules ? { rules: input.rules } : {}),
             ...(input.failureAttributes ? { failureAttributes: input.failureAttributes } : {}),
           });
-          result.envelopes.push(write.envelope);
+          if (collect) result.envelopes.push(write.envelope);
           pending.push(write);
         } catch (error) {
+          notWritten.add(id);
           result.buildErrors.push({ messageId: id, error: errorMessage(error) });
         }
       }
-      result.maxInFlight = Math.max(result.maxInFlight, held.length);
+      result.maxInFlight = Math.max(result.maxInFlight, alreadyHeld + heldTotal);
       if (pending.length >= 100) await flush();
+      if (hold && held.length >= RECORD_EVERY) await handOver();
     }
     await flush();
     await settle();
+    // A run that stopped on a budget hands its messages over; a complete one releases them. So
+    // does one that ran out of time waiting for other receivers' in-flight messages: the
+    // session's next step waits on.
+    if (
+      result.stopReason === 'message-budget' ||
+      result.stopReason === 'time' ||
+      result.stopReason === 'in-flight'
+    )
+      await handOver();
   } finally {
     await Promise.all([...writes]);
-    if (held.length > 0) {
-      result.apiCalls.changeVisibility += Math.ceil(held.length / 10);
-      result.releaseFailures = await deps.queues.changeVisibility(input.dlq.url, held, 0);
-      result.released = held.length - result.releaseFailures;
-    }
+    if (held.length > 0) await release(held.map((h) => h.handle));
+    held = [];
   }
   // A FIFO queue returns no more messages of a group while earlier ones of that group are in
   // flight, so a scan that holds messages sees at most one batch per group: if it saw fewer

@@ -141,10 +141,13 @@ export interface Envelope {
   lastSeenAt: string;
   incidentId?: string;
   /**
-   * The inventory that saw the message last (an inventory session spans several invocations): a
-   * message seen again by the same inventory is a duplicate delivery, not a second message.
+   * The inventory that saw the message last and the step (invocation) that stored it: an
+   * inventory spans several invocations, and a message a later step of the same inventory sees
+   * again is a duplicate delivery, not a second message. (A retry of a failed step has the same
+   * number, so what the failed attempt stored is counted once, by the retry.)
    */
   inventoryId?: string;
+  inventoryStep?: number;
   /**
    * True when the envelope was first stored by an inventory after triage's (the recheck after the
    * approval, the ramp's gate, Reconcile): the message dead-lettered after triage (case N02).
@@ -228,6 +231,31 @@ export interface IncidentSummary {
   expiringWithin24h: number;
   /** True when the inventory stopped early (budget or time) and a later run continues it. */
   partial: boolean;
+  /** What the inventory covered; absent on summaries written before inventories spanned invocations. */
+  coverage?: InventoryCoverage;
+}
+
+/**
+ * How much of a DLQ an inventory covered (docs/triage.md "Inventory on the engine"). A DLQ deeper
+ * than one inventory may hold invisible is inventoried as a sample: `sampled` is true and `drawn`
+ * says how the sample was drawn; the messages not seen have no envelope (docs/contracts.md
+ * "Messages triage could not see").
+ */
+export interface InventoryCoverage {
+  /** Visible + in-flight messages of the DLQ when the inventory started (SQS's approximate counts). */
+  depthAtStart: number;
+  /** Messages inventoried (distinct). */
+  inventoried: number;
+  /** True once the inventory ended (every message seen, or the hold limit reached). */
+  complete: boolean;
+  /** True when the DLQ was deeper than the inventory could hold: the summary is a sample. */
+  sampled: boolean;
+  /** How the sample was drawn, in words; null when not sampled. */
+  drawn: string | null;
+  /** Most messages the inventory may hold invisible at once. */
+  holdLimit: number;
+  /** Lambda invocations the inventory took. */
+  invocations: number;
 }
 
 const ARN_REGION = '[a-z]{2}(?:-[a-z]+)+-\\d';

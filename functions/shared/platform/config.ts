@@ -18,9 +18,10 @@
  *   `SLACK_SIGNING_SECRET`; `SLACK_DEFAULT_CHANNEL`; `SLACK_API_URL` (Web API base URL, default
  *   `https://slack.com/api/`); `SLACK_RESPONSE_URL_PREFIXES` (comma-separated, default
  *   `https://hooks.slack.com/`).
- * - `TRIAGE_MESSAGE_BUDGET` (most new envelopes per run, default 5000), `TRIAGE_PAGE_BUDGET`
- *   (most messages held in flight at once, 10..100000, default 10000: below SQS's 120,000
- *   in-flight limit), `TRIAGE_SAFETY_MARGIN_MS` (stop receiving with this much Lambda time left,
+ * - `TRIAGE_MESSAGE_BUDGET` (most new envelopes per invocation of an inventory, default 5000),
+ *   `TRIAGE_PAGE_BUDGET` (most messages one inventory holds in flight at once, across its
+ *   invocations, 10..110000, default 110000: below SQS's ~120,000 in-flight limit; a deeper DLQ
+ *   is inventoried as a sample), `TRIAGE_SAFETY_MARGIN_MS` (stop receiving with this much Lambda time left,
  *   default 15000), `LOCAL_SQS_VISIBLE_INCLUDES_IN_FLIGHT` (`true` on the local stack only: its SQS
  *   stand-in counts in-flight messages inside ApproximateNumberOfMessages),
  *   `LOCAL_SQS_RELEASE_COUNTS_AS_RECEIVE` (`true` on the local stack only: a release counts as a
@@ -160,7 +161,7 @@ const PipelineEnv = z.object({
   SLACK_API_URL: z._default(HttpUrl, 'https://slack.com/api/'),
   SLACK_RESPONSE_URL_PREFIXES: z.optional(z.string()),
   TRIAGE_MESSAGE_BUDGET: z._default(intFromEnv(1, 1_000_000), 5000),
-  TRIAGE_PAGE_BUDGET: z._default(intFromEnv(10, 100_000), 10_000),
+  TRIAGE_PAGE_BUDGET: z._default(intFromEnv(10, 110_000), 110_000),
   TRIAGE_SAFETY_MARGIN_MS: z._default(intFromEnv(0, 600_000), 15_000),
   LOCAL_SQS_VISIBLE_INCLUDES_IN_FLIGHT: z.optional(
     z.enum(['true', 'false'], { error: 'must be true or false' }),

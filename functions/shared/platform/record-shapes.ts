@@ -27,6 +27,10 @@ export const SHAPE_VERSIONS = {
   'inventory-cursor': 1,
   /** `DLQ#<dlqArn>` / `INVENTORY` */
   'inventory-lease': 1,
+  /** `DLQ#<dlqArn>` / `INVENTORY#<inventoryId>` (an inventory session spanning invocations) */
+  'inventory-session': 1,
+  /** `DLQ#<dlqArn>` / `HOLD#<inventoryId>#<seq>` (receipt handles of held messages) */
+  'hold-page': 1,
   /** `DLQ#<dlqArn>` / `CONFIG` (also written by the MonitoredDlq construct) */
   registration: 1,
   /** `DLQ#<dlqArn>` / `WORKFLOW` */

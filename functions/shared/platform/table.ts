@@ -9,6 +9,10 @@
  *   the item past DynamoDB's 400 KB limit.
  * - `DLQ#<dlqArn>` / `CONFIG`: the queue's registration ({@link QueueRegistration}).
  * - `DLQ#<dlqArn>` / `CURSOR`: progress of a partial inventory.
+ * - `DLQ#<dlqArn>` / `INVENTORY#<inventoryId>`: an inventory that spans invocations (its plan,
+ *   counts, running summary; functions/shared/inventory/inventory-session.ts).
+ * - `DLQ#<dlqArn>` / `HOLD#<inventoryId>#<seq>`: receipt handles of the messages that inventory
+ *   holds invisible, in pages, until it releases them.
  * - `DLQ#<dlqArn>` / `WORKFLOW`: the workflow lease (`incidentId`, `executionName`, `acquiredAt`,
  *   `expiresAt`): at most one redrive workflow per DLQ. Taken by Preflight, released by Notify /
  *   RecordFailure, expires after the longest run (see functions/shared/incident/workflow-lease.ts).
@@ -65,6 +69,9 @@ export const keys = {
   chunk: (messageId: string, index: number) => `MSG#${messageId}#CHUNK#${String(index).padStart(4, '0')}`,
   config: 'CONFIG',
   cursor: 'CURSOR',
+  inventorySession: (inventoryId: string) => `INVENTORY#${inventoryId}`,
+  holdPagePrefix: (inventoryId: string) => `HOLD#${inventoryId}#`,
+  holdPage: (inventoryId: string, seq: number) => `HOLD#${inventoryId}#${String(seq).padStart(6, '0')}`,
   workflowLease: 'WORKFLOW',
   moveTask: 'MOVETASK',
   openIncident: 'OPEN_INCIDENT',

@@ -19,5 +19,8 @@ export const healthy: Scenario = {
     ...exposureProblems(report),
     ...(report.exposed > 0 ? [`exposed ${report.exposed}: a healthy consumer failed redriven messages`] : []),
     ...(report.remaining > 0 ? [`${report.remaining} message(s) still in the DLQ`] : []),
+    ...(report.inventoried !== report.deadLettered
+      ? [`inventoried ${report.inventoried}, but ${report.deadLettered} were dead-lettered`]
+      : []),
   ],
 };
