@@ -694,6 +694,21 @@ async function openIncident(
 }
 
 /**
+ * The execution input triage starts a workflow with: ids only, whatever the DLQ's depth (the
+ * inventory's state is in DynamoDB, under `inventoryId`), so it stays far under Step Functions'
+ * 256 KiB payload limit. No random or time fields: a retried triage sends byte-identical input
+ * (C19).
+ * @see https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html
+ */
+export function workflowInputOf(
+  dlqArn: string,
+  incidentId: string,
+  inventoryId: string | undefined,
+): Record<string, unknown> {
+  return { dlqArn, incidentId, requestedBy: 'triage', ...(inventoryId ? { inventoryId } : {}) };
+}
+
+/**
  * Opens the incident and starts its workflow; `inventoryId` is in the input of a workflow whose
  * inventory is a session (its `ContinueInventory` loop runs until the session is complete).
  */
@@ -725,15 +740,9 @@ async function openIncidentAndStart(
       announceSystemic: options.status === 'triaged',
     },
   );
-  // No random or time fields: a retried triage sends byte-identical input (C19).
   const started = await deps.workflow.startWorkflow({
     incidentId,
-    input: {
-      dlqArn: dlq.arn,
-      incidentId,
-      requestedBy: 'triage',
-      ...(options.inventoryId ? { inventoryId: options.inventoryId } : {}),
-    },
+    input: workflowInputOf(dlq.arn, incidentId, options.inventoryId),
   });
   if (started.alreadyStarted)
     deps.log.info('duplicate workflow start', { incidentId, executionArn: started.executionArn });

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { classifyMessage, fingerprint, normaliseReason } from '#inventory/classification.js';
+import {
+  classifyMessage,
+  fingerprint,
+  MAX_FINGERPRINT_CHARS,
+  normaliseReason,
+} from '#inventory/classification.js';
 import { type ClassificationRule, DEFAULT_RULES } from '#inventory/classification-rules.js';
 import type { Envelope } from '#inventory/model.js';
 import { summarise } from '#inventory/summary.js';
@@ -49,6 +54,19 @@ describe('classification rules are data', () => {
     ).toBe('order # not found (req <hex>) id <uuid>');
     expect(fingerprint('NotFound', 'order 1 missing')).toBe(fingerprint('NotFound', 'order 77 missing'));
     expect(fingerprint(undefined, undefined)).toBe('<none>|<none>');
+  });
+
+  it('bounds a fingerprint of a long reason to MAX_FINGERPRINT_CHARS, keeping distinct long reasons distinct and equal ones equal', () => {
+    const long = (tail: string) => `timeout calling ${'inventory-service '.repeat(300)}${tail}`;
+    const a = fingerprint('Timeout', long('at step A'));
+    const b = fingerprint('Timeout', long('at step B'));
+    expect(a.length).toBe(MAX_FINGERPRINT_CHARS);
+    expect(b.length).toBe(MAX_FINGERPRINT_CHARS);
+    expect(a).not.toBe(b);
+    expect(a.startsWith('Timeout|timeout calling inventory-service')).toBe(true);
+    expect(fingerprint('Timeout', long('at step A'))).toBe(a);
+    const short = 'x'.repeat(MAX_FINGERPRINT_CHARS - 2);
+    expect(fingerprint('E', short)).toBe(`E|${short}`);
   });
 });
 

@@ -1,6 +1,7 @@
 /**
  * Failure fingerprints and classification by rules that are data (see `classification-rules.ts`).
  */
+import { createHash } from 'node:crypto';
 import {
   type ClassificationRule,
   DEFAULT_RULES,
@@ -48,11 +49,26 @@ export function normaliseReason(reason: string): string {
 }
 
 /**
- * The failure fingerprint: error class plus normalised reason, `'<none>'` for a missing part.
- * Messages with no failure reason at all share the fingerprint `'<none>|<none>'`.
+ * Longest fingerprint, characters. A longer one keeps its first characters and ends in `#` and 16
+ * hex digits of the SHA-256 of the whole, so distinct causes stay distinct while an incident
+ * summary of `MAX_CAUSE_GROUPS` groups (summary.ts) stays far under DynamoDB's 400 KB item (and Step
+ * Functions' 256 KiB payload) however long the consumers' reasons are.
+ */
+export const MAX_FINGERPRINT_CHARS = 512;
+
+/**
+ * The failure fingerprint: error class plus normalised reason, `'<none>'` for a missing part,
+ * at most {@link MAX_FINGERPRINT_CHARS} characters. Messages with no failure reason at all share
+ * the fingerprint `'<none>|<none>'`.
  */
 export function fingerprint(errorClass: string | undefined, errorMessage: string | undefined): string {
-  return `${errorClass?.trim() || '<none>'}|${errorMessage ? normaliseReason(errorMessage) || '<none>' : '<none>'}`;
+  const whole = `${errorClass?.trim() || '<none>'}|${errorMessage ? normaliseReason(errorMessage) || '<none>' : '<none>'}`;
+  if (whole.length <= MAX_FINGERPRINT_CHARS) return whole;
+  const digest = createHash('sha256').update(whole).digest('hex').slice(0, 16);
+  let keep = MAX_FINGERPRINT_CHARS - 17;
+  const last = whole.charCodeAt(keep - 1);
+  if (last >= 0xd800 && last <= 0xdbff) keep -= 1; // not half of a surrogate pair
+  return `${whole.slice(0, keep)}#${digest}`;
 }
 
 const compiled = new Map<string, RegExp>();
