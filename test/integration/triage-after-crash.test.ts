@@ -100,7 +100,7 @@ describe('triage retry after a crash mid-scan', () => {
     expect(await queueDepth(sqsClient(), seeded.dlqUrl)).toEqual({ visible: 20, inFlight: 0 });
   });
 
-  it('records a partial inventory, never "empty" and never a complete incident of half the DLQ, when the held messages outlast its budget', async () => {
+  it('hands the inventory to the workflow, never "empty" and never a complete incident of half the DLQ, when the held messages outlast its budget', async () => {
     const seeded = await seedDlq({
       sqs: sqsClient(),
       dlqName: 'crashhold-dlq',
@@ -115,9 +115,12 @@ describe('triage retry after a crash mid-scan', () => {
       deps(starts, () => end - Date.now()),
     );
     const q = allHeld.queues[0];
-    expect(q?.outcome).toBe('partial');
-    expect(q?.reason).toContain('partial inventory (in-flight)');
-    expect(starts).toEqual([]);
-    expect(await createEnvelopeStore().getCursor(seeded.dlqArn)).toMatchObject({ reason: 'in-flight' });
+    // A standard DLQ's inventory is a session: the workflow's ContinueInventory steps go on
+    // waiting for the crashed run's messages (their visibility timeout ends), and the approval
+    // comes only when the session is complete.
+    expect(q?.outcome).toBe('continuing');
+    expect(starts).toEqual([q?.incidentId]);
+    const session = await createInventorySessionStore().get(seeded.dlqArn, q?.incidentId as string);
+    expect(session).toMatchObject({ status: 'RUNNING', stopReason: 'in-flight', inventoried: 0 });
   });
 });
