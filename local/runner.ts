@@ -158,6 +158,11 @@ export interface ExecutionResult {
   path: string[];
   /** Invocations per Task state name (retries included). */
   invocations: Record<string, number>;
+  /**
+   * Time the bound functions ran, milliseconds, per Task state name (retries included; a callback
+   * Task's wait for its answer excluded): with each function's memory, the run's GB-seconds.
+   */
+  invocationMs: Record<string, number>;
   /** Each Task's last result, by state name. */
   taskResults: Record<string, unknown>;
   events: ExecutionEvent[];
@@ -452,6 +457,15 @@ export class LocalWorkflowRunner {
     const events: ExecutionEvent[] = [];
     const path: string[] = [];
     const invocations: Record<string, number> = {};
+    const invocationMs: Record<string, number> = {};
+    const timed = async <T>(state: string, run: () => Promise<T>): Promise<T> => {
+      const t0 = performance.now();
+      try {
+        return await run();
+      } finally {
+        invocationMs[state] = (invocationMs[state] ?? 0) + (performance.now() - t0);
+      }
+    };
     const taskResults: Record<string, unknown> = {};
     const openTokens = new Set<string>();
     let unclaimedToken: string | undefined;
@@ -524,7 +538,7 @@ export class LocalWorkflowRunner {
           result = await this.awaitCallback(plan, payload, token, name);
         } else {
           const event = plan.kind === 'invoke' ? (payload as Json).Payload : payload;
-          const out = await this.invoke(plan, event, name);
+          const out = await timed(plan.stateName, () => this.invoke(plan, event, name));
           result =
             plan.kind === 'invoke' ? { Payload: out, StatusCode: 200, ExecutedVersion: '$LATEST' } : out;
         }
@@ -617,6 +631,7 @@ export class LocalWorkflowRunner {
         startedExecutions,
         path,
         invocations,
+        invocationMs,
         taskResults,
         events,
         durationMs: Date.now() - startedAt,

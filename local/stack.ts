@@ -94,6 +94,12 @@ export interface LocalStackOptions {
    * the same proxy). @default false
    */
   sqsBlocksFifoGroups?: boolean;
+  /**
+   * An SQS stand-in already running, e.g. in another process (bench/big-incident runs it apart so
+   * the pipeline's memory is measured without the queue's): no in-process SQS server is started.
+   * Not together with `sqsEnforcesKms` or `sqsBlocksFifoGroups`. @default undefined (start one in this process)
+   */
+  sqsEndpoint?: string;
 }
 
 /** A DynamoDB Local JVM of its own, from {@link startDynamoLocal}. */
@@ -278,19 +284,24 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
   const sqsPort = await freePort();
   const proxied = options.sqsEnforcesKms || options.sqsBlocksFifoGroups;
-  const sqsServer = proxied
-    ? undefined
-    : await createSqsServer({
-        port: sqsPort,
-        hostname: '127.0.0.1',
-        region,
-        accountId,
-        emulateQueueCreationLifecycle: false,
-      });
+  const sqsServer =
+    proxied || options.sqsEndpoint
+      ? undefined
+      : await createSqsServer({
+          port: sqsPort,
+          hostname: '127.0.0.1',
+          region,
+          accountId,
+          emulateQueueCreationLifecycle: false,
+        });
   let dynamo: DynamoLocal | undefined;
   let standins: Standins;
   try {
-    standins = await startStandins({ region, accountId, sqsEndpoint: `http://127.0.0.1:${sqsPort}` });
+    standins = await startStandins({
+      region,
+      accountId,
+      sqsEndpoint: options.sqsEndpoint ?? `http://127.0.0.1:${sqsPort}`,
+    });
     if (proxied) {
       const proxy = await startKmsEnforcingSqs({
         port: sqsPort,
@@ -341,7 +352,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     client.destroy();
   };
 
-  const sqsEndpoint = `http://127.0.0.1:${sqsPort}`;
+  const sqsEndpoint = options.sqsEndpoint ?? `http://127.0.0.1:${sqsPort}`;
   const env: Record<string, string> = {
     AWS_REGION: region,
     AWS_DEFAULT_REGION: region,

@@ -106,6 +106,10 @@ export interface RunReport {
   largestPayloadBytes: number;
   /** Lambda invocations of the inventory (triage's first step, then ContinueInventory's). */
   inventoryInvocations: number;
+  /** Lambda invocations of the run's Tasks, by state name, every execution together (retries included). */
+  taskInvocations: Record<string, number>;
+  /** How long those invocations ran, milliseconds, by state name (the local machine's time). */
+  taskInvocationMs: Record<string, number>;
   /** Consumer facts: processed messages and keys processed twice (must be 0). */
   consumer: { processed: number; duplicatesSkipped: number; processedTwice: number };
   durationMs: number;

@@ -65,6 +65,8 @@ export interface RunScenarioOptions {
   input?: Record<string, unknown>;
   /** Runner options over the scenario's (e.g. `maxHistoryEvents`, to see a continuation). */
   runner?: Partial<Pick<RunnerOptions, 'maxHistoryEvents' | 'lambdaTimeoutMs'>>;
+  /** The demo consumer's own SQS client (a benchmark counts the pipeline's calls apart). */
+  consumerSqs?: SQSClient;
 }
 
 type Json = Record<string, unknown>;
@@ -376,6 +378,7 @@ export async function runLocalIncident(options: LocalIncidentOptions): Promise<L
 export async function runScenario(scenario: Scenario, options: RunScenarioOptions = {}): Promise<RunReport> {
   const setup = scenario.incident(options.messages);
   if (options.dlqDepth !== undefined) setup.dlqDepth = options.dlqDepth;
+  if (options.consumerSqs) setup.consumerSqs = options.consumerSqs;
   options.say?.(
     setup.dlqDepth !== undefined
       ? `[0.0s] Scenario ${scenario.name}: ${scenario.summary}\n[0.0s] Seeding the DLQ with ${setup.dlqDepth} orders dead-lettered during the outage (through the source queue's RedrivePolicy, without the consumer's rounds)...`
@@ -452,6 +455,8 @@ export async function runScenario(scenario: Scenario, options: RunScenarioOption
     inventoryInvocations:
       (triage.queues[0]?.summary?.coverage ? 1 : 0) +
       chain.reduce((n, r) => n + (r.invocations.ContinueInventory ?? 0), 0),
+    taskInvocations: sumByKey(chain.map((r) => r.invocations)),
+    taskInvocationMs: sumByKey(chain.map((r) => r.invocationMs)),
     consumer: {
       processed: consumer.stats.processed,
       duplicatesSkipped: consumer.stats.duplicatesSkipped,
@@ -481,6 +486,13 @@ export async function onCallReportOf(incidentId: string): Promise<OnCallReport |
   const incident = await createIncidentStore().getIncident(incidentId);
   if (!incident) return null;
   return buildOnCallReport(incident, await createAuditTrail().list(incidentId), Date.now());
+}
+
+/** Per-key sums of several count records. */
+function sumByKey(records: ReadonlyArray<Readonly<Record<string, number>>>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const r of records) for (const [k, v] of Object.entries(r)) out[k] = (out[k] ?? 0) + v;
+  return out;
 }
 
 /** The incident triage opens for this alarm event and DLQ (incident-store.ts `incidentIdOf`). */

@@ -48,6 +48,8 @@ export interface ScenarioOptions {
   dlqDepth?: number;
   /** Told how many messages are in the DLQ while it is seeded (`dlqDepth`). */
   onSeedProgress?: (deadLettered: number) => void;
+  /** The consumer's own SQS client (a benchmark counts the pipeline's calls apart). @default the `sqs` given */
+  consumerSqs?: SQSClient;
 }
 
 /** A prepared incident: the DLQ holds the dead-lettered messages, the consumer is still running. */
@@ -89,7 +91,7 @@ export async function prepareIncident(
     ...options.registration,
   });
   const consumer = new DemoConsumer({
-    sqs,
+    sqs: options.consumerSqs ?? sqs,
     queueUrl: queues.sourceUrl,
     queueArn: queues.sourceArn,
     maxReceiveCount: queues.maxReceiveCount,

@@ -1,0 +1,186 @@
+/**
+ * One big incident end to end, measured (run by bench/big-incident/run.ts in a process of its own,
+ * with the SQS stand-in in the parent process, so this process's memory is the pipeline's, not the
+ * queue's): a DLQ of N messages seeded straight, a bare receive-and-write loop over it for
+ * comparison, then the healthy scenario on the real triage handler, ASL and handlers
+ * (local/demo/run-scenario.ts). Prints one JSON line with the counters of every phase.
+ *
+ * Usage (through run.ts): BENCH_SQS_ENDPOINT=... LOCAL_DYNAMODB_ENDPOINT=... tsx child.ts N
+ */
+import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient, dynamoClient, sqsClient } from '#platform/clients.js';
+import { createSqsQueues } from '#platform/sqs-queues.js';
+import { autoApprover } from '../../local/approver.js';
+import type { RunPhase } from '../../local/demo/run-scenario.js';
+import { runScenario } from '../../local/demo/run-scenario.js';
+import { healthy } from '../../local/demo/scenarios/healthy.js';
+import { LocalWorkflowRunner } from '../../local/runner.js';
+import { startLocalStack } from '../../local/stack.js';
+import { type ApiCounts, countCalls, since, snapshot } from '../support/api-counters.js';
+
+const N = Number(process.argv[2] ?? 10_000);
+
+/** Counters, time and peak memory of one phase. */
+export interface PhaseMeasure {
+  ms: number;
+  sqs: ApiCounts;
+  dynamo: ApiCounts;
+  /** Peak resident set size of this process during the phase, bytes. */
+  peakRss: number;
+  /** Peak V8 heap in use during the phase, bytes. */
+  peakHeap: number;
+}
+
+/** What the child prints. */
+export interface IncidentMeasure {
+  messages: number;
+  phases: Partial<Record<RunPhase | 'bare-loop', PhaseMeasure>>;
+  /** Of the inventory phase: triage's own invocation, milliseconds. */
+  triageMs: number;
+  report: Awaited<ReturnType<typeof runScenario>>;
+  /** Task state -> function folder (for memory sizes). */
+  bindings: Record<string, string>;
+  rampRates: number[];
+  dwellSeconds: number;
+}
+
+async function main(): Promise<IncidentMeasure> {
+  await startLocalStack({
+    sqsEndpoint: process.env.BENCH_SQS_ENDPOINT as string,
+    dynamoEndpoint: process.env.LOCAL_DYNAMODB_ENDPOINT as string,
+    tableName: `bench-big-${N}-${process.pid}`,
+  });
+  const sqs = countCalls(sqsClient());
+  const dynamo = countCalls(dynamoClient());
+  const phases: IncidentMeasure['phases'] = {};
+  let current: { name: RunPhase | 'bare-loop'; at: number; sqs: ApiCounts; dynamo: ApiCounts } | undefined;
+  let peakRss = 0;
+  let peakHeap = 0;
+  const sample = () => {
+    const m = process.memoryUsage();
+    peakRss = Math.max(peakRss, m.rss);
+    peakHeap = Math.max(peakHeap, m.heapUsed);
+  };
+  const sampler = setInterval(sample, 100);
+  const mark = (name: RunPhase | 'bare-loop' | undefined) => {
+    sample();
+    const now = performance.now();
+    if (current)
+      phases[current.name] = {
+        ms: now - current.at,
+        sqs: since(sqs, current.sqs),
+        dynamo: since(dynamo, current.dynamo),
+        peakRss,
+        peakHeap,
+      };
+    peakRss = 0;
+    peakHeap = 0;
+    sample();
+    current = name ? { name, at: now, sqs: snapshot(sqs), dynamo: snapshot(dynamo) } : undefined;
+  };
+  let triageStart = 0;
+  let triageMs = 0;
+  const report = await runScenario(
+    {
+      ...healthy,
+      // The floor the inventory is compared with, on the same full DLQ and the same stack.
+      beforeTriage: async (ctx) => {
+        mark('bare-loop');
+        await bareLoop(ctx.incident.queues.dlqUrl, process.env.TABLE_NAME as string);
+        mark(undefined);
+      },
+    },
+    {
+      dlqDepth: N,
+      approver: autoApprover(),
+      // The consumer's calls are not the pipeline's.
+      consumerSqs: new SQSClient({}),
+      say: (line) => {
+        if (/\] DLQ alarm /.test(line)) triageStart = performance.now();
+        if (/\] Triage: /.test(line)) triageMs = performance.now() - triageStart;
+      },
+      onPhase: (phase) => mark(phase === 'done' ? undefined : phase),
+    },
+  );
+  mark(undefined);
+  clearInterval(sampler);
+  const bindings = new LocalWorkflowRunner().taskBindings();
+  return {
+    messages: N,
+    phases,
+    triageMs,
+    report,
+    bindings,
+    rampRates: healthyRamp.rampRates,
+    dwellSeconds: healthyRamp.dwellSeconds,
+  };
+}
+
+/** The demo registration's ramp (local/demo/scenario.ts). */
+const healthyRamp = { rampRates: [5, 50, 200], dwellSeconds: 2 };
+
+/**
+ * The floor: receive 10 with every attribute (held), BatchWrite 25 minimal items, release; no
+ * envelope, no existence check, no summary.
+ */
+async function bareLoop(dlqUrl: string, table: string): Promise<number> {
+  const handles: string[] = [];
+  let pending: Array<Record<string, unknown>> = [];
+  let seen = 0;
+  const writes: Promise<unknown>[] = [];
+  const flush = () => {
+    for (let i = 0; i < pending.length; i += 25) {
+      const batch = pending.slice(i, i + 25);
+      writes.push(
+        documentClient().send(
+          new BatchWriteCommand({
+            RequestItems: { [table]: batch.map((Item) => ({ PutRequest: { Item } })) },
+          }),
+        ),
+      );
+    }
+    pending = [];
+  };
+  for (;;) {
+    const out = await sqsClient().send(
+      new ReceiveMessageCommand({
+        QueueUrl: dlqUrl,
+        MaxNumberOfMessages: 10,
+        VisibilityTimeout: 3600,
+        WaitTimeSeconds: 1,
+        MessageAttributeNames: ['All'],
+        MessageSystemAttributeNames: ['All'],
+        AttributeNames: ['All'],
+      }),
+    );
+    const messages = out.Messages ?? [];
+    if (messages.length === 0) break;
+    for (const m of messages) {
+      handles.push(m.ReceiptHandle as string);
+      pending.push({ pk: 'BENCH', sk: m.MessageId, body: m.Body });
+      seen++;
+    }
+    if (pending.length >= 100) {
+      flush();
+      if (writes.length >= 16) await Promise.all(writes.splice(0));
+    }
+  }
+  flush();
+  await Promise.all(writes);
+  await createSqsQueues().changeVisibility(dlqUrl, handles, 0);
+  return seen;
+}
+
+main().then(
+  (measure) => {
+    process.stdout.write(`${JSON.stringify(measure)}\n`);
+    process.exit(0);
+  },
+  (error: unknown) => {
+    process.stderr.write(
+      `bench child failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    process.exit(1);
+  },
+);

@@ -1,0 +1,100 @@
+/**
+ * Counts the AWS calls an SDK client sends, by command, and sums the DynamoDB capacity they
+ * consume (the middleware asks every DynamoDB call that can report it for `ReturnConsumedCapacity`
+ * INDEXES, which DynamoDB Local answers as the service would). The pipeline's code is unchanged:
+ * only the client is instrumented.
+ *
+ * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html
+ */
+
+/** Calls by command name, and consumed DynamoDB capacity units. */
+export interface ApiCounts {
+  calls: Record<string, number>;
+  /** Read capacity units (DynamoDB). */
+  rcu: number;
+  /** Write capacity units (DynamoDB), base table and index writes together. */
+  wcu: number;
+}
+
+/** DynamoDB calls that take ReturnConsumedCapacity. */
+const REPORTS_CAPACITY = new Set([
+  'GetItemCommand',
+  'PutItemCommand',
+  'UpdateItemCommand',
+  'DeleteItemCommand',
+  'QueryCommand',
+  'ScanCommand',
+  'BatchGetItemCommand',
+  'BatchWriteItemCommand',
+  'TransactWriteItemsCommand',
+  'TransactGetItemsCommand',
+]);
+/** Write calls (their capacity is write units). */
+const WRITES = new Set([
+  'PutItemCommand',
+  'UpdateItemCommand',
+  'DeleteItemCommand',
+  'BatchWriteItemCommand',
+  'TransactWriteItemsCommand',
+  'BatchExecuteStatementCommand',
+]);
+/**
+ * BatchExecuteStatement does not report capacity (DynamoDB Local): its UPDATEs of an envelope's
+ * observation fields count as this many write units each (an envelope item of 1-2 KB).
+ */
+const WRITE_UNITS_PER_STATEMENT = 2;
+
+type Stack = { middlewareStack: { add: (m: unknown, o: unknown) => void } };
+
+/** Instruments `client` (an SDK v3 client) and returns its live counts. */
+export function countCalls(client: unknown): ApiCounts {
+  const counts: ApiCounts = { calls: {}, rcu: 0, wcu: 0 };
+  (client as Stack).middlewareStack.add(
+    (
+      next: (args: unknown) => Promise<{ output?: Record<string, unknown> }>,
+      context: { commandName?: string },
+    ) =>
+      async (args: { input?: Record<string, unknown> }) => {
+        const name = context.commandName ?? 'unknown';
+        counts.calls[name] = (counts.calls[name] ?? 0) + 1;
+        if (REPORTS_CAPACITY.has(name) && args.input) args.input.ReturnConsumedCapacity = 'INDEXES';
+        const result = await next(args);
+        const consumed = result.output?.ConsumedCapacity as
+          | { CapacityUnits?: number }
+          | Array<{ CapacityUnits?: number }>
+          | undefined;
+        const units = (Array.isArray(consumed) ? consumed : consumed ? [consumed] : []).reduce(
+          (n, c) => n + (c.CapacityUnits ?? 0),
+          0,
+        );
+        if (name === 'BatchExecuteStatementCommand')
+          counts.wcu +=
+            ((args.input?.Statements as unknown[] | undefined)?.length ?? 0) * WRITE_UNITS_PER_STATEMENT;
+        else if (WRITES.has(name)) counts.wcu += units;
+        else counts.rcu += units;
+        return result;
+      },
+    { step: 'initialize', name: 'bench-api-counters' },
+  );
+  return counts;
+}
+
+/** A copy of the counts now (to subtract later). */
+export function snapshot(counts: ApiCounts): ApiCounts {
+  return { calls: { ...counts.calls }, rcu: counts.rcu, wcu: counts.wcu };
+}
+
+/** What happened between two snapshots. */
+export function since(now: ApiCounts, before: ApiCounts): ApiCounts {
+  const calls: Record<string, number> = {};
+  for (const [k, v] of Object.entries(now.calls)) {
+    const d = v - (before.calls[k] ?? 0);
+    if (d > 0) calls[k] = d;
+  }
+  return { calls, rcu: now.rcu - before.rcu, wcu: now.wcu - before.wcu };
+}
+
+/** Total calls of a count. */
+export function totalCalls(counts: ApiCounts): number {
+  return Object.values(counts.calls).reduce((a, b) => a + b, 0);
+}
