@@ -61,7 +61,7 @@ describe('a DLQ deeper than one invocation can inventory (inventory on the engin
       outcome: 'Done',
       deadLettered: DEPTH,
       inventoried: DEPTH,
-      lost: 0,
+      missing: 0,
       countsAddUp: true,
     });
     // Approval once, for the whole incident, after the inventory released what it held.
