@@ -51,6 +51,7 @@ import {
 } from './inventory.js';
 import type { InventoryCoverage, QueueRegistration } from './model.js';
 import {
+  addToSummary,
   emptySummary,
   finishSummary,
   mergeSummaries,
@@ -397,6 +398,7 @@ export async function inventoryStep(
     let seq = session.holdPages;
     const holdLimit = session.holdLimit;
     const current = session;
+    const added = emptySummary();
     try {
       run = await inventoryDlq(
         {
@@ -405,6 +407,7 @@ export async function inventoryStep(
           incidentId,
           inventory: { id: current.inventoryId, step },
           collectEnvelopes: false,
+          onAdded: (envelope, at) => addToSummary(added, envelope, at),
           ...(input.budgets ? { budgets: input.budgets } : {}),
           hold: {
             untilMs: current.holdUntil,
@@ -432,7 +435,7 @@ export async function inventoryStep(
     }
     const next: InventorySession = {
       ...session,
-      summary: mergeSummaries(session.summary, run.summary),
+      summary: mergeSummaries(session.summary, added),
       inventoried: session.inventoried + run.added,
       created: session.created + run.created,
       held: session.held + run.handedOver,

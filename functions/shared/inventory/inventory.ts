@@ -41,7 +41,6 @@ import { buildEnvelope, type EnvelopeWrite } from './envelope.js';
 import type { EnvelopeStore } from './envelope-store.js';
 import type { Envelope, QueueRegistration } from './model.js';
 import { describeBudget, type ReceiveBudget, receiveBudget } from './receive-budget.js';
-import { addToSummary, emptySummary, type PartialSummary } from './summary.js';
 
 /** Budgets of one inventory run. */
 export interface InventoryBudgets {
@@ -134,17 +133,18 @@ export interface InventoryInput {
    * memory does not grow with the DLQ. @default true
    */
   collectEnvelopes?: boolean;
+  /**
+   * Told of every envelope this run added to the inventory (stored, not a duplicate of an earlier
+   * step), with the time it was stored, epoch ms: an inventory that spans invocations summarises
+   * as it goes, so memory does not grow with the DLQ.
+   */
+  onAdded?: (envelope: Envelope, at: number) => void;
 }
 
 /** What one inventory run did. */
 export interface InventoryResult {
   /** Envelopes of every distinct message received in this run (no bodies); empty with `collectEnvelopes: false`. */
   envelopes: Envelope[];
-  /**
-   * Summary of the envelopes this run stored, duplicates (stored by an earlier step of the same
-   * inventory) left out: the messages it added to the inventory.
-   */
-  summary: PartialSummary;
   /** Messages this run added to the inventory: envelopes written, duplicates of earlier steps excluded. */
   added: number;
   /** Messages still held at the end and handed over to `hold.record` (hold mode, a run that stops on a budget). */
@@ -206,7 +206,6 @@ export async function inventoryDlq(input: InventoryInput, deps: InventoryDeps): 
   const alreadyHeld = hold?.alreadyHeld ?? 0;
   const result: InventoryResult = {
     envelopes: [],
-    summary: emptySummary(),
     added: 0,
     handedOver: 0,
     received: 0,
@@ -265,7 +264,7 @@ export async function inventoryDlq(input: InventoryInput, deps: InventoryDeps): 
           const at = deps.now();
           for (const w of batch) {
             if (skip.has(w.envelope.messageId)) continue;
-            addToSummary(result.summary, w.envelope, at);
+            input.onAdded?.(w.envelope, at);
             result.added += 1;
           }
         },
