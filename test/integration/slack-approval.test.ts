@@ -8,25 +8,28 @@
  * pointed there by AWS_ENDPOINT_URL_SFN / AWS_ENDPOINT_URL_LAMBDA).
  */
 import { readFileSync } from 'node:fs';
-import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { approvalIdForToken, createApprovalStore } from '#approval/approval-store.js';
 import { createSlackApi } from '#approval/slack-client.js';
 import { EXPIRED_TEXT } from '#approval/slack-messages.js';
-import { resetSlackSecrets } from '#approval/slack-secrets.js';
 import { createIncidentStore } from '#incident/incident-store.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import type { IncidentSummary } from '#inventory/model.js';
-import { resetClients } from '#platform/clients.js';
 import { sleep } from '#platform/sleep.js';
 import { signSlackRequest } from '../../functions/slack-interaction/slack-signature.js';
 import { startSlackEndpoint } from '../../local/slack-endpoint.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { startAwsFake } from '../support/aws-fake.js';
-import { type SlackCapture, startSlackCapture } from '../support/slack-capture.js';
+import { lambdaContext as context } from '../support/redrive-fixtures.js';
+import type { SlackCapture } from '../support/slack-capture.js';
+import {
+  type Handler,
+  type SlackRig,
+  signedInteraction,
+  startSlackRig,
+} from '../support/slack-interaction.js';
 
 const SECRET = 'test-signing-secret-not-real-0001'; // the fake secret of cases C15/C16
-const context = { functionName: 'slack-interaction', awsRequestId: 'req-1' } as unknown as Context;
 const basePayload = JSON.parse(
   readFileSync(new URL('../../events/slack/request-approval-task-payload.json', import.meta.url), 'utf8'),
 ) as {
@@ -39,11 +42,11 @@ const clickTemplate = JSON.parse(
 ) as Record<string, unknown>;
 
 let stack: LocalStack;
+let rig: SlackRig;
 let capture: SlackCapture;
 let sfn: Awaited<ReturnType<typeof startAwsFake>>;
-let lambda: Awaited<ReturnType<typeof startAwsFake>>;
+let lambda: SlackRig['lambda'];
 let sfnError: string | null = null;
-type Handler = (event: unknown, context: Context) => Promise<unknown>;
 let requestApprovalHandler: Handler;
 let interactionHandler: Handler;
 
@@ -52,24 +55,13 @@ const HOUR = 3_600_000;
 
 beforeAll(async () => {
   stack = await startLocalStack();
-  capture = await startSlackCapture();
   sfn = await startAwsFake(() =>
     sfnError
       ? { status: 400, body: { __type: sfnError, message: 'Provided task does not exist anymore' } }
       : { status: 200, body: {} },
   );
-  lambda = await startAwsFake(() => ({ status: 202, body: {} }));
-  Object.assign(process.env, {
-    AWS_ENDPOINT_URL_SFN: sfn.url,
-    AWS_ENDPOINT_URL_LAMBDA: lambda.url,
-    SLACK_API_URL: capture.apiUrl,
-    SLACK_BOT_TOKEN: 'xoxb-test',
-    SLACK_SIGNING_SECRET: SECRET,
-    SLACK_RESPONSE_URL_PREFIXES: capture.url,
-    AWS_LAMBDA_FUNCTION_NAME: 'slack-interaction',
-  });
-  resetClients();
-  resetSlackSecrets();
+  rig = await startSlackRig(SECRET, { AWS_ENDPOINT_URL_SFN: sfn.url });
+  ({ capture, lambda } = rig);
   requestApprovalHandler = (await import('../../functions/request-approval/handler.js')).handler as Handler;
   interactionHandler = (await import('../../functions/slack-interaction/handler.js')).handler as Handler;
 
@@ -123,11 +115,9 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await capture?.close();
-  for (const fake of [sfn, lambda]) {
-    fake?.server.closeAllConnections();
-    fake?.server.close();
-  }
+  await rig?.close();
+  sfn?.server.closeAllConnections();
+  sfn?.server.close();
   await stack?.stop();
 });
 
@@ -160,30 +150,14 @@ function click(
       },
     ],
   };
-  const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
-  const ts = String(Math.floor(Date.now() / 1000));
-  return {
-    version: '2.0',
-    rawPath: '/',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      'x-slack-request-timestamp': ts,
-      'x-slack-signature': signSlackRequest(SECRET, ts, body),
-      ...(options.retry ? { 'x-slack-retry-num': '1', 'x-slack-retry-reason': 'http_timeout' } : {}),
-    },
-    requestContext: { http: { method: 'POST', path: '/' } },
-    body: options.base64 === false ? body : Buffer.from(body).toString('base64'),
-    isBase64Encoded: options.base64 !== false,
-  };
+  return signedInteraction(SECRET, payload, {
+    retry: options.retry === true,
+    base64: options.base64 !== false,
+  });
 }
 
 /** Sends a click to the real handler, then runs what it async-invoked (as Lambda would). */
-async function clickAndRunFollowUps(event: unknown) {
-  const before = lambda.calls.length;
-  const ack = await interactionHandler(event, context);
-  for (const call of lambda.calls.slice(before)) await interactionHandler(call.body, context);
-  return ack;
-}
+const clickAndRunFollowUps = (event: unknown) => rig.clickAndRunFollowUps(interactionHandler, event);
 
 const updatesFor = (approvalId: string) =>
   capture.responses.filter((r) => r.id === approvalId).map((r) => r.body);

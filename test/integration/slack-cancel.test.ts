@@ -6,54 +6,38 @@
  * ramp `cancelled`, and the progress message says so. Lambda's async Invoke (the interaction's
  * follow-up) goes to a recording fake, as in slack-approval.test.ts.
  */
-import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApprovalStore } from '#approval/approval-store.js';
 import { CANCEL_ACTION_ID } from '#approval/ramp-progress-message.js';
-import { resetSlackSecrets } from '#approval/slack-secrets.js';
 import { createAuditTrail } from '#incident/audit-trail.js';
 import { createCancelRequests } from '#incident/cancel-requests.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
-import { resetClients } from '#platform/clients.js';
 import type { RampResult } from '../../functions/move-task/move-task.js';
-import { signSlackRequest } from '../../functions/slack-interaction/slack-signature.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
-import { startAwsFake } from '../support/aws-fake.js';
-import { planFor } from '../support/redrive-fixtures.js';
-import { type SlackCapture, startSlackCapture } from '../support/slack-capture.js';
-import { scaled } from '../support/timeouts.js';
+import { lambdaContext as context, planFor } from '../support/redrive-fixtures.js';
+import type { SlackCapture } from '../support/slack-capture.js';
+import {
+  type Handler,
+  type SlackRig,
+  signedInteraction,
+  startSlackRig,
+} from '../support/slack-interaction.js';
 
 const SECRET = 'test-signing-secret-not-real-0002';
-const context = {
-  functionName: 'slack-interaction',
-  awsRequestId: 'req-1',
-  getRemainingTimeInMillis: () => scaled(60_000),
-} as unknown as Context;
 const DLQ = 'arn:aws:sqs:us-east-1:123456789012:cancel-orders-dlq';
 const APPROVERS = ['U0APPROVER1', 'U0APPROVER2'];
-type Handler = (event: unknown, context: Context) => Promise<unknown>;
 type Block = { type: string; elements?: Array<{ action_id?: string; value?: string }> };
 
 let stack: LocalStack;
+let rig: SlackRig;
 let capture: SlackCapture;
-let lambda: Awaited<ReturnType<typeof startAwsFake>>;
 let interactionHandler: Handler;
 let moveTaskHandler: Handler;
 
 beforeAll(async () => {
   stack = await startLocalStack();
-  capture = await startSlackCapture();
-  lambda = await startAwsFake(() => ({ status: 202, body: {} }));
-  Object.assign(process.env, {
-    AWS_ENDPOINT_URL_LAMBDA: lambda.url,
-    SLACK_API_URL: capture.apiUrl,
-    SLACK_BOT_TOKEN: 'xoxb-test',
-    SLACK_SIGNING_SECRET: SECRET,
-    SLACK_RESPONSE_URL_PREFIXES: capture.url,
-    AWS_LAMBDA_FUNCTION_NAME: 'slack-interaction',
-  });
-  resetClients();
-  resetSlackSecrets();
+  rig = await startSlackRig(SECRET);
+  capture = rig.capture;
   interactionHandler = (await import('../../functions/slack-interaction/handler.js')).handler as Handler;
   moveTaskHandler = (await import('../../functions/move-task/handler.js')).handler as Handler;
   await createQueueRegistry().putRegistration({
@@ -64,9 +48,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await capture?.close();
-  lambda?.server.closeAllConnections();
-  lambda?.server.close();
+  await rig?.close();
   await stack?.stop();
 });
 
@@ -126,27 +108,11 @@ function cancelClick(
     response_url: capture.responseUrl(responseId),
     actions: [{ type: 'button', action_id: CANCEL_ACTION_ID, block_id: 'redrive_progress', value }],
   };
-  const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
-  const ts = String(Math.floor(Date.now() / 1000));
-  return {
-    version: '2.0',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      'x-slack-request-timestamp': ts,
-      'x-slack-signature': signSlackRequest(secret, ts, body),
-    },
-    body,
-    isBase64Encoded: false,
-  };
+  return signedInteraction(secret, payload);
 }
 
 /** Sends a click to the real handler, then runs what it async-invoked (as Lambda would). */
-async function clickAndRunFollowUps(event: unknown) {
-  const before = lambda.calls.length;
-  const ack = await interactionHandler(event, context);
-  for (const call of lambda.calls.slice(before)) await interactionHandler(call.body, context);
-  return ack;
-}
+const clickAndRunFollowUps = (event: unknown) => rig.clickAndRunFollowUps(interactionHandler, event);
 
 describe('Slack Cancel button with the real slack-interaction and MoveTask handlers (DynamoDB Local)', () => {
   it('the ramp posts its progress into the approval thread with a Cancel button naming the run', async () => {
