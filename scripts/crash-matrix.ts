@@ -6,7 +6,8 @@
  *
  * The call sites come from a discovery run without faults: every distinct place in `functions/`
  * (or `packages/`) that called AWS, per function, sorted, so every shard plans the same cells.
- * `.ci/run` runs the representative subset after `npm test` (docs/testing.md has the numbers).
+ * `.ci/run` runs the whole matrix after `npm test` (`--parallel 2 --concurrency 5`, 15-17 min;
+ * docs/redrive-workflow.md has the numbers).
  *
  *   npm run crash-matrix                          # every cell
  *   npm run crash-matrix -- --only park,triage    # the cells of some functions
@@ -14,7 +15,7 @@
  *   npm run crash-matrix -- --concurrency 2       # cells at once in one process (default 3)
  *   npm run crash-matrix -- --shard 2/4           # the 2nd of 4 interleaved slices of the cells
  *   npm run crash-matrix -- --parallel 2          # 2 processes (shards 1/2, 2/2), summaries merged
- *   npm run crash-matrix -- --representative      # one site per function, both kinds (.ci/run)
+ *   npm run crash-matrix -- --representative      # one write site per function, both kinds
  *   npm run crash-matrix -- --list                # the call sites of the discovery run, and stop
  *   npm run crash-matrix -- --site sqs-queues.ts:215 --verbose   # matching sites; dump failed cells
  *

@@ -14,13 +14,14 @@
  *   outside the pipeline, or expired).
  *
  * `inventoried + lateArrivals + returned == redriven + parked + discarded + inDlq + inFlight +
- * missing`, and the run is `balanced` only when that holds and `missing == 0`. When some of the gone envelopes
- * cannot all be explained, the ones with evidence of arrival (a consumer recorded their key as
- * processed, or their key is back in the DLQ under a new MessageId) are REDRIVEN, and the others
- * are named in `missingMessages` (exactly the missing ones when their number matches, else the
- * candidates, `missingExact: false`); those envelopes stay IN_DLQ until a later reconcile settles
- * them. Returned samples and other messages first seen now get new envelopes marked as late
- * arrivals of the incident. The result is written to the incident.
+ * missing`, and the run is `balanced` only when that holds and `missing == 0`. When the gone
+ * envelopes cannot all be explained, the ones with evidence of arrival (a consumer recorded their
+ * key as processed after they were last seen in the DLQ, or their key is back in the DLQ under a
+ * new MessageId) are REDRIVEN (beyond the tasks' count: `redrivenOutside`, moved outside the
+ * pipeline), and the others are named in `missingMessages` (exactly the missing ones when their
+ * number matches, else the candidates, `missingExact: false`); those envelopes stay IN_DLQ until a
+ * later reconcile settles them. Returned samples and other messages first seen now get new
+ * envelopes marked as late arrivals of the incident. The result is written to the incident.
  *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ListMessageMoveTasks.html
