@@ -56,6 +56,7 @@ import { sleep } from '#platform/sleep.js';
 import { type QueueInfo, queueDepth, type SqsQueues } from '#platform/sqs-queues.js';
 import * as z from '#platform/zod.js';
 import type { Newcomers } from '#transfer/late-arrivals.js';
+import { sampleCopyProblem } from '#transfer/message-transfer.js';
 import { type MoveTaskRecords, recordedTask } from '#transfer/move-task-record.js';
 import { activeTask, activeTaskRefusal, type MoveTasks } from '#transfer/move-tasks.js';
 import { kindOfArn } from '#transfer/mover-targets.js';
@@ -323,6 +324,10 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
   let toPark = 0;
   let inDlq = 0;
   const pointers: PointerEnvelope[] = [];
+  /** Messages the sample may draw from: checked against their destination's size once it is known (F3). */
+  const redrivable: Array<
+    Pick<Envelope, 'messageId' | 'sourceArn' | 'messageAttributes' | 'bodyBytes' | 'idempotencyKey'>
+  > = [];
   const receiveCounts: Array<Pick<Envelope, 'messageId' | 'receiveCount' | 'state'>> = [];
   let nonSqsOrigins = 0;
   const counter = new SelectionCounter(plan);
@@ -339,12 +344,16 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
     // A pointer is checked again on every run (its object may be back): its old mark decides nothing here.
     const { classification, redriveCount, sourceArn } = envelope;
     if (parkReason({ classification, redriveCount, sourceArn }, plan)) toPark += 1;
-    else if (envelope.payload)
-      pointers.push({
-        messageId: envelope.messageId,
-        payload: envelope.payload,
-        goneAt: envelope.payloadGoneAt,
-      });
+    else {
+      const { messageId, messageAttributes, bodyBytes, idempotencyKey } = envelope;
+      redrivable.push({ messageId, sourceArn, messageAttributes, bodyBytes, idempotencyKey });
+      if (envelope.payload)
+        pointers.push({
+          messageId: envelope.messageId,
+          payload: envelope.payload,
+          goneAt: envelope.payloadGoneAt,
+        });
+    }
     if (envelope.sourceArn === 'unknown') unknownOrigin += 1;
     else envelopeSources.set(envelope.sourceArn, (envelopeSources.get(envelope.sourceArn) ?? 0) + 1);
     if (earliest === null || envelope.retentionDeadline < earliest) earliest = envelope.retentionDeadline;
@@ -468,6 +477,8 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
     targets.map((t) => t.arn),
   );
   if (mismatch) return refused(mismatch.message, { dlqDepth });
+  const unsampleable = unsampleableWarning(redrivable, targets, plan);
+  if (unsampleable) warnings.push(unsampleable);
 
   // 5: one active move task per source ARN. The pipeline's own task that outlived a failed run
   // (the record names another execution) is being cancelled: wait for it to end, within
@@ -601,6 +612,52 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
       sampleOnly: plan.mode === 'sample-only',
     }),
   };
+}
+
+/** How many messages {@link unsampleableWarning} names. */
+const UNSAMPLEABLE_NAMED = 10;
+
+/**
+ * The warning for messages the sample cannot copy (breaker F3): their attributes leave no room for
+ * the pipeline's three (SQS allows 10), or the copy with them exceeds the destination's
+ * MaximumMessageSize. SampleRedrive draws the sample from the others; the move task still
+ * carries these, unchanged and unsampled, so the approval and the report say how many and which.
+ *
+ * @returns the warning, or null when the sample can copy every message.
+ */
+function unsampleableWarning(
+  redrivable: ReadonlyArray<
+    Pick<Envelope, 'messageId' | 'sourceArn' | 'messageAttributes' | 'bodyBytes' | 'idempotencyKey'>
+  >,
+  targets: readonly QueueInfo[],
+  plan: ExecutionPlan,
+): string | null {
+  const limitOf = (sourceArn: string) =>
+    (plan.destinationArn ? targets[0] : targets.find((t) => t.arn === sourceArn))?.maximumMessageSize;
+  const found = { 'no-room': [] as string[], 'too-large': [] as string[] };
+  for (const e of redrivable) {
+    const limit = limitOf(e.sourceArn);
+    const problem = limit === undefined ? null : sampleCopyProblem(e, plan.incidentId, limit);
+    if (problem) found[problem].push(e.messageId);
+  }
+  const ids = [...found['no-room'], ...found['too-large']];
+  if (ids.length === 0) return null;
+  const why = [
+    found['no-room'].length > 0
+      ? `${found['no-room'].length} with no room for the pipeline's 3 attributes (SQS allows 10 per message)`
+      : '',
+    found['too-large'].length > 0
+      ? `${found['too-large'].length} larger than the destination's MaximumMessageSize with them`
+      : '',
+  ]
+    .filter(Boolean)
+    .join(', ');
+  const which = `${ids.slice(0, UNSAMPLEABLE_NAMED).join(', ')}${ids.length > UNSAMPLEABLE_NAMED ? `, ... (${ids.length - UNSAMPLEABLE_NAMED} more)` : ''}`;
+  const sample =
+    ids.length >= redrivable.length
+      ? 'no message can be sampled, so the sample verifies nothing'
+      : 'the sample is drawn from the others';
+  return `${ids.length} message(s) cannot be copied by the sample (${why}): ${sample}, and the move task carries them unsampled and unchanged: ${which}`;
 }
 
 /**

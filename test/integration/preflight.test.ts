@@ -201,6 +201,50 @@ describe('Preflight against the local stack', () => {
     expect(result.retentionHeadroomSeconds).toBeLessThanOrEqual(4 * 86_400);
   });
 
+  it('names the messages the sample cannot copy (no room for its attributes, too large with them) so the approval says the move task carries them unsampled (F3)', async () => {
+    const attrs = (n: number) =>
+      Object.fromEntries(
+        Array.from({ length: n }, (_, i) => [`a${i}`, { DataType: 'String', StringValue: `v${i}` }]),
+      );
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'uncopyable-dlq',
+      sourceNames: ['uncopyable-src'],
+      messages: [
+        { body: '{"n":"crowded"}', attributes: attrs(8) },
+        { body: `{"n":"big","pad":"${'x'.repeat(990)}"}` },
+        { body: '{"n":"plain-1"}' },
+        { body: '{"n":"plain-2"}', attributes: attrs(7) },
+      ],
+      incidentId: 'inc-uncopyable',
+    });
+    // The smallest MaximumMessageSize SQS allows: the big body fits alone, not with our attributes.
+    await sqsClient().send(
+      new SetQueueAttributesCommand({
+        QueueUrl: dlq.sources[0]?.url,
+        Attributes: { MaximumMessageSize: '1024' },
+      }),
+    );
+    const ids = new Map<string, string>();
+    for await (const e of createEnvelopeStore().listEnvelopes(dlq.dlqArn)) {
+      const n = Object.keys(e.messageAttributes).length;
+      ids.set(n === 8 ? 'crowded' : e.bodyBytes > 900 ? 'big' : n === 7 ? 'plain-2' : 'plain-1', e.messageId);
+    }
+    expect(ids.size).toBe(4);
+
+    const result = await run({ action: 'preflight', plan: planFor(dlq, { incidentId: 'inc-uncopyable' }) });
+
+    expect(result.ok).toBe(true);
+    const warning = result.warnings.find((w) => w.includes('cannot be copied by the sample'));
+    expect(warning).toMatch(
+      /^2 message\(s\) cannot be copied by the sample \(1 with no room for the pipeline's 3 attributes \(SQS allows 10 per message\), 1 larger than the destination's MaximumMessageSize with them\): the sample is drawn from the others, and the move task carries them unsampled and unchanged: /,
+    );
+    expect(warning).toContain(ids.get('crowded'));
+    expect(warning).toContain(ids.get('big'));
+    expect(warning).not.toContain(ids.get('plain-1'));
+    expect(warning).not.toContain(ids.get('plain-2'));
+  });
+
   it('C04 recheck reports an emptied DLQ as dlqDepth 0', async () => {
     const dlq = await seedAndInventory({
       sqs: sqsClient(),

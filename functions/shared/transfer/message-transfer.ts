@@ -27,6 +27,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { PIPELINE_ATTRIBUTES, setOwn, sha256Hex } from '#inventory/idempotency-key.js';
+import type { Envelope } from '#inventory/model.js';
 import { sqsClient } from '#platform/clients.js';
 import { awsErrorName, errorMessage, isRetryable, RedriveError, TransientError } from '#platform/errors.js';
 import { adaptSqsError } from '#platform/sqs-queues.js';
@@ -199,6 +200,39 @@ export function outgoingOf(
   if (req.destinationMaxBytes !== null && sizeBytes > req.destinationMaxBytes)
     return { result: { result: 'too-large', sizeBytes, limitBytes: req.destinationMaxBytes } };
   return { outgoing };
+}
+
+/**
+ * Why the sample could not copy a stored message to a destination, before anything is received
+ * (Preflight, breaker F3): `no-room` when its attributes leave no room for the pipeline's three
+ * (SQS allows 10), `too-large` when the copy with them would exceed `destinationMaxBytes`; null
+ * when the sample can copy it. The same rules as {@link outgoingOf}, from the envelope's stored
+ * attributes and body size (the body itself is not read).
+ */
+export function sampleCopyProblem(
+  envelope: Pick<Envelope, 'messageAttributes' | 'bodyBytes' | 'idempotencyKey'>,
+  incidentId: string,
+  destinationMaxBytes: number,
+): 'no-room' | 'too-large' | null {
+  const attributes: Record<string, MessageAttributeValue> = {};
+  for (const [name, a] of Object.entries(envelope.messageAttributes))
+    setOwn(attributes, name, {
+      DataType: a.dataType,
+      ...(a.stringValue !== undefined ? { StringValue: a.stringValue } : {}),
+      ...(a.binaryValueBase64 !== undefined
+        ? { BinaryValue: Buffer.from(a.binaryValueBase64, 'base64') }
+        : {}),
+    });
+  const { result } = outgoingOf({
+    message: { Body: '', MessageAttributes: attributes },
+    key: envelope.idempotencyKey,
+    incidentId,
+    kind: 'redrive',
+    destinationUrl: 'sample',
+    destinationMaxBytes: destinationMaxBytes - envelope.bodyBytes,
+    addPipelineAttributes: true,
+  });
+  return result?.result ?? null;
 }
 
 /**
