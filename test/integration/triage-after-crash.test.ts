@@ -1,16 +1,13 @@
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createIncidentStore } from '#incident/incident-store.js';
-import { createQueueRegistry } from '#incident/queue-registry.js';
-import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { createInventorySessionStore } from '#inventory/inventory-session.js';
 import { sqsClient } from '#platform/clients.js';
-import { createSqsQueues } from '#platform/sqs-queues.js';
 import { normaliseAlarmEvent } from '../../functions/triage/alarm-event.js';
 import { type TriageDeps, triage } from '../../functions/triage/triage.js';
 import type { WorkflowStarter } from '../../functions/triage/workflow-starter.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { queueDepth, seedDlq } from '../support/seed-dlq.js';
+import { localTriageDeps } from '../support/triage-deps.js';
 
 const ACCOUNT = '123456789012';
 
@@ -38,22 +35,11 @@ function deps(starts: string[], remainingTimeMs: () => number): TriageDeps {
       };
     },
   };
-  return {
-    queues: createSqsQueues(),
-    envelopes: createEnvelopeStore(),
-    sessions: createInventorySessionStore(),
-    incidents: createIncidentStore(),
-    registry: createQueueRegistry(),
-    workflow,
-    now: () => Date.now(),
+  return localTriageDeps(workflow, {
+    budgets: { safetyMarginMs: 5_000 },
     remainingTimeMs,
-    config: {
-      budgets: { messageBudget: 5000, pageBudget: 10_000, safetyMarginMs: 5_000 },
-      alarmQueueMap: {},
-    },
-    log: { info: () => undefined, warn: () => undefined },
     requestId: 'req-retry',
-  };
+  });
 }
 
 /** The crashed run's receive: half the DLQ held invisible for `seconds`. */

@@ -16,6 +16,7 @@ import { lambdaContext } from '../../local/lambda-context.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { planFor } from '../support/redrive-fixtures.js';
 import { queueDepth, seedDlq } from '../support/seed-dlq.js';
+import { localTriageDeps } from '../support/triage-deps.js';
 
 const ACCOUNT = '111122223333';
 
@@ -36,24 +37,10 @@ function recordingStarter(): WorkflowStarter & { starts: string[] } {
 
 function deps(
   workflow: WorkflowStarter,
-  config: Partial<TriageConfig['budgets']>,
+  budgets: Partial<TriageConfig['budgets']>,
   remainingTimeMs: () => number = () => 60_000,
 ): TriageDeps {
-  return {
-    queues: createSqsQueues(),
-    envelopes: createEnvelopeStore(),
-    sessions: createInventorySessionStore(),
-    incidents: createIncidentStore(),
-    registry: createQueueRegistry(),
-    workflow,
-    now: () => Date.now(),
-    remainingTimeMs,
-    config: {
-      budgets: { messageBudget: 5000, pageBudget: 10_000, safetyMarginMs: 1_000, ...config },
-      alarmQueueMap: {},
-    },
-    log: { info: () => undefined, warn: () => undefined },
-  };
+  return localTriageDeps(workflow, { budgets, remainingTimeMs });
 }
 
 async function envelopeCount(dlqArn: string): Promise<number> {
