@@ -304,6 +304,8 @@ const CATALOG: Readonly<Record<FunctionName, CatalogEntry>> = {
     // The ramp's progress message in the incident's Slack thread (move-task/slack-progress.ts), when
     // SLACK_SECRET_ARN is set.
     slackSecret: true,
+    // The gate HeadObjects late arrivals' extended-client pointers (gone -> parked), like Preflight.
+    payloadBuckets: PAYLOAD_BUCKET_ACTIONS,
     // A gate check may stop the task (up to 20 s) and inventory the DLQ within its remaining time.
     timeoutSeconds: 300,
     memoryMiB: 1024,

@@ -3,6 +3,7 @@ import type { Context } from 'aws-lambda';
 import { createCancelRequests } from '#incident/cancel-requests.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
+import { createPayloadObjects } from '#inventory/payload-objects.js';
 import { sqsClient, tableAccess } from '#platform/clients.js';
 import { type DepsOptions, pipelineConfig } from '#platform/config.js';
 import { createSqsQueues } from '#platform/sqs-queues.js';
@@ -20,7 +21,8 @@ export function createMoveTaskDeps(
   context: Partial<Pick<Context, 'getRemainingTimeInMillis'>>,
   options: DepsOptions<MoveTaskDeps> = {},
 ): MoveTaskDeps {
-  const table = tableAccess(options.config ?? pipelineConfig());
+  const config = options.config ?? pipelineConfig();
+  const table = tableAccess(config);
   const queues = createSqsQueues({ client: sqsClient() });
   const envelopes = createEnvelopeStore(table);
   const registrations = createQueueRegistry(table);
@@ -29,7 +31,16 @@ export function createMoveTaskDeps(
     records: createMoveTaskRecords(table),
     queues,
     envelopes,
-    newcomers: newcomersPort({ queues, envelopes, registrations }, context),
+    // The gate HeadObjects late arrivals' extended-client pointers (a gone one is parked, not moved).
+    newcomers: newcomersPort(
+      {
+        queues,
+        envelopes,
+        registrations,
+        payloads: createPayloadObjects({ region: config.region, endpoint: config.s3Endpoint }),
+      },
+      context,
+    ),
     cancelRequests: createCancelRequests(table),
     ...options.overrides,
   };

@@ -492,6 +492,14 @@ async function examine(ctx: Ctx, out: RampResult, why: string): Promise<RampResu
       exposure: { returned: 0, atRisk },
       reason: `${why}, and ${found.partialReason}: re-inflow cannot be told from late arrivals, so the ramp stops; ${moved} moved`,
     };
+  // A late arrival's extended-client pointer S3 will not answer for could be moved unchecked.
+  if (found.payloadRefusal)
+    return {
+      ...out,
+      decision: 'halt',
+      exposure: { returned: 0, atRisk },
+      reason: `${why}, and ${found.payloadRefusal}: the ramp stops; ${moved} moved`,
+    };
   if (found.returned.length > 0) {
     const bySource = countBySource(found.returned);
     const sources = Object.entries(bySource)

@@ -5,6 +5,7 @@ import { createOpenIncidents } from '#incident/open-incident.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import { createWorkflowLeaseStore } from '#incident/workflow-lease.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
+import { createPayloadObjects } from '#inventory/payload-objects.js';
 import { iamClient, kmsClient, sqsClient, tableAccess } from '#platform/clients.js';
 import { type DepsOptions, pipelineConfig } from '#platform/config.js';
 import { createSqsQueues } from '#platform/sqs-queues.js';
@@ -12,7 +13,6 @@ import { newcomersPort } from '#transfer/late-arrivals.js';
 import { createMoveTaskRecords } from '#transfer/move-task-record.js';
 import { createMoveTasks } from '#transfer/move-tasks.js';
 import { createKeyAccess } from './kms-keys.js';
-import { createPayloadObjects } from './payload-objects.js';
 import type { PreflightDeps } from './preflight.js';
 
 /**
@@ -29,14 +29,15 @@ export function createPreflightDeps(
   const queues = createSqsQueues({ client: sqsClient() });
   const envelopes = createEnvelopeStore(table);
   const registrations = createQueueRegistry(table);
+  const payloads = createPayloadObjects({ region: config.region, endpoint: config.s3Endpoint });
   return {
     queues,
     moveTasks: createMoveTasks({ client: sqsClient() }),
     envelopes,
     leases: createWorkflowLeaseStore(table),
-    payloads: createPayloadObjects({ region: config.region, endpoint: config.s3Endpoint }),
+    payloads,
     keys: { access: createKeyAccess({ kms: kmsClient(), iam: iamClient() }), users: config.keyUsers },
-    newcomers: newcomersPort({ queues, envelopes, registrations }, context),
+    newcomers: newcomersPort({ queues, envelopes, registrations, payloads }, context),
     openIncidents: createOpenIncidents(table),
     audit: createAuditTrail(table),
     moveTaskRecords: createMoveTaskRecords(table),

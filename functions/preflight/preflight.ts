@@ -47,8 +47,12 @@ import { ExecutionPlan, parseSqsArn } from '#incident/execution-plan.js';
 import type { OpenIncidents } from '#incident/open-incident.js';
 import { leaseRefusal, leaseSeconds, type WorkflowLeaseStore } from '#incident/workflow-lease.js';
 import type { EnvelopeStore } from '#inventory/envelope-store.js';
-import type { Envelope, PayloadPointer, QueueRegistration } from '#inventory/model.js';
-import { payloadUri } from '#inventory/payload-pointer.js';
+import type { Envelope, QueueRegistration } from '#inventory/model.js';
+import {
+  checkPayloadPointers,
+  type PayloadObjects,
+  type PointerEnvelope,
+} from '#inventory/payload-objects.js';
 import { describeBudget, receiveBudget, runPeeks } from '#inventory/receive-budget.js';
 import type { KeyUser } from '#platform/config.js';
 import { QueueNotFoundError } from '#platform/errors.js';
@@ -80,7 +84,6 @@ import {
   SelectionCounter,
   type TransferPath,
 } from './mover-path.js';
-import { type PayloadObjects, payloadStates } from './payload-objects.js';
 
 /** Input of the Preflight function (states `Preflight` and `CheckDlqStillHasMessages`). */
 export const PreflightInput = z.object({
@@ -212,59 +215,6 @@ async function describeArn(deps: PreflightDeps, arn: string): Promise<QueueInfo 
     if (error instanceof QueueNotFoundError) return undefined;
     throw error;
   }
-}
-
-/** An IN_DLQ envelope with an extended-client pointer. */
-interface PointerEnvelope {
-  messageId: string;
-  payload: PayloadPointer;
-  goneAt: string | undefined;
-}
-
-/**
- * Check 3a: HeadObject of every pointer; a gone object is marked on its envelope (Park parks it,
- * SampleRedrive skips it), a mark whose object is back is cleared. A dry run (`mark` false)
- * reports the same and writes no mark.
- */
-async function checkPayloadPointers(
-  dlqArn: string,
-  pointers: readonly PointerEnvelope[],
-  objects: PayloadObjects,
-  envelopes: Pick<EnvelopeStore, 'markPayloadGone'>,
-  nowMs: number,
-  mark: boolean,
-): Promise<{ gone: number; warnings: string[]; refusal?: string }> {
-  const states = await payloadStates(
-    objects,
-    pointers.map((p) => p.payload),
-  );
-  const stateOf = (p: PointerEnvelope) => states.get(payloadUri(p.payload));
-  const denied = [...new Set(pointers.filter((p) => stateOf(p) === 'denied').map((p) => p.payload.bucket))];
-  if (denied.length > 0)
-    return {
-      gone: 0,
-      warnings: [],
-      refusal: `extended-client payloads in bucket(s) ${denied.join(', ')} cannot be checked (HeadObject 403): grant s3:GetObject and s3:ListBucket on them (MonitoredDlq payloadBuckets); without ListBucket S3 answers a gone object with 403 too`,
-    };
-  const now = new Date(nowMs).toISOString();
-  const gone = pointers.filter((p) => stateOf(p) === 'gone');
-  for (const p of mark ? pointers : []) {
-    const state = stateOf(p);
-    if (state === 'gone' && p.goneAt === undefined) await envelopes.markPayloadGone(dlqArn, p.messageId, now);
-    if (state === 'present' && p.goneAt !== undefined)
-      await envelopes.markPayloadGone(dlqArn, p.messageId, null);
-  }
-  if (gone.length === 0) return { gone: 0, warnings: [] };
-  const examples = gone
-    .slice(0, 3)
-    .map((p) => payloadUri(p.payload))
-    .join(', ');
-  return {
-    gone: gone.length,
-    warnings: [
-      `${gone.length} extended-client message(s) point to S3 objects that are gone (${examples}${gone.length > 3 ? ', ...' : ''}): they are held out of the sample and parked before the bulk move (a move task cannot skip messages; redriving a pointer to nothing only fails the consumer again)`,
-    ],
-  };
 }
 
 /**
@@ -561,22 +511,9 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
         { dlqDepth, warnings },
       );
     lateArrivals = found.late.length + found.returned.length;
-    // 3a for them: a late arrival's pointer is checked like the others' before anything moves.
-    const latePointers = [...found.late, ...found.returned].flatMap((n) =>
-      n.payload ? [{ messageId: n.messageId, payload: n.payload, goneAt: undefined }] : [],
-    );
-    if (deps.payloads && latePointers.length > 0) {
-      const checked = await checkPayloadPointers(
-        plan.dlqArn,
-        latePointers,
-        deps.payloads,
-        deps.envelopes,
-        now,
-        true,
-      );
-      if (checked.refusal) return refused(checked.refusal, { dlqDepth, warnings });
-      warnings.push(...checked.warnings);
-    }
+    // 3a for them: the newcomers' inventory HeadObjected their pointers (late-arrivals.ts).
+    if (found.payloadRefusal) return refused(found.payloadRefusal, { dlqDepth, warnings });
+    warnings.push(...found.warnings);
     if (lateArrivals > 0)
       warnings.push(
         `${lateArrivals} message(s) reached the DLQ after triage: inventoried and classified now (${found.toPark} to park before the bulk move)`,

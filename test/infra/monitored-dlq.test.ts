@@ -418,7 +418,7 @@ describe('KMS grants only on registered keys', () => {
     expect(JSON.stringify(Template.fromStack(stack).toJSON())).not.toContain('kms:');
   });
 
-  it('grants HeadObject (s3:GetObject) on payload objects and ListBucket on registered payload buckets to preflight only, and no delete', () => {
+  it('grants HeadObject (s3:GetObject) on payload objects and ListBucket on registered payload buckets to preflight and the ramp gate (MoveTask) only, and no delete', () => {
     const { app, pipeline } = pipelineApp();
     const stack = new Stack(app, 'Payloads', { env: ENV });
     new MonitoredDlq(stack, 'Monitored', {
@@ -430,8 +430,14 @@ describe('KMS grants only on registered keys', () => {
     app.synth();
     const template = Template.fromStack(stack);
 
-    expect(holders(template, 's3:GetObject', 'orders-large-payloads/*')).toEqual(['Preflight']);
-    expect(holders(template, 's3:ListBucket', 'orders-large-payloads')).toEqual(['Preflight']);
+    expect(holders(template, 's3:GetObject', 'orders-large-payloads/*').sort()).toEqual([
+      'MoveTask',
+      'Preflight',
+    ]);
+    expect(holders(template, 's3:ListBucket', 'orders-large-payloads').sort()).toEqual([
+      'MoveTask',
+      'Preflight',
+    ]);
     const listOn = (Object.values(template.findResources('AWS::IAM::Policy')) as Policy[]).flatMap((p) =>
       p.Properties.PolicyDocument.Statement.filter((s) => [s.Action].flat().includes('s3:ListBucket')).map(
         (s) => JSON.stringify(s.Resource),

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createEnvelopeStore, type StoredEnvelope } from '#inventory/envelope-store.js';
 import { payloadGoneReason } from '#inventory/payload-pointer.js';
 import { sqsClient } from '#platform/clients.js';
+import { createMoveTaskDeps } from '../../functions/move-task/deps.js';
 import { handler as parkHandler } from '../../functions/park/handler.js';
 import type { ParkResult } from '../../functions/park/park.js';
 import { handler as preflightHandler } from '../../functions/preflight/handler.js';
@@ -225,5 +226,39 @@ describe('extended-client messages: pointers kept, gone payloads held out and pa
     const marked = byBody(await envelopes(dlq), late);
     expect(marked?.lateArrival).toBe(true);
     expect(marked?.payloadGoneAt).toMatch(/^\d{4}-/);
+  });
+
+  it('N02 a pointer whose object is gone that dead-letters during the ramp is found by the gate and counted to park, not moved with the bulk move; one whose object exists is not', async () => {
+    const dlq = await seed();
+    const late = `ramp-late-${counter}`;
+    const kept = `ramp-kept-${counter}`;
+    await s3().send(new PutObjectCommand({ Bucket: BUCKET, Key: kept, Body: 'z'.repeat(20) }));
+    await seedDlq({
+      sqs: sqsClient(),
+      dlqName: `ext-${counter}-dlq`,
+      sourceNames: [`ext-${counter}-src`],
+      messages: [{ body: pointer(V2, late) }, { body: pointer(V2, kept) }],
+    });
+    // MoveTask's own gate port, as its handler builds it (functions/move-task/deps.ts).
+    const gate = createMoveTaskDeps(lambdaContext).newcomers;
+
+    const found = await gate(planFor(dlq));
+
+    expect([found.partial, found.payloadRefusal, found.late.length, found.toPark]).toEqual([
+      false,
+      null,
+      2,
+      1,
+    ]);
+    expect(found.warnings.join('\n')).toContain(`s3://${BUCKET}/${late}`);
+    expect(found.warnings.join('\n')).not.toContain(kept);
+    expect(byBody(await envelopes(dlq), late)?.payloadGoneAt).toMatch(/^\d{4}-/);
+    expect(byBody(await envelopes(dlq), kept)?.payloadGoneAt).toBeUndefined();
+    // Only HeadObject after the test's own PutObject: the pipeline never reads or deletes a payload.
+    expect(stack.standins.s3.calls.map((c) => c.operation)).toEqual([
+      'PutObject',
+      'HeadObject',
+      'HeadObject',
+    ]);
   });
 });

@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPayloadObjects, objectUrl } from '../../functions/preflight/payload-objects.js';
+import { createPayloadObjects, objectUrl } from '#inventory/payload-objects.js';
 
 describe('objectUrl', () => {
   it('addresses a bucket virtual-hosted, path-style when its name has dots or an endpoint is set, and encodes each key segment', () => {

@@ -50,6 +50,8 @@ function world(o: { depth: number; inDlq?: number; backlog?: number; newcomers?:
       returned: [],
       late: [],
       toPark: 0,
+      payloadRefusal: null,
+      warnings: [],
       ...o.newcomers,
     } as Newcomers,
     /** What a Start answers instead of starting (TASK_ACTIVE...). */

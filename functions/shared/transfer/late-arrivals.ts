@@ -15,11 +15,17 @@
  * The inventory holds every message it receives until it has seen the DLQ; an inventory that
  * stops early (budget, time, FIFO groups) cannot tell the two apart and says so (`partial`).
  *
+ * With a `payloads` port, the newcomers' extended-client pointers are HeadObjected like
+ * Preflight's (check 3a): a gone object is marked on its envelope and its late arrival counts in
+ * `toPark` (Park parks it), so a pointer that dead-letters during the sample or the ramp is not
+ * moved unchecked; an unreadable bucket is `payloadRefusal`.
+ *
  * @see https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/AlarmThatSendsEmail.html (alarm state changes)
  */
 import type { EnvelopeStore } from '#inventory/envelope-store.js';
 import { type InventoryDeps, inventoryDlq, inventoryRefusal } from '#inventory/inventory.js';
 import type { Envelope, PayloadPointer, QueueRegistration } from '#inventory/model.js';
+import { checkPayloadPointers, type PayloadObjects } from '#inventory/payload-objects.js';
 import type { SqsQueues } from '#platform/sqs-queues.js';
 import { parkReason } from './redrive-plan.js';
 
@@ -45,8 +51,12 @@ export interface Newcomers {
   returned: Newcomer[];
   /** The other newcomers (late arrivals), now inventoried and classified. */
   late: Newcomer[];
-  /** Of `late`: how many Park must take out before a bulk move. */
+  /** Of `late`: how many Park must take out before a bulk move (gone extended-client payloads included). */
   toPark: number;
+  /** Pointers of newcomers S3 would not answer for (HeadObject 403), else null: nothing may move. */
+  payloadRefusal: string | null;
+  /** What a person should see (gone payloads, named). */
+  warnings: string[];
 }
 
 /** Ports of {@link inventoryNewcomers}. */
@@ -58,6 +68,8 @@ export interface NewcomerPorts {
   remainingTimeMs: () => number;
   /** Epoch milliseconds. */
   now: () => number;
+  /** HeadObject of extended-client payloads; without it pointers are not checked. */
+  payloads?: PayloadObjects;
 }
 
 /** The plan fields the gate's inventory needs (a subset of `$.plan`). */
@@ -93,6 +105,8 @@ export async function inventoryNewcomers(plan: NewcomerPlan, ports: NewcomerPort
     returned: [],
     late: [],
     toPark: 0,
+    payloadRefusal: null,
+    warnings: [],
   };
   if (refusal) return found;
   const deps: InventoryDeps = {
@@ -117,6 +131,8 @@ export async function inventoryNewcomers(plan: NewcomerPlan, ports: NewcomerPort
   found.present = scan.envelopes.length;
   const present = new Set(scan.envelopes.map((e) => e.messageId));
   const created = new Set(scan.createdMessageIds);
+  /** Late arrivals not already to park, whose pointer is checked below. */
+  const unparkedPointers = new Set<string>();
   for (const envelope of scan.envelopes) {
     if (!created.has(envelope.messageId)) continue;
     const newcomer: Newcomer = {
@@ -132,7 +148,24 @@ export async function inventoryNewcomers(plan: NewcomerPlan, ports: NewcomerPort
     else {
       found.late.push(newcomer);
       if (parkReason(envelope, plan)) found.toPark += 1;
+      else if (envelope.payload) unparkedPointers.add(envelope.messageId);
     }
+  }
+  const pointers = [...found.late, ...found.returned].flatMap((n) =>
+    n.payload ? [{ messageId: n.messageId, payload: n.payload, goneAt: undefined }] : [],
+  );
+  if (ports.payloads && pointers.length > 0) {
+    const checked = await checkPayloadPointers(
+      plan.dlqArn,
+      pointers,
+      ports.payloads,
+      ports.envelopes,
+      ports.now(),
+      true,
+    );
+    found.payloadRefusal = checked.refusal ?? null;
+    found.warnings.push(...checked.warnings);
+    found.toPark += checked.goneIds.filter((id) => unparkedPointers.has(id)).length;
   }
   return found;
 }

@@ -27,9 +27,10 @@ import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentialIdentity, Checksum, Provider, SourceData } from '@smithy/types';
-import type { PayloadPointer } from '#inventory/model.js';
-import { payloadUri } from '#inventory/payload-pointer.js';
 import { TransientError } from '#platform/errors.js';
+import type { EnvelopeStore } from './envelope-store.js';
+import type { PayloadPointer } from './model.js';
+import { payloadUri } from './payload-pointer.js';
 
 /** What S3 says about a pointer's object. */
 export type PayloadObjectState = 'present' | 'gone' | 'denied';
@@ -185,4 +186,59 @@ export async function payloadStates(
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, unique.length) }, worker));
   return states;
+}
+
+/** An IN_DLQ envelope with an extended-client pointer. */
+export interface PointerEnvelope {
+  messageId: string;
+  payload: PayloadPointer;
+  goneAt: string | undefined;
+}
+
+/**
+ * Check 3a (Preflight, the recheck and the ramp's gate, through late-arrivals.ts): HeadObject of every pointer; a gone object is marked on its envelope (Park parks it,
+ * SampleRedrive skips it), a mark whose object is back is cleared. A dry run (`mark` false)
+ * reports the same and writes no mark.
+ */
+export async function checkPayloadPointers(
+  dlqArn: string,
+  pointers: readonly PointerEnvelope[],
+  objects: PayloadObjects,
+  envelopes: Pick<EnvelopeStore, 'markPayloadGone'>,
+  nowMs: number,
+  mark: boolean,
+): Promise<{ gone: number; goneIds: string[]; warnings: string[]; refusal?: string }> {
+  const states = await payloadStates(
+    objects,
+    pointers.map((p) => p.payload),
+  );
+  const stateOf = (p: PointerEnvelope) => states.get(payloadUri(p.payload));
+  const denied = [...new Set(pointers.filter((p) => stateOf(p) === 'denied').map((p) => p.payload.bucket))];
+  if (denied.length > 0)
+    return {
+      gone: 0,
+      goneIds: [],
+      warnings: [],
+      refusal: `extended-client payloads in bucket(s) ${denied.join(', ')} cannot be checked (HeadObject 403): grant s3:GetObject and s3:ListBucket on them (MonitoredDlq payloadBuckets); without ListBucket S3 answers a gone object with 403 too`,
+    };
+  const now = new Date(nowMs).toISOString();
+  const gone = pointers.filter((p) => stateOf(p) === 'gone');
+  for (const p of mark ? pointers : []) {
+    const state = stateOf(p);
+    if (state === 'gone' && p.goneAt === undefined) await envelopes.markPayloadGone(dlqArn, p.messageId, now);
+    if (state === 'present' && p.goneAt !== undefined)
+      await envelopes.markPayloadGone(dlqArn, p.messageId, null);
+  }
+  if (gone.length === 0) return { gone: 0, goneIds: [], warnings: [] };
+  const examples = gone
+    .slice(0, 3)
+    .map((p) => payloadUri(p.payload))
+    .join(', ');
+  return {
+    gone: gone.length,
+    goneIds: gone.map((p) => p.messageId),
+    warnings: [
+      `${gone.length} extended-client message(s) point to S3 objects that are gone (${examples}${gone.length > 3 ? ', ...' : ''}): they are held out of the sample and parked before the bulk move (a move task cannot skip messages; redriving a pointer to nothing only fails the consumer again)`,
+    ],
+  };
 }
