@@ -593,6 +593,8 @@ async function send(ctx: Ctx, ready: readonly Ready[]): Promise<Map<string, Batc
     // Un-parking, the message in hand is the parked copy: Park's entry for the DLQ message says
     // SENT and would read as "already sent" (the copy deleted, never sent back).
     ledgerMessageId: plan.unpark ? (r.message.MessageId as string) : r.envelope.messageId,
+    // ...and names the envelope it settles, so Reconcile reads this entry, not Park's, for it.
+    ...(plan.unpark ? { envelopeMessageId: r.envelope.messageId } : {}),
     receiptHandle: r.message.ReceiptHandle as string,
     destination: r.resolved.target.kind === 'sqs' ? r.resolved.target.url : r.resolved.target.arn,
     visibilityTimeoutSeconds: ctx.vt,

@@ -38,7 +38,7 @@ import type { RunMetrics } from '#platform/metrics.js';
 import type { SqsQueues } from '#platform/sqs-queues.js';
 import * as z from '#platform/zod.js';
 import type { MoveTasks } from '#transfer/move-tasks.js';
-import { entryDone, type LedgerEntry, type RedriveLedger } from '#transfer/redrive-ledger.js';
+import { entryDone, envelopeIdOf, type LedgerEntry, type RedriveLedger } from '#transfer/redrive-ledger.js';
 
 /** Input of the Reconcile function. */
 export const ReconcileInput = z.object({
@@ -172,6 +172,12 @@ const LEDGER_STATE: Record<LedgerEntry['kind'], EnvelopeState> = {
   discard: 'DISCARDED',
 };
 
+/** True when `entry` rather than `earlier` (both for one envelope) says where the message is now. */
+function supersedes(entry: LedgerEntry, earlier: LedgerEntry): boolean {
+  if (entryDone(entry) !== entryDone(earlier)) return entryDone(entry);
+  return entry.updatedAt > earlier.updatedAt;
+}
+
 const named = (e: Pick<StoredEnvelope, 'messageId' | 'idempotencyKey'>): NamedMessage => ({
   messageId: e.messageId,
   idempotencyKey: e.idempotencyKey,
@@ -251,7 +257,10 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
   const result: ReconcileResult = { ...emptyReconcileResult(), partial };
 
   for (const entry of await deps.ledger.list(plan.dlqArn)) {
-    ledger.set(entry.dlqMessageId, entry);
+    // Per envelope, its latest done entry decides (an un-park after a park: REDRIVEN, not PARKED).
+    const envelopeId = envelopeIdOf(entry);
+    const earlier = ledger.get(envelopeId);
+    if (!earlier || supersedes(entry, earlier)) ledger.set(envelopeId, entry);
     if (entry.incidentId !== incidentId) continue;
     if (entry.duplicatePrevented) result.duplicateSendsPrevented += 1;
     if (entry.takenOverFrom.length > 0) result.takenOver += 1;
@@ -261,7 +270,7 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
       const suffix = `@${entry.dlqMessageId}`;
       const idempotencyKey = entry.key.endsWith(suffix) ? entry.key.slice(0, -suffix.length) : entry.key;
       if (result.possibleDuplicates.length < MAX_NAMED_MESSAGES)
-        result.possibleDuplicates.push({ messageId: entry.dlqMessageId, idempotencyKey, kind: entry.kind });
+        result.possibleDuplicates.push({ messageId: envelopeIdOf(entry), idempotencyKey, kind: entry.kind });
     }
   }
 

@@ -131,6 +131,7 @@ export class DemoConsumer {
   /** Every receive, in order. */
   public readonly deliveries: Delivery[] = [];
   private outage = false;
+  private poisonAccepted = false;
   private running = false;
   private loops: Promise<void>[] = [];
   private readonly seen = new Map<string, number>();
@@ -181,6 +182,11 @@ export class DemoConsumer {
   /** Brings the dependency back (the fix is deployed). */
   public endOutage(): void {
     this.outage = false;
+  }
+
+  /** The consumer is fixed to accept the payloads it rejected as poison (before an un-park). */
+  public acceptPoison(): void {
+    this.poisonAccepted = true;
   }
 
   /**
@@ -291,7 +297,8 @@ export class DemoConsumer {
   private async process(record: SQSRecord): Promise<boolean> {
     const key = readJsonPath(record.body, this.options.keyPath ?? '$.orderId') ?? record.messageId;
     try {
-      if (isPoison(record.body)) throw new ConsumerFailure('ValidationError', 'quantity: expected a number');
+      if (!this.poisonAccepted && isPoison(record.body))
+        throw new ConsumerFailure('ValidationError', 'quantity: expected a number');
       if (this.outage)
         throw new ConsumerFailure('DependencyUnavailable', 'inventory service unavailable (503)');
       const times = (this.seen.get(key) ?? 0) + 1;

@@ -20,6 +20,8 @@ import { createRedriveLedger } from '#transfer/redrive-ledger.js';
 import { handler } from '../../functions/mover/handler.js';
 import type { MoverSampleResult, MoverState } from '../../functions/mover/mover.js';
 import { handler as parkHandler } from '../../functions/park/handler.js';
+import { handler as reconcileHandler } from '../../functions/reconcile/handler.js';
+import type { ReconcileResult } from '../../functions/reconcile/reconcile.js';
 import {
   createQueue,
   drain,
@@ -163,7 +165,7 @@ describe('the recording mover against the local stack', () => {
     expect(await createEnvelopeStore().countEnvelopes(dlq.dlqArn, 'IN_DLQ')).toBe(6);
   });
 
-  it('un-parks: parked messages go from the parking queue back to their source with their keys, envelopes REDRIVEN', async () => {
+  it('un-parks: parked messages go from the parking queue back to their source with their keys, envelopes REDRIVEN, and Reconcile keeps them REDRIVEN', async () => {
     const sqs = sqsClient();
     const parkingUrl = await createQueue(sqs, 'mover-unpark-parking');
     const dlq = await seedAndInventory({
@@ -181,9 +183,13 @@ describe('the recording mover against the local stack', () => {
     });
     await parkHandler({ plan: planFor(dlq, { parkingQueueUrl: parkingUrl }) } as never, lambdaContext);
     expect((await statesOf(dlq.dlqArn)).PARKED).toHaveLength(3);
-    const parkedKeys = [];
+    const parkedKeys: string[] = [];
+    const parkedIds: string[] = [];
     for await (const e of createEnvelopeStore().listEnvelopes(dlq.dlqArn))
-      if (e.state === 'PARKED') parkedKeys.push(e.idempotencyKey);
+      if (e.state === 'PARKED') {
+        parkedKeys.push(e.idempotencyKey);
+        parkedIds.push(e.messageId);
+      }
 
     // The same incident that parked them, as `dlq unpark INCIDENT` starts it.
     const plan = planFor(dlq, {
@@ -201,6 +207,20 @@ describe('the recording mover against the local stack', () => {
     const states = await statesOf(dlq.dlqArn);
     expect([states.REDRIVEN?.length, states.PARKED, states.IN_DLQ?.length]).toEqual([3, undefined, 1]);
     expect((await queueDepth(sqs, parkingUrl)).visible).toBe(0);
+    // Each un-park entry names the envelope it settles, beside Park's entry for the same envelope.
+    const entries = await createRedriveLedger().list(dlq.dlqArn);
+    const unparked = entries.filter((e) => e.kind === 'redrive');
+    expect(unparked.map((e) => e.envelopeMessageId).sort()).toEqual([...parkedIds].sort());
+    expect(unparked.map((e) => [e.status, e.dlqDeleted, parkedKeys.includes(e.key)])).toEqual(
+      Array(3).fill(['SENT', true, true]),
+    );
+    // Reconcile reads the later un-park entry, not Park's: the envelopes stay REDRIVEN.
+    const report = (await reconcileHandler(
+      { plan, outcome: 'completed' } as never,
+      lambdaContext,
+    )) as ReconcileResult;
+    expect([report.redriven, report.parked, report.inDlq]).toEqual([3, 0, 1]);
+    expect((await statesOf(dlq.dlqArn)).PARKED).toBeUndefined();
   });
 
   it('sends an SNS-subscription DLQ back to its topic: the payload once per message, with its idempotency key', async () => {

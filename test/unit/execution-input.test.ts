@@ -212,6 +212,25 @@ describe('selection, un-park and transform (the recording mover)', () => {
     ]);
   });
 
+  it('refuses discardPoison on an un-park run, naming the field', () => {
+    expect(
+      problemsOf({
+        dlqArn: 'arn:aws:sqs:us-east-1:111122223333:orders-dlq',
+        unpark: true,
+        discardPoison: true,
+      }),
+    ).toEqual([
+      'discardPoison: does not apply to an un-park run (it parks and discards nothing: it sends parked messages back); omit it',
+    ]);
+    expect(
+      ExecutionInput.safeParse({
+        dlqArn: 'arn:aws:sqs:us-east-1:111122223333:orders-dlq',
+        unpark: false,
+        discardPoison: true,
+      }).success,
+    ).toBe(true);
+  });
+
   it('refuses un-park given as text and a transform without any change', () => {
     expect(
       problemsOf({

@@ -26,4 +26,13 @@ describe('recording-mover scenarios on the local stack (npm start -- --scenario 
     expect(report.redriven + report.remaining).toBe(report.inventoried);
     expect(report.sampled + report.bulkMoved).toBe(report.redriven);
   });
+
+  it('unpark: an un-park run of the incident brings every parked message back with its key; no envelope stays PARKED', async () => {
+    const report = await runNamedScenario('unpark', { messages: 40 });
+    // The scenario's check holds the keys, the ledger entries, the parking queue and Reconcile.
+    expect(report.problems).toEqual([]);
+    expect(report).toMatchObject({ asExpected: true, outcome: 'Done', missing: 0 });
+    expect(report.parked).toBeGreaterThan(0);
+    expect(report.onCall?.redrive).toMatchObject({ parked: 0, redriven: report.inventoried });
+  });
 });

@@ -374,6 +374,15 @@ function crossFieldChecks(value: Record<string, unknown>, ctx: z.core.$Refinemen
       message: 'only applies together with destinationArn',
     });
   }
+  if (value.unpark === true && value.discardPoison === true) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['discardPoison'],
+      input: true,
+      message:
+        'does not apply to an un-park run (it parks and discards nothing: it sends parked messages back); omit it',
+    });
+  }
   const rates = value.rampRates;
   const maxRate = value.maxRate;
   if (Array.isArray(rates) && Number.isInteger(maxRate)) {

@@ -332,6 +332,8 @@ export interface BatchTransferRequest {
    * in the parking queue (the parked copy is another message than the one Park's entry describes).
    */
   ledgerMessageId: string;
+  /** Un-parking: the envelope's DLQ MessageId, recorded in the entry so Reconcile settles that envelope. */
+  envelopeMessageId?: string;
   /** Receipt handle in the queue the message is taken from (the DLQ, or the parking queue when un-parking). */
   receiptHandle: string;
   /** What the ledger records as the destination (queue URL, topic, bus or function ARN). */
@@ -384,6 +386,7 @@ export async function transferBatch(
           key: r.key,
           dlqArn: r.dlqArn,
           dlqMessageId: r.ledgerMessageId,
+          ...(r.envelopeMessageId !== undefined ? { envelopeMessageId: r.envelopeMessageId } : {}),
           incidentId: r.incidentId,
           redriveId: r.redriveId,
           kind: r.kind,

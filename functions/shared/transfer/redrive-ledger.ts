@@ -67,6 +67,12 @@ export interface LedgerEntry {
   dlqArn: string;
   /** The MessageId the message had in the DLQ (the entry's identity). */
   dlqMessageId: string;
+  /**
+   * The DLQ MessageId of the envelope the entry settles, when the message in hand is another copy
+   * of that message: un-parking, `dlqMessageId` is the parked copy's MessageId in the parking
+   * queue, and this is the envelope's. Absent: `dlqMessageId`. See {@link envelopeIdOf}.
+   */
+  envelopeMessageId?: string;
   /** The incident whose run took the message. */
   incidentId: string;
   /** The run that owns the entry now (`plan.runId`). */
@@ -108,7 +114,8 @@ export type BeginOutcome =
 export type LedgerRequest = Pick<
   LedgerEntry,
   'key' | 'dlqArn' | 'dlqMessageId' | 'incidentId' | 'redriveId' | 'kind' | 'destinationUrl' | 'visibleAfter'
->;
+> &
+  Partial<Pick<LedgerEntry, 'envelopeMessageId'>>;
 
 /** The ledger port. */
 export interface RedriveLedger {
@@ -157,6 +164,7 @@ function toEntry(stored: Item): LedgerEntry {
     key: String(item.key),
     dlqArn: String(item.dlqArn),
     dlqMessageId: String(item.dlqMessageId),
+    ...(typeof item.envelopeMessageId === 'string' ? { envelopeMessageId: item.envelopeMessageId } : {}),
     incidentId: String(item.incidentId ?? item.redriveId),
     redriveId: String(item.redriveId),
     kind: item.kind as LedgerKind,
@@ -170,6 +178,11 @@ function toEntry(stored: Item): LedgerEntry {
     takenOverFrom: Array.isArray(item.takenOverFrom) ? item.takenOverFrom.map(String) : [],
     updatedAt: String(item.updatedAt ?? ''),
   };
+}
+
+/** The DLQ MessageId of the envelope an entry settles (un-park entries name it; others are keyed by it). */
+export function envelopeIdOf(entry: Pick<LedgerEntry, 'dlqMessageId' | 'envelopeMessageId'>): string {
+  return entry.envelopeMessageId ?? entry.dlqMessageId;
 }
 
 /** True when the entry's message went where the entry says (SENT, or deleted from the DLQ). */

@@ -14,6 +14,7 @@ import { healthy } from './healthy.js';
 import { latePoisonArrivals } from './late-poison-arrivals.js';
 import { selective } from './selective.js';
 import type { Scenario } from './types.js';
+import { unpark } from './unpark.js';
 
 export type { Scenario, ScenarioContext, TerminalState } from './types.js';
 
@@ -28,6 +29,7 @@ export const SCENARIOS: readonly Scenario[] = [
   handDeleted,
   crashAfterSend,
   selective,
+  unpark,
 ];
 
 /** The scenario `npm start` runs without `--scenario`. */
