@@ -144,6 +144,7 @@ async function main(): Promise<number> {
     const report = await runScenario(args.scenario, {
       ...(args.messages !== undefined ? { messages: args.messages } : {}),
       ...(args.dlqDepth !== undefined ? { dlqDepth: args.dlqDepth } : {}),
+      ...(stack ? { standins: stack.standins } : {}),
       approver,
       say,
       onPhase: (next, ctx) => {

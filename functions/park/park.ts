@@ -70,6 +70,7 @@ type ParkCandidate = Pick<
   | 'classification'
   | 'redriveCount'
   | 'sourceArn'
+  | 'origin'
   | 'payload'
   | 'payloadGoneAt'
 >;
@@ -114,6 +115,7 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
       redriveCount,
       sourceArn,
       ...(stateReason === undefined ? {} : { stateReason }),
+      ...(envelope.origin === undefined ? {} : { origin: envelope.origin }),
       // An extended-client pointer whose object preflight found gone (parkReason).
       ...(envelope.payload === undefined ? {} : { payload: envelope.payload }),
       ...(envelope.payloadGoneAt === undefined ? {} : { payloadGoneAt: envelope.payloadGoneAt }),

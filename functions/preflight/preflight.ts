@@ -292,8 +292,9 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
     });
     if (envelope.origin && envelope.origin.kind !== 'sqs') nonSqsOrigins += 1;
     // A pointer is checked again on every run (its object may be back): its old mark decides nothing here.
-    const { classification, redriveCount, sourceArn } = envelope;
-    if (parkReason({ classification, redriveCount, sourceArn }, plan)) toPark += 1;
+    const { classification, redriveCount, sourceArn, origin } = envelope;
+    if (parkReason({ classification, redriveCount, sourceArn, ...(origin ? { origin } : {}) }, plan))
+      toPark += 1;
     else {
       const { messageId, messageAttributes, bodyBytes, idempotencyKey } = envelope;
       redrivable.push({ messageId, sourceArn, messageAttributes, bodyBytes, idempotencyKey });

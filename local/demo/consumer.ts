@@ -117,8 +117,12 @@ class ConsumerFailure extends Error {
 
 type BatchHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 
-/** A consumer of the demo's source queue; `start()` then `stop()`. */
-export class DemoConsumer {
+/**
+ * What every demo consumer of the orders has: its counters, the dependency outage, the poison fix,
+ * and how one order's outcome is counted. The SQS consumer below and the function an SNS topic or
+ * asynchronous invocations feed (local/demo/origins.ts) extend it.
+ */
+export abstract class OrdersConsumer {
   public readonly stats: ConsumerStats = {
     processed: 0,
     duplicatesSkipped: 0,
@@ -132,34 +136,10 @@ export class DemoConsumer {
   public readonly deliveries: Delivery[] = [];
   private outage = false;
   private poisonAccepted = false;
-  private running = false;
-  private loops: Promise<void>[] = [];
   private readonly seen = new Map<string, number>();
-  private readonly received = new Map<string, Message>();
-  private readonly annotated = new Set<string>();
-  /** Keys whose message went to the DLQ at least once (a failed receive at maxReceiveCount). */
-  private readonly deadLettered = new Set<string>();
+  /** Keys whose message went to the DLQ at least once. */
+  protected readonly deadLettered = new Set<string>();
   private outageAt: { processed: number; onStart?: () => void } | undefined;
-  private readonly handler: BatchHandler;
-
-  public constructor(private readonly options: ConsumerOptions) {
-    this.handler = middy<SQSEvent, SQSBatchResponse>()
-      .use(
-        consumerIdempotency({
-          consumer: CONSUMER_NAME,
-          tableName: pipelineConfig().tableName,
-          producerKey: { jsonPath: options.keyPath ?? '$.orderId' },
-          ...(options.processedKeys ? { store: options.processedKeys } : {}),
-        }),
-      )
-      .handler(async (event) => {
-        const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
-        for (const record of event.Records) {
-          if (!(await this.process(record))) batchItemFailures.push({ itemIdentifier: record.messageId });
-        }
-        return { batchItemFailures };
-      }) as unknown as BatchHandler;
-  }
 
   /** True while the dependency is down. */
   public get dependencyDown(): boolean {
@@ -195,6 +175,67 @@ export class DemoConsumer {
    */
   public outageAfter(moreProcessed: number, onStart?: () => void): void {
     this.outageAt = { processed: this.stats.processed + moreProcessed, ...(onStart ? { onStart } : {}) };
+  }
+
+  /** The failure this order meets now, or null when it is processed. */
+  protected failureOf(body: string): ConsumerFailure | null {
+    if (!this.poisonAccepted && isPoison(body))
+      return new ConsumerFailure('ValidationError', 'quantity: expected a number');
+    if (this.outage)
+      return new ConsumerFailure('DependencyUnavailable', 'inventory service unavailable (503)');
+    return null;
+  }
+
+  /** Counts an order processed (and a key processed twice); may start a planned outage. */
+  protected processed(key: string): void {
+    const times = (this.seen.get(key) ?? 0) + 1;
+    this.seen.set(key, times);
+    if (times > 1) this.stats.processedTwice += 1;
+    this.stats.processed += 1;
+    if (this.outageAt && this.stats.processed >= this.outageAt.processed) {
+      const { onStart } = this.outageAt;
+      this.outageAt = undefined;
+      this.startOutage();
+      onStart?.();
+    }
+  }
+
+  /** Counts a failed attempt, and the key as exposed when it had been dead-lettered before. */
+  protected failed(key: string): void {
+    this.stats.failedAttempts += 1;
+    if (this.deadLettered.has(key) && !this.exposedKeys.has(key)) {
+      this.exposedKeys.add(key);
+      this.stats.exposed += 1;
+    }
+  }
+}
+
+/** A consumer of the demo's source queue; `start()` then `stop()`. */
+export class DemoConsumer extends OrdersConsumer {
+  private running = false;
+  private loops: Promise<void>[] = [];
+  private readonly received = new Map<string, Message>();
+  private readonly annotated = new Set<string>();
+  private readonly handler: BatchHandler;
+
+  public constructor(private readonly options: ConsumerOptions) {
+    super();
+    this.handler = middy<SQSEvent, SQSBatchResponse>()
+      .use(
+        consumerIdempotency({
+          consumer: CONSUMER_NAME,
+          tableName: pipelineConfig().tableName,
+          producerKey: { jsonPath: options.keyPath ?? '$.orderId' },
+          ...(options.processedKeys ? { store: options.processedKeys } : {}),
+        }),
+      )
+      .handler(async (event) => {
+        const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
+        for (const record of event.Records) {
+          if (!(await this.process(record))) batchItemFailures.push({ itemIdentifier: record.messageId });
+        }
+        return { batchItemFailures };
+      }) as unknown as BatchHandler;
   }
 
   /** Starts the receive loops. */
@@ -296,39 +337,22 @@ export class DemoConsumer {
   /** Processes one record; false when it failed (it then returns to the queue). */
   private async process(record: SQSRecord): Promise<boolean> {
     const key = readJsonPath(record.body, this.options.keyPath ?? '$.orderId') ?? record.messageId;
-    try {
-      if (!this.poisonAccepted && isPoison(record.body))
-        throw new ConsumerFailure('ValidationError', 'quantity: expected a number');
-      if (this.outage)
-        throw new ConsumerFailure('DependencyUnavailable', 'inventory service unavailable (503)');
-      const times = (this.seen.get(key) ?? 0) + 1;
-      this.seen.set(key, times);
-      if (times > 1) this.stats.processedTwice += 1;
-      this.stats.processed += 1;
+    const failure = this.failureOf(record.body);
+    if (!failure) {
+      this.processed(key);
       const after = this.options.outageAfterProcessed;
       if (after !== undefined && this.stats.processed === after) this.startOutage();
-      if (this.outageAt && this.stats.processed >= this.outageAt.processed) {
-        const { onStart } = this.outageAt;
-        this.outageAt = undefined;
-        this.startOutage();
-        onStart?.();
-      }
       return true;
-    } catch (error) {
-      this.stats.failedAttempts += 1;
-      if (this.deadLettered.has(key) && !this.exposedKeys.has(key)) {
-        this.exposedKeys.add(key);
-        this.stats.exposed += 1;
-      }
-      const message = this.received.get(record.messageId);
-      if (error instanceof ConsumerFailure && message && !message.MessageAttributes?.[ERROR_CLASS]) {
-        await this.annotate(message, error);
-        this.annotated.add(record.messageId);
-      } else if (Number(record.attributes.ApproximateReceiveCount) >= (this.options.maxReceiveCount ?? 3)) {
-        this.deadLettered.add(key);
-      }
-      return false;
     }
+    this.failed(key);
+    const message = this.received.get(record.messageId);
+    if (message && !message.MessageAttributes?.[ERROR_CLASS]) {
+      await this.annotate(message, failure);
+      this.annotated.add(record.messageId);
+    } else if (Number(record.attributes.ApproximateReceiveCount) >= (this.options.maxReceiveCount ?? 3)) {
+      this.deadLettered.add(key);
+    }
+    return false;
   }
 
   /** Re-sends the message with its failure reason and deletes the unannotated original. */

@@ -61,6 +61,22 @@ export function order(
   return { id, poison, body: JSON.stringify(body) };
 }
 
+/** The orders {@link produceOrders} sends, and what it records of them, without sending anything. */
+export function orderMessages(options: ProduceOptions): {
+  orders: Array<ReturnType<typeof order>>;
+  produced: Produced;
+} {
+  const orders = Array.from({ length: options.count }, (_, i) => order(i, options));
+  return {
+    orders,
+    produced: {
+      orderIds: orders.map((o) => o.id),
+      poisonIds: orders.filter((o) => o.poison).map((o) => o.id),
+      bodies: Object.fromEntries(orders.map((o) => [o.id, o.body])),
+    },
+  };
+}
+
 /**
  * Sends `count` order messages in batches of 10 (the SQS maximum per batch).
  * @throws Error when SQS reports a failed entry.

@@ -53,15 +53,12 @@ async function arnOf(sqs: SQSClient, queueUrl: string): Promise<string> {
   return arn;
 }
 
-/**
- * Creates the DLQ, the parking queue and the source queue (with its redrive policy).
- *
- * @param sqs - an SQS client pointed at the local stack.
- */
-export async function createDemoQueues(sqs: SQSClient, options: DemoQueueOptions = {}): Promise<DemoQueues> {
-  const name = options.name ?? 'orders';
-  const visibilityTimeoutSeconds = options.visibilityTimeoutSeconds ?? 1;
-  const maxReceiveCount = options.maxReceiveCount ?? 3;
+/** Creates `<name>-dlq` and `<name>-parking`: the queues of every demo incident, whatever feeds the DLQ. */
+export async function createDlqAndParking(
+  sqs: SQSClient,
+  name: string,
+  options: Pick<DemoQueueOptions, 'dlqVisibilityTimeoutSeconds' | 'dlqRetentionSeconds'> = {},
+): Promise<Pick<DemoQueues, 'dlqUrl' | 'dlqArn' | 'parkingUrl' | 'parkingArn'>> {
   const dlq = await sqs.send(
     new CreateQueueCommand({
       QueueName: `${name}-dlq`,
@@ -72,9 +69,21 @@ export async function createDemoQueues(sqs: SQSClient, options: DemoQueueOptions
     }),
   );
   const dlqUrl = dlq.QueueUrl as string;
-  const dlqArn = await arnOf(sqs, dlqUrl);
   const parking = await sqs.send(new CreateQueueCommand({ QueueName: `${name}-parking` }));
   const parkingUrl = parking.QueueUrl as string;
+  return { dlqUrl, dlqArn: await arnOf(sqs, dlqUrl), parkingUrl, parkingArn: await arnOf(sqs, parkingUrl) };
+}
+
+/**
+ * Creates the DLQ, the parking queue and the source queue (with its redrive policy).
+ *
+ * @param sqs - an SQS client pointed at the local stack.
+ */
+export async function createDemoQueues(sqs: SQSClient, options: DemoQueueOptions = {}): Promise<DemoQueues> {
+  const name = options.name ?? 'orders';
+  const visibilityTimeoutSeconds = options.visibilityTimeoutSeconds ?? 1;
+  const maxReceiveCount = options.maxReceiveCount ?? 3;
+  const { dlqUrl, dlqArn, parkingUrl, parkingArn } = await createDlqAndParking(sqs, name, options);
   const source = await sqs.send(
     new CreateQueueCommand({
       QueueName: name,
@@ -93,7 +102,7 @@ export async function createDemoQueues(sqs: SQSClient, options: DemoQueueOptions
     dlqUrl,
     dlqArn,
     parkingUrl,
-    parkingArn: await arnOf(sqs, parkingUrl),
+    parkingArn,
     visibilityTimeoutSeconds,
     maxReceiveCount,
     delaySeconds: options.delaySeconds ?? 0,

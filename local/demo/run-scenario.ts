@@ -18,6 +18,7 @@ import { normaliseAlarmEvent } from '../../functions/triage/alarm-event.js';
 import type { TriageResult } from '../../functions/triage/triage.js';
 import { createAlarmEvaluator } from '../alarm-evaluator.js';
 import { type Approver, autoApprover } from '../approver.js';
+import type { Standins } from '../aws-standins/index.js';
 import {
   type ExecutionResult,
   LocalWorkflowRunner,
@@ -25,6 +26,7 @@ import {
   type RunningExecution,
 } from '../runner.js';
 import { createLocalWorkflowStarter, type LocalWorkflowStarter } from '../workflow-starter-local.js';
+import { prepareOriginIncident } from './origins.js';
 import { queueDepth } from './queues.js';
 import {
   conservationProblems,
@@ -67,6 +69,8 @@ export interface RunScenarioOptions {
   runner?: Partial<Pick<RunnerOptions, 'maxHistoryEvents' | 'lambdaTimeoutMs'>>;
   /** The demo consumer's own SQS client (a benchmark counts the pipeline's calls apart). */
   consumerSqs?: SQSClient;
+  /** The in-process stack's stand-ins (SNS and Lambda incidents need them). */
+  standins?: Standins;
 }
 
 type Json = Record<string, unknown>;
@@ -196,6 +200,8 @@ export interface LocalIncidentOptions {
   retryIntervalMs?: number;
   /** Each function's timeout, milliseconds. @default the runner's (300 s) */
   lambdaTimeoutMs?: number;
+  /** The in-process stack's stand-ins (an SNS or Lambda incident needs them). */
+  standins?: Standins;
   /**
    * Fields of the execution input triage does not set (a selection, un-park, a transform, a
    * `historyEventLimit`), as an operator would add them starting the run from the console or the CLI.
@@ -247,7 +253,11 @@ export async function runLocalIncident(options: LocalIncidentOptions): Promise<L
     options.onPhase('seeding', seedCtx);
     setup.onSeedProgress = (n) => seedCtx.seeded?.(n);
   }
-  const incident = await prepareIncident(sqs, setup);
+  const { origin } = setup;
+  const incident =
+    origin === 'sns' || origin === 'lambda'
+      ? await prepareOriginIncident(sqs, options.standins, { ...setup, origin })
+      : await prepareIncident(sqs, setup);
   Object.assign(phaseQueues, {
     dlqUrl: incident.queues.dlqUrl,
     dlqArn: incident.queues.dlqArn,
@@ -269,7 +279,7 @@ export async function runLocalIncident(options: LocalIncidentOptions): Promise<L
   const rampSteps: Array<{ rate: number; dwellSeconds: number }> = [];
   try {
     ctx.say(
-      `Source queue drained: ${consumer.stats.processed} processed, ${incident.dlqDepth} dead-lettered to ${queues.dlqArn} (${incident.produced.poisonIds.length} poison).`,
+      `${incident.origin ? `Every ${incident.origin.kind === 'sns' ? 'SNS delivery' : 'asynchronous invocation'} ended` : 'Source queue drained'}: ${consumer.stats.processed} processed, ${incident.dlqDepth} dead-lettered to ${queues.dlqArn} (${incident.produced.poisonIds.length} poison).`,
     );
     await options.beforeTriage?.(ctx);
     const approver = options.approver ?? autoApprover();
@@ -400,6 +410,7 @@ export async function runScenario(scenario: Scenario, options: RunScenarioOption
     ...(options.runner?.maxHistoryEvents ? { maxHistoryEvents: options.runner.maxHistoryEvents } : {}),
     ...(scenario.input || options.input ? { input: { ...scenario.input, ...options.input } } : {}),
     ...(options.onPhase ? { onPhase: options.onPhase } : {}),
+    ...(options.standins ? { standins: options.standins } : {}),
   });
   const { ctx, incident, result, chain, triage, execution } = run;
   await scenario.afterRun?.(ctx);

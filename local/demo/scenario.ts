@@ -14,6 +14,9 @@ import { type Produced, produceOrders } from './producer.js';
 import { createDemoQueues, type DemoQueues, queueDepth, waitUntilDrained } from './queues.js';
 import { seedDeadLetters } from './seed.js';
 
+/** What feeds an origin incident's DLQ (local/demo/origins.ts): an SNS subscription, or a function's asynchronous invocations. */
+export type OriginKind = 'sns' | 'lambda';
+
 /** Options of {@link prepareIncident}. */
 export interface ScenarioOptions {
   /** Source queue name (unique per test). @default 'orders' */
@@ -50,16 +53,64 @@ export interface ScenarioOptions {
   onSeedProgress?: (deadLettered: number) => void;
   /** The consumer's own SQS client (a benchmark counts the pipeline's calls apart). @default the `sqs` given */
   consumerSqs?: SQSClient;
+  /**
+   * What feeds the DLQ: an SQS source queue's redrive policy (the default), an SNS subscription's
+   * redrive policy, or a Lambda function's asynchronous-invocation DLQ (local/demo/origins.ts).
+   * @default 'sqs'
+   */
+  origin?: 'sqs' | OriginKind;
 }
+
+/**
+ * What the run and the scenarios use of the incident's consumer: the SQS consumer
+ * (local/demo/consumer.ts) or the function an SNS topic or asynchronous invocations feed
+ * (local/demo/origins.ts).
+ */
+export type IncidentConsumer = Pick<
+  DemoConsumer,
+  | 'stats'
+  | 'deliveries'
+  | 'exposedKeys'
+  | 'startOutage'
+  | 'endOutage'
+  | 'outageAfter'
+  | 'acceptPoison'
+  | 'start'
+  | 'stop'
+>;
 
 /** A prepared incident: the DLQ holds the dead-lettered messages, the consumer is still running. */
 export interface PreparedIncident {
+  /**
+   * The DLQ and parking queue; the source queue of an SQS incident. An SNS or Lambda incident has
+   * no source queue: `sourceUrl` is empty and `sourceArn` the topic or function ({@link origin}).
+   */
   queues: DemoQueues;
   registration: QueueRegistration;
   produced: Produced;
-  consumer: DemoConsumer;
+  consumer: IncidentConsumer;
+  /** The topic or function an SNS or Lambda incident redrives to (absent: an SQS source queue). */
+  origin?: { kind: OriginKind; arn: string };
   /** Messages in the DLQ once the source queue drained. */
   dlqDepth: number;
+}
+
+/** The demo's registration of a DLQ and its parking queue, with the scenario's overrides (the registry parses it). */
+export function demoRegistration(
+  queues: Pick<DemoQueues, 'dlqArn' | 'parkingArn'>,
+  overrides: Partial<QueueRegistration> = {},
+): Record<string, unknown> {
+  return {
+    dlqArn: queues.dlqArn,
+    owner: 'orders-team',
+    producerKey: { jsonPath: '$.orderId' },
+    sampleSize: 5,
+    rampRates: [5, 50, 200],
+    dwellSeconds: 2,
+    maxRedrives: 3,
+    parkingQueueArn: queues.parkingArn,
+    ...overrides,
+  };
 }
 
 /**
@@ -79,17 +130,9 @@ export async function prepareIncident(
     ...(options.delaySeconds ? { delaySeconds: options.delaySeconds } : {}),
     ...(options.maximumMessageSize ? { maximumMessageSize: options.maximumMessageSize } : {}),
   });
-  const registration = await createQueueRegistry().putRegistration({
-    dlqArn: queues.dlqArn,
-    owner: 'orders-team',
-    producerKey: { jsonPath: '$.orderId' },
-    sampleSize: 5,
-    rampRates: [5, 50, 200],
-    dwellSeconds: 2,
-    maxRedrives: 3,
-    parkingQueueArn: queues.parkingArn,
-    ...options.registration,
-  });
+  const registration = await createQueueRegistry().putRegistration(
+    demoRegistration(queues, options.registration),
+  );
   const consumer = new DemoConsumer({
     sqs: options.consumerSqs ?? sqs,
     queueUrl: queues.sourceUrl,

@@ -6,6 +6,7 @@ import {
   forecastRun,
   forecastText,
   MAX_MOVE_TASK_SECONDS,
+  parkReason,
   rampCapacity,
   verifyWindowSeconds,
 } from '#transfer/redrive-plan.js';
@@ -119,5 +120,29 @@ describe('the forecast a dry run prints', () => {
       { rate: 10, messages: 1200, seconds: 120 },
       { rate: 100, messages: 100_000 - 5 - 1200, seconds: Math.ceil((100_000 - 5 - 1200) / 100) },
     ]);
+  });
+});
+
+describe('which messages Park keeps out of the redrive', () => {
+  const plan = { maxRedrives: 3, destinationArn: null };
+  const sentStraight = { classification: 'transient', redriveCount: 0, sourceArn: 'unknown' } as const;
+
+  it('parks a message sent straight to an SQS DLQ (no source queue to return it to)', () => {
+    expect(parkReason(sentStraight, plan)).toMatch(/^no DeadLetterQueueSourceArn/);
+    expect(
+      parkReason({ ...sentStraight, origin: { kind: 'sqs', arn: null, via: 'redrive-policy' } }, plan),
+    ).toMatch(/^no DeadLetterQueueSourceArn/);
+  });
+
+  it('keeps a transient message of an SNS or Lambda origin for the recording mover, and still parks its poison', () => {
+    for (const origin of [
+      { kind: 'sns', arn: 'arn:aws:sns:us-east-1:111122223333:orders', via: 'subscription-dlq' },
+      { kind: 'lambda', arn: 'arn:aws:lambda:us-east-1:111122223333:function:orders', via: 'async-dlq' },
+    ] as const) {
+      expect(parkReason({ ...sentStraight, origin }, plan)).toBeUndefined();
+      expect(parkReason({ ...sentStraight, classification: 'permanent', origin }, plan)).toBe(
+        'classified permanent: do not redrive',
+      );
+    }
   });
 });

@@ -35,4 +35,28 @@ describe('recording-mover scenarios on the local stack (npm start -- --scenario 
     expect(report.parked).toBeGreaterThan(0);
     expect(report.onCall?.redrive).toMatchObject({ parked: 0, redriven: report.inventoried });
   });
+
+  it.each(['sns-dlq', 'lambda-dlq'])(
+    '%s: a DLQ no SQS redrive policy feeds is triaged with its failure reasons and redriven to its origin by the recording mover',
+    async (name) => {
+      const report = await runNamedScenario(name, { messages: 40, standins: stack.standins });
+      // The scenario's check: the mover path, real failure classes, poison parked, every other order processed once.
+      expect(report.problems).toEqual([]);
+      expect(report).toMatchObject({ asExpected: true, outcome: 'Done', missing: 0, parked: 4 });
+      expect(report.redriven).toBe(report.inventoried - 4);
+      expect(report.onCall?.topCauses.map((c) => [c.errorClass, c.classification])).toEqual([
+        ['DependencyUnavailable', 'transient'],
+        ['ValidationError', 'permanent'],
+      ]);
+      // Counted under the topic or function they came from, not as messages without a source.
+      expect(Object.entries(report.onCall?.countBySource ?? {})).toEqual([
+        [
+          expect.stringMatching(
+            name === 'sns-dlq' ? /^arn:aws:sns:.*:sns-orders-events$/ : /:function:lambda-orders-fn$/,
+          ),
+          report.inventoried,
+        ],
+      ]);
+    },
+  );
 });

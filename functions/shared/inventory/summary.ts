@@ -98,7 +98,10 @@ function addCause(causes: CauseGroup[], group: CauseGroup): void {
  */
 export function addToSummary(partial: PartialSummary, e: Envelope, now: number): PartialSummary {
   partial.messageCount += 1;
-  partial.countBySource[e.sourceArn] = (partial.countBySource[e.sourceArn] ?? 0) + 1;
+  // A message of an SNS, EventBridge or Lambda origin counts under its topic, bus or function.
+  const origin = e.origin && e.origin.kind !== 'sqs' ? e.origin.arn : null;
+  const source = e.sourceArn === 'unknown' && origin ? origin : e.sourceArn;
+  partial.countBySource[source] = (partial.countBySource[source] ?? 0) + 1;
   addCause(partial.causes, {
     fingerprint: e.failure.fingerprint,
     errorClass: e.failure.errorClass ?? '<none>',

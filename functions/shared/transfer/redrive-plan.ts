@@ -253,14 +253,19 @@ export function verifyWindowSeconds(
  * @param plan - uses `maxRedrives` and `destinationArn`.
  */
 export function parkReason(
-  envelope: Pick<Envelope, 'classification' | 'redriveCount' | 'sourceArn' | 'payload' | 'payloadGoneAt'>,
+  envelope: Pick<
+    Envelope,
+    'classification' | 'redriveCount' | 'sourceArn' | 'payload' | 'payloadGoneAt' | 'origin'
+  >,
   plan: { maxRedrives: number; destinationArn: string | null },
 ): string | undefined {
   if (envelope.classification === 'poison' || envelope.classification === 'permanent')
     return `classified ${envelope.classification}: do not redrive`;
   if (envelope.redriveCount >= plan.maxRedrives)
     return `redriven ${envelope.redriveCount} times (maxRedrives ${plan.maxRedrives})`;
-  if (envelope.sourceArn === 'unknown' && !plan.destinationArn)
+  // An SNS, EventBridge or Lambda origin is a target of its own: the recording mover sends it back.
+  const otherOrigin = envelope.origin !== undefined && envelope.origin.kind !== 'sqs';
+  if (envelope.sourceArn === 'unknown' && !plan.destinationArn && !otherOrigin)
     return 'no DeadLetterQueueSourceArn (sent straight to the DLQ): a move task cannot return it';
   if (envelope.payload && envelope.payloadGoneAt) return payloadGoneReason(envelope.payload);
   return undefined;

@@ -12,6 +12,7 @@ import { delayQueue } from './delay-queue.js';
 import { handDeleted } from './hand-deleted.js';
 import { healthy } from './healthy.js';
 import { latePoisonArrivals } from './late-poison-arrivals.js';
+import { lambdaDlq, snsDlq } from './origin-dlq.js';
 import { selective } from './selective.js';
 import type { Scenario } from './types.js';
 import { unpark } from './unpark.js';
@@ -30,6 +31,8 @@ export const SCENARIOS: readonly Scenario[] = [
   crashAfterSend,
   selective,
   unpark,
+  snsDlq,
+  lambdaDlq,
 ];
 
 /** The scenario `npm start` runs without `--scenario`. */
