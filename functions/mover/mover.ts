@@ -459,6 +459,8 @@ async function pass(
             now: ctx.now(),
             registration: ctx.registration,
             incidentId: plan.incidentId,
+            // First seen by this run, after the inventory: Reconcile counts it a late arrival.
+            lateArrival: true,
           });
           late.push(write);
           envelope = write.envelope;

@@ -5,6 +5,7 @@ import { createOpenIncidents } from '#incident/open-incident.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import { createWorkflowLeaseStore } from '#incident/workflow-lease.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
+import { createCoverageReader } from '#inventory/inventory-session.js';
 import { createPayloadObjects } from '#inventory/payload-objects.js';
 import { iamClient, kmsClient, sqsClient, tableAccess } from '#platform/clients.js';
 import { type DepsOptions, pipelineConfig } from '#platform/config.js';
@@ -42,6 +43,7 @@ export function createPreflightDeps(
     audit: createAuditTrail(table),
     moveTaskRecords: createMoveTaskRecords(table),
     registrations,
+    inventories: createCoverageReader(table),
     now: Date.now,
     ...options.overrides,
   };

@@ -11,6 +11,7 @@
  */
 import type { ExecutionPlan, Selection } from '#incident/execution-plan.js';
 import type { StoredEnvelope } from '#inventory/envelope-store.js';
+import type { InventoryCoverageRead } from '#inventory/inventory-session.js';
 import type { QueueRegistration } from '#inventory/model.js';
 import { accessTo, targetRefOf } from '#transfer/mover-targets.js';
 import { matchesSelection, needsPayload, notRedrivable, payloadOf } from '#transfer/selection.js';
@@ -48,9 +49,22 @@ export interface FifoHolds {
   unseen: number;
 }
 
-/** Why a plan needs the mover (empty: the move task can do it). */
-export function moverReasons(plan: ExecutionPlan, nonSqsOrigins: number, fifo?: FifoHolds): string[] {
+/**
+ * Why a plan needs the mover (empty: the move task can do it). An inventory that is a sample (the
+ * DLQ was deeper than it could hold, docs/contracts.md "Messages triage could not see") needs it:
+ * a move task would move the messages it did not see, without an envelope.
+ */
+export function moverReasons(
+  plan: ExecutionPlan,
+  nonSqsOrigins: number,
+  fifo?: FifoHolds,
+  inventory?: InventoryCoverageRead,
+): string[] {
   const reasons: string[] = [];
+  if (inventory?.sampled)
+    reasons.push(
+      `an inventory that is a sample (${inventory.inventoried} of ${inventory.depthAtStart} seen; each unseen message is recorded before it moves)`,
+    );
   if (plan.selection) reasons.push('a selection');
   if (plan.unpark) reasons.push('un-park');
   if (plan.transform) reasons.push('a transform');

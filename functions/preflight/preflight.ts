@@ -47,6 +47,7 @@ import { ExecutionPlan, parseSqsArn } from '#incident/execution-plan.js';
 import type { OpenIncidents } from '#incident/open-incident.js';
 import { leaseRefusal, leaseSeconds, type WorkflowLeaseStore } from '#incident/workflow-lease.js';
 import type { EnvelopeStore } from '#inventory/envelope-store.js';
+import type { InventoryCoverageRead } from '#inventory/inventory-session.js';
 import type { Envelope, QueueRegistration } from '#inventory/model.js';
 import {
   checkPayloadPointers,
@@ -177,6 +178,13 @@ export interface PreflightDeps {
   sleep?: (ms: number) => Promise<void>;
   /** The queue registration (access roles, registered origin) for mover runs. @default none: no roles */
   registrations?: { getRegistration(dlqArn: string): Promise<QueueRegistration> };
+  /**
+   * The plan's inventory session (`plan.inventoryId`, inventory-session.ts): an inventory that is a
+   * sample (the DLQ was deeper than it could hold) takes the recording mover, so the messages it
+   * did not see leave the DLQ only once each is recorded. Without it every inventory counts as
+   * complete.
+   */
+  inventories?: { get(dlqArn: string, inventoryId: string): Promise<InventoryCoverageRead | undefined> };
   /** Epoch milliseconds. */
   now: () => number;
 }
@@ -359,11 +367,13 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
     warnings.push(
       'FIFO: redriven messages interleave with new traffic; order within a group is not preserved',
     );
+  const session = plan.inventoryId ? await deps.inventories?.get(plan.dlqArn, plan.inventoryId) : undefined;
   // FIFO: what a move task (after Park) would reorder goes through the mover, group by group.
   const reasons = moverReasons(
     plan,
     nonSqsOrigins,
     dlq.fifo ? { doNotRedrive: toPark, unseen: Math.max(0, dlqDepth - inDlq) } : undefined,
+    session,
   );
   if (reasons.length > 0)
     return moverPreflight(input, deps, {

@@ -275,11 +275,21 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
   }
 
   // 3. Every envelope of the incident ends in exactly one state; the unexplained ones wait for step 4.
-  const redrivenKeys = new Set<string>();
+  // REDRIVEN envelopes by idempotency key, and the late arrivals of this incident that are REDRIVEN
+  // themselves: a late arrival is a returned copy only when another envelope with its key was
+  // redriven (a late arrival the move task or the mover redrove is a late arrival, not a return).
+  const redrivenKeys = new Map<string, number>();
+  const lateRedriven = new Set<string>();
+  const isLate = (envelope: StoredEnvelope) =>
+    envelope.lateArrival === true && envelope.incidentId === incidentId;
+  const markRedriven = (envelope: StoredEnvelope) => {
+    redrivenKeys.set(envelope.idempotencyKey, (redrivenKeys.get(envelope.idempotencyKey) ?? 0) + 1);
+    if (isLate(envelope)) lateRedriven.add(envelope.messageId);
+  };
   const taskReason = `moved by the move task (run ${incidentId})`;
   const outsideReason = `processed by a consumer, moved outside the pipeline (run ${incidentId})`;
   const presentKeys = new Map<string, number>();
-  const lateKeys: string[] = [];
+  const late: Array<{ key: string; messageId: string }> = [];
   const unexplained: StoredEnvelope[] = [];
   let byTaskEarlier = 0;
   let since = Number.POSITIVE_INFINITY;
@@ -288,7 +298,7 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
       await deps.envelopes.setState(plan.dlqArn, envelope.messageId, state, reason);
     if (state === 'REDRIVEN') {
       result.redriven += 1;
-      redrivenKeys.add(envelope.idempotencyKey);
+      markRedriven(envelope);
     } else if (state === 'PARKED') result.parked += 1;
     else if (state === 'DISCARDED') result.discarded += 1;
     else result.inDlq += 1;
@@ -296,7 +306,7 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
   for await (const envelope of deps.envelopes.listEnvelopes(plan.dlqArn)) {
     const entry = ledger.get(envelope.messageId);
     if (!belongs(envelope, incidentId, entry)) continue;
-    if (envelope.lateArrival && envelope.incidentId === incidentId) lateKeys.push(envelope.idempotencyKey);
+    if (isLate(envelope)) late.push({ key: envelope.idempotencyKey, messageId: envelope.messageId });
     else result.inventoried += 1;
     if (present.has(envelope.messageId)) {
       presentKeys.set(envelope.idempotencyKey, (presentKeys.get(envelope.idempotencyKey) ?? 0) + 1);
@@ -336,7 +346,7 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
     if (unexplained.length === inFlight + moved && inFlight === 0) {
       for (const envelope of unexplained) {
         await deps.envelopes.setState(plan.dlqArn, envelope.messageId, 'REDRIVEN', taskReason);
-        redrivenKeys.add(envelope.idempotencyKey);
+        markRedriven(envelope);
       }
     } else {
       // Not all can have been moved by the task: the ones with evidence of arrival were (up to its
@@ -360,7 +370,7 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
         ...outside.map((e) => [e, outsideReason] as const),
       ]) {
         await deps.envelopes.setState(plan.dlqArn, envelope.messageId, 'REDRIVEN', reason);
-        redrivenKeys.add(envelope.idempotencyKey);
+        markRedriven(envelope);
       }
       result.redrivenOutside += outside.length;
       result.redriven += outside.length;
@@ -377,8 +387,9 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
       }
     }
   }
-  for (const key of lateKeys) {
-    if (redrivenKeys.has(key)) result.returned += 1;
+  for (const { key, messageId } of late) {
+    const others = (redrivenKeys.get(key) ?? 0) - (lateRedriven.has(messageId) ? 1 : 0);
+    if (others > 0) result.returned += 1;
     else result.lateArrivals += 1;
   }
   // An earlier reconcile of the incident (a retry after a crash, a restart's) settled some of the

@@ -18,6 +18,7 @@ describe('a DLQ deeper than one invocation can inventory (inventory on the engin
 }, () => {
   let stack: LocalStack;
   const saved = process.env.TRIAGE_MESSAGE_BUDGET;
+  const savedHold = process.env.TRIAGE_PAGE_BUDGET;
   beforeAll(async () => {
     stack = await startLocalStack();
     process.env.TRIAGE_MESSAGE_BUDGET = String(BUDGET);
@@ -26,9 +27,15 @@ describe('a DLQ deeper than one invocation can inventory (inventory on the engin
   afterAll(async () => {
     if (saved === undefined) delete process.env.TRIAGE_MESSAGE_BUDGET;
     else process.env.TRIAGE_MESSAGE_BUDGET = saved;
-    resetClients();
+    restoreHoldLimit();
     await stack?.stop();
   });
+
+  const restoreHoldLimit = () => {
+    if (savedHold === undefined) delete process.env.TRIAGE_PAGE_BUDGET;
+    else process.env.TRIAGE_PAGE_BUDGET = savedHold;
+    resetClients();
+  };
 
   it('N04 inventories every message across invocations and executions, asks for approval once when it is complete, and redrives it all with every state payload small', async () => {
     const approvals: Array<{ status: string | undefined; inventoried: number | undefined; held: number }> =
@@ -75,5 +82,65 @@ describe('a DLQ deeper than one invocation can inventory (inventory on the engin
     expect(report.largestPayloadBytes).toBeLessThan(256 * 1024);
     expect(report.redriven + report.parked).toBe(DEPTH);
     expect(await queueDepth(sqsClient(), dlqUrl)).toEqual({ visible: 0, inFlight: 0, delayed: 0 });
+  });
+
+  it('a DLQ deeper than the inventory can hold is a sample: the part triage did not see leaves only through the recording mover, each message recorded before it moves, and nothing is lost', async () => {
+    const depth = 420;
+    const holdLimit = 150;
+    process.env.TRIAGE_PAGE_BUDGET = String(holdLimit);
+    resetClients();
+    const preflights: Array<{ path?: string; warnings?: string[] }> = [];
+    const approvals: Array<{ sampled: boolean | undefined; inventoried: number | undefined }> = [];
+    const sessions = createInventorySessionStore();
+    let dlqUrl = '';
+    const approver: Approver = {
+      name: 'sample-reading',
+      async requestApproval(request, callbacks) {
+        const payload = request.payload as { plan: { dlqArn: string; dlqUrl: string; incidentId: string } };
+        dlqUrl = payload.plan.dlqUrl;
+        const session = await sessions.get(payload.plan.dlqArn, payload.plan.incidentId);
+        approvals.push({ sampled: session?.sampled, inventoried: session?.inventoried });
+        return autoApprover().requestApproval(request, callbacks);
+      },
+    };
+    try {
+      const report = await runNamedScenario('healthy', {
+        dlqDepth: depth,
+        approver,
+        onTaskResult: (state, result) => {
+          if (state === 'Preflight') preflights.push(result as { path?: string; warnings?: string[] });
+        },
+      });
+
+      // The approval saw a sample of holdLimit messages, not the whole DLQ.
+      expect(approvals).toEqual([{ sampled: true, inventoried: holdLimit }]);
+      // Preflight sent the run to the recording mover and said why; no move task ever ran.
+      expect(preflights.map((p) => p.path)).toEqual(['mover']);
+      expect(preflights[0]?.warnings?.join('\n')).toContain(`a sample (${holdLimit} of ${depth} seen`);
+      expect(report.taskInvocations.StartMoveTask ?? 0).toBe(0);
+      expect(report.taskInvocations.MoverStep).toBeGreaterThan(0);
+      expect(report).toMatchObject({
+        outcome: 'Done',
+        deadLettered: depth,
+        inventoried: holdLimit,
+        // Every message the inventory did not see got its envelope from the mover before it moved.
+        lateArrivals: depth - holdLimit,
+        returned: 0,
+        missing: 0,
+        countsAddUp: true,
+        exposed: 0,
+      });
+      // Poison the mover first saw is recorded and stays in the DLQ (the next run parks it): what
+      // is left there is exactly the envelopes still IN_DLQ, none of them a message to redrive.
+      const poison = Math.floor(depth / 20);
+      expect(report.remaining).toBeLessThanOrEqual(poison);
+      expect(report.parked + report.remaining).toBe(poison);
+      expect(report.redriven).toBe(depth - poison);
+      expect(report.consumer.processedTwice).toBe(0);
+      const left = await queueDepth(sqsClient(), dlqUrl);
+      expect(left.visible + left.inFlight + left.delayed).toBe(report.remaining);
+    } finally {
+      restoreHoldLimit();
+    }
   });
 });

@@ -127,6 +127,31 @@ export interface InventorySessionStore {
   deleteHoldPage(dlqArn: string, inventoryId: string, seq: number): Promise<void>;
 }
 
+/** What a redrive needs to know of a finished inventory: whether it is a sample, and of what. */
+export type InventoryCoverageRead = Pick<InventorySession, 'sampled' | 'inventoried' | 'depthAtStart'>;
+
+/**
+ * Reads a session's coverage only (one GetItem with a projection): the reader Preflight links
+ * instead of the whole store, to keep its bundle small.
+ */
+export function createCoverageReader(options: { client?: DynamoDBDocumentClient; tableName?: string } = {}): {
+  get(dlqArn: string, inventoryId: string): Promise<InventoryCoverageRead | undefined>;
+} {
+  return {
+    async get(dlqArn, inventoryId) {
+      const out = await (options.client ?? documentClient()).send(
+        new GetCommand({
+          TableName: options.tableName ?? pipelineConfig().tableName,
+          Key: { pk: keys.dlq(dlqArn), sk: keys.inventorySession(inventoryId) },
+          ProjectionExpression: 'sampled, inventoried, depthAtStart',
+          ConsistentRead: true,
+        }),
+      );
+      return out.Item as InventoryCoverageRead | undefined;
+    },
+  };
+}
+
 /**
  * Creates the session store on the pipeline table.
  * @param options.client - @default the shared document client
