@@ -169,7 +169,7 @@ export const MoverInput = z.object({
   /** `$.ramp`: the previous step's state, or `{ decision: 'start' }` (the ASL's StartMover) before the first. */
   mover: z.optional(z.union([MoverState, z.looseObject({ decision: z.literal('start') })])),
   /** `$.sample` of MoverSample: the first step counts what it moved. */
-  sample: z.optional(z.looseObject({ keys: z.array(z.string()) })),
+  sample: z.optional(z.looseObject({ keys: z.array(z.string()), edited: z.optional(z.number()) })),
   /** `$$.Execution.Name`, for the audit of edits. */
   executionName: z.optional(z.string()),
 });
@@ -184,6 +184,8 @@ export interface MoverSampleResult {
   verifyAfterSeconds: number;
   duplicateSendsPrevented: number;
   noRoomForAttributes: number;
+  /** Copies of the sample sent edited (a transform). */
+  edited: number;
   leftBehind: Record<string, number>;
 }
 
@@ -286,7 +288,8 @@ function initialState(input: MoverInput, now: number): MoverState {
     lateArrivals: 0,
     duplicateSendsPrevented: 0,
     possibleDuplicateSends: 0,
-    edited: 0,
+    // The sample's edited copies count too (`moved` counts its keys).
+    edited: input.sample?.edited ?? 0,
     leftBehind: {},
     exposure: { returned: 0, atRisk: 0 },
     reason: '',
@@ -712,6 +715,7 @@ export async function moverSample(input: MoverInput, deps: MoverDeps): Promise<M
     verifyAfterSeconds: input.preflight.verifyWindowSeconds,
     duplicateSendsPrevented: result?.duplicatesPrevented ?? 0,
     noRoomForAttributes: result?.leftBehind['no-room'] ?? 0,
+    edited: result?.edited ?? 0,
     leftBehind: result?.leftBehind ?? {},
   };
 }

@@ -7,9 +7,11 @@ import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { CreateTopicCommand, SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
-import { Selection } from '#incident/execution-input.js';
+import { createAuditTrail } from '#incident/audit-trail.js';
+import { Selection, Transform } from '#incident/execution-input.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
+import { sha256Hex } from '#inventory/idempotency-key.js';
 import { inventoryDlq } from '#inventory/inventory.js';
 import { QueueRegistration } from '#inventory/model.js';
 import { sqsClient } from '#platform/clients.js';
@@ -221,6 +223,72 @@ describe('the recording mover against the local stack', () => {
     )) as ReconcileResult;
     expect([report.redriven, report.parked, report.inDlq]).toEqual([3, 0, 1]);
     expect((await statesOf(dlq.dlqArn)).PARKED).toBeUndefined();
+  });
+
+  it('edits and resubmits: the selected copies carry the patched body and a link to the original, the envelopes keep the original bytes, the incident holds the audit record', async () => {
+    const sqs = sqsClient();
+    const bodies = [
+      '{"orderId":"c-1","currency":"eur","total":10}',
+      '{"orderId":"c-2","currency":"eur","total":20}',
+      '{"orderId":"c-3","currency":"USD","total":30}',
+    ];
+    const dlq = await seedAndInventory({
+      sqs,
+      dlqName: 'mover-edit-dlq',
+      sourceNames: ['mover-edit-src'],
+      messages: bodies.map((body) => ({ body, attributes: errorClass('CurrencyRejected') })),
+      incidentId: 'inc-mover-edit',
+    });
+    const transform = Transform.parse({
+      mergePatch: { currency: 'EUR' },
+      setAttributes: [{ name: 'schema-version', value: '2' }],
+      reason: 'producer sent lower-case currency codes (INC-4711)',
+    });
+    const plan = planFor(dlq, {
+      sampleSize: 1,
+      rampRates: [100],
+      selection: Selection.parse({ body: [{ jsonPath: '$.currency', equals: 'eur' }] }),
+      transform,
+      requestedBy: 'jane.doe',
+    });
+    const { state } = await runMover(plan);
+    expect([state.decision, state.moved, state.edited]).toEqual(['done', 2, 2]);
+
+    const delivered = await drain(sqs, dlq.sources[0]?.url as string);
+    expect(delivered.map((m) => JSON.parse(m.Body as string)).sort((a, b) => a.total - b.total)).toEqual([
+      { orderId: 'c-1', currency: 'EUR', total: 10 },
+      { orderId: 'c-2', currency: 'EUR', total: 20 },
+    ]);
+    expect(delivered.map((m) => m.MessageAttributes?.['schema-version']?.StringValue)).toEqual(['2', '2']);
+    const envelopes = [];
+    for await (const e of createEnvelopeStore().listEnvelopes(dlq.dlqArn)) envelopes.push(e);
+    const redriven = envelopes.filter((e) => e.state === 'REDRIVEN');
+    // The envelope keeps the original bytes; the copy links to them by MessageId and hash.
+    expect(
+      redriven.map((e) => Buffer.from(e.inlineBody ?? new Uint8Array()).toString('utf8')).sort(),
+    ).toEqual(bodies.slice(0, 2));
+    expect(delivered.map((m) => m.MessageAttributes?.['redrive-edit-of']?.StringValue).sort()).toEqual(
+      redriven.map((e) => `${e.messageId} sha256:${e.bodySha256}`).sort(),
+    );
+    expect(envelopes.filter((e) => e.state === 'IN_DLQ')).toHaveLength(1);
+    const audit = (await createAuditTrail().list('inc-mover-edit')).filter(
+      (e) => e.kind === 'messages-edited',
+    );
+    const edits = audit.flatMap((e) => (e as { edits?: Array<Record<string, string>> }).edits ?? []);
+    expect(audit.every((e) => e.by === 'jane.doe')).toBe(true);
+    expect(edits.map((e) => [e.originalSha256, e.editedSha256]).sort()).toEqual(
+      redriven
+        .map((e) => [
+          e.bodySha256,
+          sha256Hex(
+            JSON.stringify({
+              ...JSON.parse(Buffer.from(e.inlineBody ?? new Uint8Array()).toString('utf8')),
+              currency: 'EUR',
+            }),
+          ),
+        ])
+        .sort(),
+    );
   });
 
   it('sends an SNS-subscription DLQ back to its topic: the payload once per message, with its idempotency key', async () => {
