@@ -61,10 +61,10 @@ import { sleep } from '#platform/sleep.js';
 import { type QueueInfo, queueDepth, type SqsQueues } from '#platform/sqs-queues.js';
 import * as z from '#platform/zod.js';
 import type { Newcomers } from '#transfer/late-arrivals.js';
-import { sampleCopyProblem } from '#transfer/message-transfer.js';
 import { type MoveTaskRecords, recordedTask } from '#transfer/move-task-record.js';
 import { activeTask, activeTaskRefusal, type MoveTasks } from '#transfer/move-tasks.js';
 import { kindOfArn } from '#transfer/mover-targets.js';
+import { sampleCopyProblem } from '#transfer/outgoing-copy.js';
 import {
   checkQueueTypes,
   checkRampCapacity,

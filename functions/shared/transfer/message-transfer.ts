@@ -22,29 +22,25 @@ import {
   DeleteMessageBatchCommand,
   DeleteMessageCommand,
   type Message,
-  type MessageAttributeValue,
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { PIPELINE_ATTRIBUTES, setOwn, sha256Hex } from '#inventory/idempotency-key.js';
-import type { Envelope } from '#inventory/model.js';
 import { sqsClient } from '#platform/clients.js';
 import { awsErrorName, errorMessage, isRetryable, RedriveError, TransientError } from '#platform/errors.js';
 import { adaptSqsError } from '#platform/sqs-queues.js';
+import { type CopyRefusal, type OutgoingMessage, outgoingOf } from './outgoing-copy.js';
 import type { LedgerKind, RedriveLedger } from './redrive-ledger.js';
 
-/** SQS's limit of message attributes per message. */
-export const MAX_MESSAGE_ATTRIBUTES = 10;
-/** The pipeline attributes every copy gets: `redrive-count`, `redrive-id`, `idempotency-key`. */
-const ADDED_ATTRIBUTES = 3;
-
-/** A message to send, already shaped for SendMessage. */
-export interface OutgoingMessage {
-  body: string;
-  attributes: Record<string, MessageAttributeValue>;
-  groupId?: string;
-  deduplicationId?: string;
-}
+export {
+  type CopyRefusal,
+  fifoDeduplicationId,
+  MAX_MESSAGE_ATTRIBUTES,
+  type OutgoingMessage,
+  outgoingCopy,
+  outgoingOf,
+  outgoingSizeBytes,
+  sampleCopyProblem,
+} from './outgoing-copy.js';
 
 /** Send and delete, the two SQS calls of a transfer. */
 export interface TransferSqs {
@@ -88,10 +84,8 @@ export type TransferResult =
   | { result: 'duplicate-prevented'; kind: LedgerKind; takenOver: boolean }
   /** Another run owns the message's entry and its lease is not over: left alone. */
   | { result: 'busy'; owner: string }
-  /** No room for the pipeline's attributes (SQS allows 10): left in the DLQ. */
-  | { result: 'no-room' }
-  /** The copy is larger than the destination's MaximumMessageSize: left in the DLQ, nothing recorded. */
-  | { result: 'too-large'; sizeBytes: number; limitBytes: number };
+  /** No room for the pipeline's attributes (`no-room`), or larger than the destination's MaximumMessageSize (`too-large`): left in the DLQ, nothing recorded. */
+  | CopyRefusal;
 
 /** Parameters of one {@link transferMessage}. */
 export interface TransferRequest {
@@ -111,128 +105,6 @@ export interface TransferRequest {
   visibilityTimeoutSeconds: number;
   /** Add the pipeline attributes (`redrive-count`, `redrive-id`, `idempotency-key`). */
   addPipelineAttributes: boolean;
-}
-
-/**
- * Builds the outgoing copy of a received message: body and attributes unchanged, pipeline
- * attributes added or replaced. Returns undefined when the attributes would exceed 10.
- *
- * @param message - received with `MessageAttributeNames: ['All']` and system attributes.
- */
-export function outgoingCopy(
-  message: Message,
-  opts: { key: string; redriveId: string; fifo: boolean; addPipelineAttributes: boolean },
-): OutgoingMessage | undefined {
-  const attributes: Record<string, MessageAttributeValue> = {};
-  for (const [name, value] of Object.entries(message.MessageAttributes ?? {})) {
-    if (opts.addPipelineAttributes && (PIPELINE_ATTRIBUTES as readonly string[]).includes(name)) continue;
-    setOwn(attributes, name, {
-      DataType: value.DataType as string,
-      ...(value.StringValue !== undefined ? { StringValue: value.StringValue } : {}),
-      ...(value.BinaryValue !== undefined ? { BinaryValue: value.BinaryValue } : {}),
-    });
-  }
-  if (opts.addPipelineAttributes) {
-    const previous = Number(message.MessageAttributes?.['redrive-count']?.StringValue ?? 0);
-    const count = Number.isFinite(previous) && previous >= 0 ? Math.trunc(previous) + 1 : 1;
-    if (Object.keys(attributes).length + ADDED_ATTRIBUTES > MAX_MESSAGE_ATTRIBUTES) return undefined;
-    attributes['redrive-count'] = { DataType: 'Number', StringValue: String(count) };
-    attributes['redrive-id'] = { DataType: 'String', StringValue: opts.redriveId };
-    attributes['idempotency-key'] = { DataType: 'String', StringValue: opts.key };
-  }
-  const out: OutgoingMessage = { body: message.Body ?? '', attributes };
-  if (opts.fifo) {
-    out.groupId = message.Attributes?.MessageGroupId ?? 'redrive';
-    out.deduplicationId = fifoDeduplicationId(opts.key);
-  }
-  return out;
-}
-
-/**
- * The size SQS counts against `MaximumMessageSize`: the body's UTF-8 bytes plus, per message
- * attribute, the bytes of its name, its data type and its value (string UTF-8, binary as is).
- *
- * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-message-attributes.html
- */
-export function outgoingSizeBytes(message: Pick<OutgoingMessage, 'body' | 'attributes'>): number {
-  let size = Buffer.byteLength(message.body, 'utf8');
-  for (const [name, value] of Object.entries(message.attributes)) {
-    size += Buffer.byteLength(name, 'utf8') + Buffer.byteLength(value.DataType ?? '', 'utf8');
-    if (value.StringValue !== undefined) size += Buffer.byteLength(value.StringValue, 'utf8');
-    if (value.BinaryValue !== undefined) size += value.BinaryValue.byteLength;
-  }
-  return size;
-}
-
-/** The MessageDeduplicationId of a FIFO redrive: SHA-256 of the idempotency key, hex (64 chars). */
-export function fifoDeduplicationId(key: string): string {
-  return sha256Hex(`idempotency-key:${key}`);
-}
-
-/**
- * The copy {@link transferMessage} would send, or why it cannot be sent (`no-room`, `too-large`);
- * no copy for a discard. Park asks before it records anything on the envelope. The copy carries
- * `redrive-id` = the incident (the same in every run: a restart's resend carries the same
- * `redrive-id`, so consumers deduplicating content-hash keys per redrive skip it too); a `.fifo`
- * destination gets MessageGroupId and MessageDeduplicationId.
- */
-export function outgoingOf(
-  req: Pick<
-    TransferRequest,
-    | 'message'
-    | 'key'
-    | 'incidentId'
-    | 'kind'
-    | 'destinationUrl'
-    | 'destinationMaxBytes'
-    | 'addPipelineAttributes'
-  >,
-): { outgoing?: OutgoingMessage; result?: Extract<TransferResult, { result: 'no-room' | 'too-large' }> } {
-  if (!req.destinationUrl) return {};
-  const outgoing = outgoingCopy(req.message, {
-    key: req.key,
-    redriveId: req.incidentId,
-    fifo: req.destinationUrl.endsWith('.fifo'),
-    addPipelineAttributes: req.addPipelineAttributes && req.kind === 'redrive',
-  });
-  if (!outgoing) return { result: { result: 'no-room' } };
-  const sizeBytes = outgoingSizeBytes(outgoing);
-  if (req.destinationMaxBytes !== null && sizeBytes > req.destinationMaxBytes)
-    return { result: { result: 'too-large', sizeBytes, limitBytes: req.destinationMaxBytes } };
-  return { outgoing };
-}
-
-/**
- * Why the sample could not copy a stored message to a destination, before anything is received
- * (Preflight, breaker F3): `no-room` when its attributes leave no room for the pipeline's three
- * (SQS allows 10), `too-large` when the copy with them would exceed `destinationMaxBytes`; null
- * when the sample can copy it. The same rules as {@link outgoingOf}, from the envelope's stored
- * attributes and body size (the body itself is not read).
- */
-export function sampleCopyProblem(
-  envelope: Pick<Envelope, 'messageAttributes' | 'bodyBytes' | 'idempotencyKey'>,
-  incidentId: string,
-  destinationMaxBytes: number,
-): 'no-room' | 'too-large' | null {
-  const attributes: Record<string, MessageAttributeValue> = {};
-  for (const [name, a] of Object.entries(envelope.messageAttributes))
-    setOwn(attributes, name, {
-      DataType: a.dataType,
-      ...(a.stringValue !== undefined ? { StringValue: a.stringValue } : {}),
-      ...(a.binaryValueBase64 !== undefined
-        ? { BinaryValue: Buffer.from(a.binaryValueBase64, 'base64') }
-        : {}),
-    });
-  const { result } = outgoingOf({
-    message: { Body: '', MessageAttributes: attributes },
-    key: envelope.idempotencyKey,
-    incidentId,
-    kind: 'redrive',
-    destinationUrl: 'sample',
-    destinationMaxBytes: destinationMaxBytes - envelope.bodyBytes,
-    addPipelineAttributes: true,
-  });
-  return result?.result ?? null;
 }
 
 /**
