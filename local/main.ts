@@ -125,7 +125,7 @@ async function main(): Promise<number> {
       ? `Using the local stack of npm run local (SQS ${process.env.AWS_ENDPOINT_URL_SQS}, DynamoDB ${process.env.AWS_ENDPOINT_URL_DYNAMODB}, table ${process.env.TABLE_NAME})...`
       : 'Starting the local stack (SQS stand-in + DynamoDB Local)...',
   );
-  const stack = shared ? undefined : await startLocalStack();
+  const stack = shared ? undefined : await startLocalStack({ ...args.scenario.stack });
   let progress: RampProgress | undefined;
   let phase: PhaseProgress | undefined;
   // One display at a time, in the order the phases start.

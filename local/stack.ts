@@ -91,9 +91,9 @@ export interface LocalStackOptions {
   /**
    * Keep SQS's FIFO rule the stand-in does not: while a message of a message group is in flight,
    * a receive returns nothing more of that group (`local/aws-standins/sqs-fifo-groups.ts`, through
-   * the same proxy). @default false
+   * the same proxy); `{ only }` gates only the FIFO queues whose name matches. @default false
    */
-  sqsBlocksFifoGroups?: boolean;
+  sqsBlocksFifoGroups?: boolean | { only: RegExp };
   /**
    * An SQS stand-in already running, e.g. in another process (bench/big-incident runs it apart so
    * the pipeline's memory is measured without the queue's): no in-process SQS server is started.
@@ -306,7 +306,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       const proxy = await startKmsEnforcingSqs({
         port: sqsPort,
         ...(options.sqsEnforcesKms ? { kms: standins.kms } : {}),
-        ...(options.sqsBlocksFifoGroups ? { fifoGroups: new FifoGroupGate() } : {}),
+        ...(options.sqsBlocksFifoGroups
+          ? {
+              fifoGroups: new FifoGroupGate(
+                options.sqsBlocksFifoGroups === true ? undefined : options.sqsBlocksFifoGroups.only,
+              ),
+            }
+          : {}),
         region,
         accountId,
       });

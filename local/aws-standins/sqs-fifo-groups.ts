@@ -36,12 +36,22 @@ const queueOf = (url: string | undefined) => (url ?? '').replace(/\/+$/, '').spl
 export class FifoGroupGate {
   private readonly flights = new Map<string, Flight>();
 
-  /** @param now - epoch milliseconds (tests may pass a clock). */
-  public constructor(private readonly now: () => number = Date.now) {}
+  /**
+   * @param only - gate only FIFO queues whose name matches (a demo gates its DLQ and leaves its
+   *   source queue to the stand-in, whose consumer the hand-backs' extra receive counts would
+   *   dead-letter early). @default every FIFO queue
+   * @param now - epoch milliseconds (tests may pass a clock).
+   */
+  public constructor(
+    private readonly only?: RegExp,
+    private readonly now: () => number = Date.now,
+  ) {}
 
-  /** True for the QueueUrl of a FIFO queue (the gate filters only those). */
+  /** True for the QueueUrl of a FIFO queue the gate filters. */
   public gates(queueUrl: unknown): boolean {
-    return typeof queueUrl === 'string' && queueOf(queueUrl).endsWith('.fifo');
+    if (typeof queueUrl !== 'string') return false;
+    const name = queueOf(queueUrl);
+    return name.endsWith('.fifo') && (this.only?.test(name) ?? true);
   }
 
   /** True when a message of `group` of `queue` is in flight. */

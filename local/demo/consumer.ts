@@ -366,6 +366,14 @@ export class DemoConsumer extends OrdersConsumer {
         QueueUrl: queueUrl,
         MessageBody: message.Body ?? '',
         MessageAttributes: attributes,
+        // FIFO: the copy stays in its message group, and its own deduplication id keeps a
+        // content-based queue from dropping it as a duplicate of the original.
+        ...(queueUrl.endsWith('.fifo')
+          ? {
+              MessageGroupId: message.Attributes?.MessageGroupId ?? 'demo',
+              MessageDeduplicationId: `annotated-${message.MessageId}`,
+            }
+          : {}),
       }),
     );
     await sqs.send(

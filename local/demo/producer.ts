@@ -16,6 +16,10 @@ export interface ProduceOptions {
   firstOrder?: number;
   /** Order id prefix (distinct per scenario, so keys never collide). @default 'order' */
   prefix?: string;
+  /** FIFO: the MessageGroupId of the i-th message (0-based). */
+  groupOf?: (i: number) => string;
+  /** Which messages are poison, by 0-based index; replaces `poisonEvery`. */
+  poisonAt?: (i: number) => boolean;
 }
 
 /** What was sent. */
@@ -49,12 +53,17 @@ export function isPoison(body: string): boolean {
  */
 export function order(
   i: number,
-  options: { firstOrder?: number; poisonEvery?: number; prefix?: string | undefined } = {},
+  options: {
+    firstOrder?: number;
+    poisonEvery?: number;
+    prefix?: string | undefined;
+    poisonAt?: ((i: number) => boolean) | undefined;
+  } = {},
 ): { id: string; poison: boolean; body: string } {
   const poisonEvery = options.poisonEvery ?? 20;
   const n = (options.firstOrder ?? 1) + i;
   const id = orderId(n, options.prefix);
-  const poison = poisonEvery > 0 && (i + 1) % poisonEvery === 0;
+  const poison = options.poisonAt ? options.poisonAt(i) : poisonEvery > 0 && (i + 1) % poisonEvery === 0;
   const body = poison
     ? { orderId: id, sku: `SKU-${n % 97}`, quantity: 'two' }
     : { orderId: id, sku: `SKU-${n % 97}`, quantity: (n % 5) + 1 };
@@ -100,6 +109,7 @@ export async function produceOrders(
         Id: String(i),
         MessageBody: bodies[id],
         MessageAttributes: { 'content-type': { DataType: 'String', StringValue: 'application/json' } },
+        ...(options.groupOf ? { MessageGroupId: options.groupOf(i) } : {}),
       });
     }
     const out = await sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));

@@ -42,7 +42,16 @@ export interface DemoQueueOptions {
   delaySeconds?: number;
   /** Source queue MaximumMessageSize, bytes (body plus attributes). @default SQS's 1 MiB */
   maximumMessageSize?: number;
+  /**
+   * FIFO queues (`<name>.fifo`, `<name>-dlq.fifo`, `<name>-parking.fifo`, content-based
+   * deduplication). @default false
+   */
+  fifo?: boolean;
 }
+
+/** FIFO queue attributes when `fifo`, else none. */
+const fifoAttributes = (fifo: boolean | undefined): Record<string, string> =>
+  fifo ? { FifoQueue: 'true', ContentBasedDeduplication: 'true' } : {};
 
 async function arnOf(sqs: SQSClient, queueUrl: string): Promise<string> {
   const out = await sqs.send(
@@ -57,19 +66,26 @@ async function arnOf(sqs: SQSClient, queueUrl: string): Promise<string> {
 export async function createDlqAndParking(
   sqs: SQSClient,
   name: string,
-  options: Pick<DemoQueueOptions, 'dlqVisibilityTimeoutSeconds' | 'dlqRetentionSeconds'> = {},
+  options: Pick<DemoQueueOptions, 'dlqVisibilityTimeoutSeconds' | 'dlqRetentionSeconds' | 'fifo'> = {},
 ): Promise<Pick<DemoQueues, 'dlqUrl' | 'dlqArn' | 'parkingUrl' | 'parkingArn'>> {
+  const suffix = options.fifo ? '.fifo' : '';
   const dlq = await sqs.send(
     new CreateQueueCommand({
-      QueueName: `${name}-dlq`,
+      QueueName: `${name}-dlq${suffix}`,
       Attributes: {
+        ...fifoAttributes(options.fifo),
         VisibilityTimeout: String(options.dlqVisibilityTimeoutSeconds ?? 2),
         MessageRetentionPeriod: String(options.dlqRetentionSeconds ?? 1_209_600),
       },
     }),
   );
   const dlqUrl = dlq.QueueUrl as string;
-  const parking = await sqs.send(new CreateQueueCommand({ QueueName: `${name}-parking` }));
+  const parking = await sqs.send(
+    new CreateQueueCommand({
+      QueueName: `${name}-parking${suffix}`,
+      Attributes: fifoAttributes(options.fifo),
+    }),
+  );
   const parkingUrl = parking.QueueUrl as string;
   return { dlqUrl, dlqArn: await arnOf(sqs, dlqUrl), parkingUrl, parkingArn: await arnOf(sqs, parkingUrl) };
 }
@@ -86,8 +102,9 @@ export async function createDemoQueues(sqs: SQSClient, options: DemoQueueOptions
   const { dlqUrl, dlqArn, parkingUrl, parkingArn } = await createDlqAndParking(sqs, name, options);
   const source = await sqs.send(
     new CreateQueueCommand({
-      QueueName: name,
+      QueueName: `${name}${options.fifo ? '.fifo' : ''}`,
       Attributes: {
+        ...fifoAttributes(options.fifo),
         VisibilityTimeout: String(visibilityTimeoutSeconds),
         ...(options.delaySeconds ? { DelaySeconds: String(options.delaySeconds) } : {}),
         ...(options.maximumMessageSize ? { MaximumMessageSize: String(options.maximumMessageSize) } : {}),

@@ -59,6 +59,10 @@ export interface ScenarioOptions {
    * @default 'sqs'
    */
   origin?: 'sqs' | OriginKind;
+  /** FIFO queues; the producer's MessageGroupId of the i-th message. */
+  fifo?: { groupOf: (i: number) => string };
+  /** Which produced messages are poison, by 0-based index (replaces `poisonEvery`). */
+  poisonAt?: (i: number) => boolean;
 }
 
 /**
@@ -129,6 +133,7 @@ export async function prepareIncident(
     maxReceiveCount: options.maxReceiveCount ?? 3,
     ...(options.delaySeconds ? { delaySeconds: options.delaySeconds } : {}),
     ...(options.maximumMessageSize ? { maximumMessageSize: options.maximumMessageSize } : {}),
+    ...(options.fifo ? { fifo: true } : {}),
   });
   const registration = await createQueueRegistry().putRegistration(
     demoRegistration(queues, options.registration),
@@ -168,6 +173,8 @@ export async function prepareIncident(
     count: messages,
     poisonEvery: options.poisonEvery ?? 20,
     prefix: options.name ?? 'order',
+    ...(options.fifo ? { groupOf: options.fifo.groupOf } : {}),
+    ...(options.poisonAt ? { poisonAt: options.poisonAt } : {}),
   });
   const { onProgress } = options;
   await waitUntilDrained(sqs, queues.sourceUrl, {

@@ -9,6 +9,7 @@ import { consumerBreaksDuringRamp } from './consumer-breaks-during-ramp.js';
 import { consumerStillBroken } from './consumer-still-broken.js';
 import { crashAfterSend } from './crash-after-send.js';
 import { delayQueue } from './delay-queue.js';
+import { fifoDeepGroup } from './fifo-deep-group.js';
 import { handDeleted } from './hand-deleted.js';
 import { healthy } from './healthy.js';
 import { latePoisonArrivals } from './late-poison-arrivals.js';
@@ -33,6 +34,7 @@ export const SCENARIOS: readonly Scenario[] = [
   unpark,
   snsDlq,
   lambdaDlq,
+  fifoDeepGroup,
 ];
 
 /** The scenario `npm start` runs without `--scenario`. */

@@ -8,6 +8,7 @@
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { RunnerOptions } from '../../runner.js';
+import type { LocalStackOptions } from '../../stack.js';
 import type { LocalWorkflowStarter } from '../../workflow-starter-local.js';
 import type { RunReport } from '../report.js';
 import type { PreparedIncident, ScenarioOptions } from '../scenario.js';
@@ -74,6 +75,11 @@ export interface Scenario {
    * CLI (a selection, un-park, a transform).
    */
   readonly input?: Record<string, unknown>;
+  /**
+   * Local stack options the scenario needs (`npm start` starts its stack with them; a test that
+   * runs the scenario starts its own with the same).
+   */
+  readonly stack?: Pick<LocalStackOptions, 'sqsBlocksFifoGroups'>;
   /** Extra runner options (Task bindings, Wait overrides) for this scenario. */
   runner?(ctx: ScenarioContext): Partial<RunnerOptions>;
   /** Runs once the DLQ is full, before the alarm fires and triage runs. */
