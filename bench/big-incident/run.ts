@@ -168,7 +168,15 @@ function figures(m: IncidentMeasure) {
       Object.entries(p).map(([k, v]) => [k, Number((v.ms / 1000).toFixed(1))]),
     ),
     callsByPhase: Object.fromEntries(
-      Object.entries(p).map(([k, v]) => [k, { sqs: v.sqs.calls, dynamo: v.dynamo.calls }]),
+      Object.entries(p).map(([k, v]) => [
+        k,
+        {
+          sqs: v.sqs.calls,
+          dynamo: v.dynamo.calls,
+          rcu: Math.round(v.dynamo.rcu),
+          wcu: Math.round(v.dynamo.wcu),
+        },
+      ]),
     ),
     price,
   };
