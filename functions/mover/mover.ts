@@ -78,8 +78,13 @@ export const LEFT_BEHIND = [
   'aws-source',
   'no-target',
   'send-failed',
+  'payload-unchecked',
 ] as const;
 export type LeftBehindReason = (typeof LEFT_BEHIND)[number];
+
+/** The stateReason of an extended-client message the mover saw first: left for a run that checks its S3 object. */
+export const PAYLOAD_UNCHECKED =
+  'first seen by the recording mover, its extended-client payload not checked yet';
 
 /**
  * Most mover steps of one execution. Each is MoverStep (Task: 5 history events) and MoverDecision?
@@ -465,6 +470,11 @@ async function pass(
             // First seen by this run, after the inventory: Reconcile counts it a late arrival.
             lateArrival: true,
           });
+          // An extended-client pointer first seen here has had no HeadObject (Preflight and the
+          // recheck check the pointers of envelopes that exist): this run records it and leaves it
+          // in the DLQ, holding its FIFO group; the next run's Preflight checks its object first.
+          if (write.envelope.payload !== undefined && !plan.unpark)
+            write.envelope.stateReason = `${PAYLOAD_UNCHECKED} (run ${ctx.redriveId})`;
           late.push(write);
           envelope = write.envelope;
           out.late += 1;
@@ -476,6 +486,14 @@ async function pass(
         ) {
           hold();
           continue; // parked or discarded by a step that has not deleted it yet
+        }
+        if (
+          envelope.state === 'IN_DLQ' &&
+          envelope.stateReason === `${PAYLOAD_UNCHECKED} (run ${ctx.redriveId})`
+        ) {
+          leave('payload-unchecked');
+          hold('extended-client payload not checked yet: the next run checks its S3 object first');
+          continue;
         }
         const payload = needsPayload(plan.selection) ? payloadOf(message.Body ?? '') : undefined;
         const refused = notRedrivable(envelope, plan);

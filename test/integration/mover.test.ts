@@ -32,7 +32,7 @@ import {
   runMover,
   seedAndInventory,
 } from '../support/redrive-fixtures.js';
-import { queueDepth } from '../support/seed-dlq.js';
+import { queueDepth, seedDlq } from '../support/seed-dlq.js';
 import { useTransferStack } from '../support/transfer-stack.js';
 
 const invoke = (event: unknown) => handler(event as never, lambdaContext) as Promise<unknown>;
@@ -89,6 +89,49 @@ describe('the recording mover against the local stack', () => {
     expect([states.REDRIVEN?.length, states.IN_DLQ?.length]).toEqual([4, 8]);
     expect(new Set(states.REDRIVEN)).toEqual(new Set(['InventoryLocked']));
     expect((await queueDepth(sqsClient(), dlq.dlqUrl)).visible).toBe(8);
+  });
+
+  it('holds an extended-client pointer it sees for the first time (no HeadObject yet) in the DLQ with its envelope recorded, and moves the plain late arrival beside it', async () => {
+    const timeout = errorClass('UpstreamTimeout');
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'mover-late-pointer-dlq',
+      sourceNames: ['mover-late-pointer-src'],
+      messages: Array.from({ length: 4 }, (_, i) => ({
+        body: JSON.stringify({ orderId: `p-${i}` }),
+        attributes: timeout,
+      })),
+      incidentId: 'inc-mover-late-pointer',
+    });
+    // Two more dead-letter after the inventory: one a plain body, one an extended-client pointer.
+    const pointerBody = JSON.stringify([
+      'software.amazon.payloadoffloading.PayloadS3Pointer',
+      { s3BucketName: 'orders-large-payloads', s3Key: 'late-unchecked' },
+    ]);
+    await seedDlq({
+      sqs: sqsClient(),
+      dlqName: 'mover-late-pointer-dlq',
+      sourceNames: ['mover-late-pointer-src'],
+      messages: [
+        { body: JSON.stringify({ orderId: 'p-late' }), attributes: timeout },
+        { body: pointerBody, attributes: timeout },
+      ],
+    });
+
+    const { state } = await runMover(planFor(dlq, { sampleSize: 2, rampRates: [50, 100] }));
+
+    expect([state.decision, state.moved]).toEqual(['done', 5]);
+    expect(state.leftBehind['payload-unchecked']).toBeGreaterThanOrEqual(1);
+    const delivered = await drain(sqsClient(), dlq.sources[0]?.url as string);
+    expect(delivered.map((m) => m.Body)).not.toContain(pointerBody);
+    expect(delivered).toHaveLength(5);
+    const left = await drain(sqsClient(), dlq.dlqUrl);
+    expect(left.map((m) => m.Body)).toEqual([pointerBody]);
+    const recorded = [];
+    for await (const e of createEnvelopeStore().listEnvelopes(dlq.dlqArn)) if (e.payload) recorded.push(e);
+    expect(recorded.map((e) => [e.state, e.lateArrival, e.payload?.key])).toEqual([
+      ['IN_DLQ', true, 'late-unchecked'],
+    ]);
   });
 
   it('after a crash between send and delete, the retried step deletes without a second send: a recorded duplicate prevented, nothing lost', async () => {

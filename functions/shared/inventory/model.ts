@@ -133,7 +133,7 @@ export interface Envelope {
    */
   payloadGoneAt?: string;
   state: EnvelopeState;
-  /** Why PARKED or DISCARDED. */
+  /** Why PARKED or DISCARDED; on IN_DLQ, why the recording mover left it (`PAYLOAD_UNCHECKED`, functions/mover). */
   stateReason?: string;
   /** Times the pipeline has redriven this message (from the `redrive-count` attribute). */
   redriveCount: number;
