@@ -254,7 +254,8 @@ const CATALOG: Readonly<Record<FunctionName, CatalogEntry>> = {
     ],
     parkingQueue: ['sqs:GetQueueUrl', 'sqs:SendMessage'],
     table: 'readWrite',
-    timeoutSeconds: 300,
+    // PARK_TIMEOUT_SECONDS: one scan of a DLQ up to the hold limit (110,000 messages).
+    timeoutSeconds: 900,
     memoryMiB: 1024,
   },
   'sample-redrive': {

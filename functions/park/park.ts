@@ -29,9 +29,10 @@
 import { ExecutionPlan, runIdOf } from '#incident/execution-plan.js';
 import { scanUntilFound, type VisitResult } from '#inventory/dlq-scan.js';
 import type { EnvelopeStore, StoredEnvelope } from '#inventory/envelope-store.js';
+import { DEFAULT_HOLD_LIMIT } from '#inventory/inventory-session.js';
 import { RedriveRefusedError, TransientError } from '#platform/errors.js';
 import { sleep } from '#platform/sleep.js';
-import type { SqsQueues } from '#platform/sqs-queues.js';
+import { queueDepth, type SqsQueues } from '#platform/sqs-queues.js';
 import * as z from '#platform/zod.js';
 import { outgoingOf, type TransferPorts, transferMessage } from '#transfer/message-transfer.js';
 import { parkReason } from '#transfer/redrive-plan.js';
@@ -53,9 +54,9 @@ export interface ParkResult {
 export interface ParkDeps extends TransferPorts {
   queues: Pick<SqsQueues, 'receive' | 'changeVisibility' | 'describe'>;
   envelopes: Pick<EnvelopeStore, 'listEnvelopes' | 'setState'>;
-  /** Visibility timeout of each receive, seconds. @default 30 */
+  /** Visibility timeout of each receive, seconds. @default {@link parkVisibilityTimeoutSeconds} of the DLQ's depth */
   visibilityTimeoutSeconds?: number;
-  /** Most messages received in one invocation. @default 20000 */
+  /** Most messages received in one invocation. @default {@link PARK_MAX_MESSAGES} */
   maxMessages?: number;
   sleep?: (ms: number) => Promise<void>;
 }
@@ -76,6 +77,31 @@ type ParkCandidate = Pick<
 >;
 
 const STATE_OF_KIND = { redrive: 'REDRIVEN', park: 'PARKED', discard: 'DISCARDED' } as const;
+
+/**
+ * Most messages Park receives in one invocation: the inventory's hold limit, so Park reaches every
+ * message an inventory can have seen. Do-not-redrive messages are spread through the DLQ (in a
+ * 100,000-message incident, 5,000 poison among the rest), and Park holds everything else it
+ * receives until its scan ends, below SQS's ~120,000 in-flight limit.
+ */
+export const PARK_MAX_MESSAGES = DEFAULT_HOLD_LIMIT;
+
+/** The slowest scan Park plans for, messages per second (receives of 10, a record-send-delete of ~8 calls for 1 in 20). */
+const PARK_SCAN_RATE_FLOOR = 125;
+
+/** Park's Lambda timeout, seconds (infra/function-catalog.ts `park.timeoutSeconds`). */
+export const PARK_TIMEOUT_SECONDS = 900;
+
+/**
+ * The visibility timeout of Park's receives for a DLQ of `depth` messages, seconds: what Park holds
+ * must stay hidden for its whole scan, or the scan receives it again and never gets past it; 30 s
+ * up to 3,750 messages, then the scan's time at {@link PARK_SCAN_RATE_FLOOR}, at most the
+ * function's timeout (longer would hide messages beyond any run of Park).
+ */
+export function parkVisibilityTimeoutSeconds(depth: number): number {
+  const scanSeconds = Number.isFinite(depth) ? Math.ceil(depth / PARK_SCAN_RATE_FLOOR) : 0;
+  return Math.min(PARK_TIMEOUT_SECONDS, Math.max(30, scanSeconds));
+}
 
 /** The ` (run <id>)` suffix Park puts on an envelope's stateReason (the id is the incident's). */
 const RUN_SUFFIX = / \(run [^)]*\)$/;
@@ -143,7 +169,9 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
       `${ownTargets} message(s) must stay out of the bulk move but no parking queue is configured (registration parkingQueueArn or PARKING_QUEUE_URL); set discardPoison to discard them instead`,
     );
 
-  const vt = deps.visibilityTimeoutSeconds ?? 30;
+  const vt =
+    deps.visibilityTimeoutSeconds ??
+    parkVisibilityTimeoutSeconds(queueDepth(await deps.queues.describe(plan.dlqUrl)));
   const runId = runIdOf(plan);
   const parkingMaxBytes =
     !plan.discardPoison && plan.parkingQueueUrl
@@ -166,7 +194,7 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
   // is history, not a reason to wait or refuse.
   const outstandingNow = () =>
     [...targets.keys()].filter((id) => !earlierRuns.has(id) && !doneEarlier.has(id)).length;
-  const maxMessages = deps.maxMessages ?? 20_000;
+  const maxMessages = deps.maxMessages ?? PARK_MAX_MESSAGES;
   const busy = new Set<string>();
   const scan = await scanUntilFound(
     deps.queues,
