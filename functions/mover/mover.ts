@@ -121,7 +121,13 @@ export const MoverState = z.looseObject({
   duplicateSendsPrevented: z.number().check(z.int(), z.gte(0)),
   possibleDuplicateSends: z.number().check(z.int(), z.gte(0)),
   edited: z.number().check(z.int(), z.gte(0)),
+  /** Messages left in the DLQ by reason, each counted once however many passes saw it. */
   leftBehind: z.record(z.string(), z.number()),
+  /**
+   * The envelopes (DLQ MessageIds) behind `leftBehind`, by reason: a held message is seen again by
+   * every later pass, and is counted once. Absent in states of older steps.
+   */
+  leftBehindIds: z.optional(z.record(z.string(), z.array(z.string()))),
   /**
    * FIFO, as the latest pass saw it: message groups held in the DLQ from their first message that
    * may not be moved (that message and every later one of its group stay, in order), and up to
@@ -237,6 +243,8 @@ interface PassResult {
   late: number;
   lateSelected: number;
   leftBehind: Partial<Record<LeftBehindReason, number>>;
+  /** The envelopes (DLQ MessageIds) left behind, by reason. */
+  leftBehindIds: Partial<Record<LeftBehindReason, string[]>>;
   sendFailures: string[];
   /** FIFO: message group -> the message that holds it and why (the group stays in the DLQ from there). */
   heldGroups: Map<string, string>;
@@ -296,6 +304,7 @@ function initialState(input: MoverInput, now: number): MoverState {
     // The sample's edited copies count too (`moved` counts its keys).
     edited: input.sample?.edited ?? 0,
     leftBehind: {},
+    leftBehindIds: {},
     exposure: { returned: 0, atRisk: 0 },
     reason: '',
   };
@@ -410,6 +419,7 @@ async function pass(
     late: 0,
     lateSelected: 0,
     leftBehind: {},
+    leftBehindIds: {},
     sendFailures: [],
     heldGroups: new Map(),
     complete: false,
@@ -417,8 +427,11 @@ async function pass(
   };
   const started = ctx.now();
   const blockedGroups = new Set<string>();
-  const leave = (reason: LeftBehindReason) => {
+  const leave = (reason: LeftBehindReason, envelope: StoredEnvelope) => {
     out.leftBehind[reason] = (out.leftBehind[reason] ?? 0) + 1;
+    const ids = out.leftBehindIds[reason] ?? [];
+    ids.push(envelope.messageId);
+    out.leftBehindIds[reason] = ids;
   };
   let stoppedByLimit = false;
   const scan = await scanDlq(
@@ -491,7 +504,7 @@ async function pass(
           envelope.state === 'IN_DLQ' &&
           envelope.stateReason === `${PAYLOAD_UNCHECKED} (run ${ctx.redriveId})`
         ) {
-          leave('payload-unchecked');
+          leave('payload-unchecked', envelope);
           hold('extended-client payload not checked yet: the next run checks its S3 object first');
           continue;
         }
@@ -508,7 +521,7 @@ async function pass(
         }
         const resolved = await targetOf(ctx, envelope);
         if ('refusal' in resolved) {
-          leave('no-target');
+          leave('no-target', envelope);
           hold('no target');
           continue;
         }
@@ -521,7 +534,7 @@ async function pass(
           transform: plan.transform,
         });
         if (!built.ok) {
-          leave(built.problem as CopyProblem);
+          leave(built.problem as CopyProblem, envelope);
           hold(built.problem);
           continue;
         }
@@ -558,7 +571,7 @@ async function pass(
           const result = moved.get(r.message.MessageId as string);
           if (!result) continue;
           if (result.result === 'send-failed') {
-            leave('send-failed');
+            leave('send-failed', r.envelope);
             out.sendFailures.push(`${r.resolved.target.arn}: ${result.code} ${result.message}`);
             const g = groupOf(r.message);
             if (g !== undefined) blockedGroups.add(g);
@@ -695,6 +708,20 @@ const addCounts = (a: Record<string, number>, b: Partial<Record<string, number>>
   return out;
 };
 
+/**
+ * The left-behind envelopes of the state so far plus a pass's, each MessageId once per reason
+ * (a held message stays in the DLQ and every later pass sees it again).
+ */
+function unionIds(
+  a: Record<string, string[]> | undefined,
+  b: Partial<Record<string, string[]>>,
+): Record<string, string[]> {
+  const out: Record<string, string[]> = { ...a };
+  for (const [reason, ids] of Object.entries(b))
+    out[reason] = [...new Set([...(out[reason] ?? []), ...(ids ?? [])])];
+  return out;
+}
+
 const describeLeft = (left: Record<string, number>) =>
   Object.entries(left)
     .filter(([, n]) => n > 0)
@@ -788,8 +815,13 @@ export async function moverStep(input: MoverInput, deps: MoverDeps): Promise<Mov
     duplicateSendsPrevented: state.duplicateSendsPrevented + result.duplicatesPrevented,
     possibleDuplicateSends: state.possibleDuplicateSends + result.resent,
     edited: state.edited + result.edited,
-    leftBehind: addCounts(state.leftBehind, result.leftBehind),
   };
+  // A state of an older step has counts only: its held messages are still in the DLQ, and this
+  // pass sees them again.
+  next.leftBehindIds = unionIds(state.leftBehindIds, result.leftBehindIds);
+  next.leftBehind = Object.fromEntries(
+    Object.entries(next.leftBehindIds).map(([reason, ids]) => [reason, ids.length]),
+  );
   if (result.heldGroups.size > 0 || (result.complete && state.fifoGroupsHeld))
     next.fifoGroupsHeld = {
       groups: result.heldGroups.size,

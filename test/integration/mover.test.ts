@@ -175,6 +175,36 @@ describe('the recording mover against the local stack', () => {
     expect((await queueDepth(sqsClient(), dlq.dlqUrl)).visible).toBe(0);
   });
 
+  it('counts a message it leaves in the DLQ once, however many steps pass over it', async () => {
+    const bodies = [
+      '{"orderId":"j-1"}',
+      'not json 1',
+      '{"orderId":"j-2"}',
+      'not json 2',
+      '{"orderId":"j-3"}',
+    ];
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'mover-left-once-dlq',
+      sourceNames: ['mover-left-once-src'],
+      messages: bodies.map((body) => ({ body, attributes: errorClass('SchemaRejected') })),
+      incidentId: 'inc-mover-left-once',
+    });
+    const plan = planFor(dlq, {
+      sampleSize: 1,
+      rampRates: [100],
+      selection: Selection.parse({ causes: ['SchemaRejected'] }),
+      transform: Transform.parse({ mergePatch: { schema: 2 }, reason: 'schema v2 (test)' }),
+    });
+    const { state } = await runMover(plan);
+    // The sample, at least one moving step, the drain and the final step each see the two bodies
+    // that are not JSON (a merge patch cannot apply): still two messages.
+    expect(state.steps).toBeGreaterThanOrEqual(2);
+    expect([state.decision, state.moved, state.leftBehind['not-json']]).toEqual(['done', 3, 2]);
+    expect(state.reason).toContain('left in the DLQ: 2 not-json');
+    expect((await queueDepth(sqsClient(), dlq.dlqUrl)).visible).toBe(2);
+  });
+
   it('halts at once when a copy it sent comes back to the DLQ (matched by its idempotency key), naming the source', async () => {
     const dlq = await seedAndInventory({
       sqs: sqsClient(),
