@@ -1,10 +1,10 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { documentClient, sqsClient } from '#platform/clients.js';
-import { SHAPE_VERSIONS } from '#platform/record-shapes.js';
+import { LEDGER_ENTRY_WITHOUT_ENVELOPE_ID, SHAPE_VERSIONS } from '#platform/record-shapes.js';
 import { keys } from '#platform/table.js';
 import { setTransferFaultHook, type TransferStep } from '#transfer/message-transfer.js';
-import { createRedriveLedger, type LedgerRequest } from '#transfer/redrive-ledger.js';
+import { createRedriveLedger, envelopeIdOf, type LedgerRequest } from '#transfer/redrive-ledger.js';
 import { handler as reconcileHandler } from '../../functions/reconcile/handler.js';
 import type { ReconcileResult } from '../../functions/reconcile/reconcile.js';
 import { handler as sampleHandler } from '../../functions/sample-redrive/handler.js';
@@ -100,13 +100,48 @@ describe('redrive ledger ownership across runs (DynamoDB Local)', () => {
         Key: { pk: keys.dlq(DLQ_ARN), sk: keys.ledger('m-legacy-sent') },
       }),
     );
-    expect(stored.Item?.shapeVersion).toBe(SHAPE_VERSIONS['ledger-entry']);
+    expect(stored.Item?.shapeVersion).toBe(LEDGER_ENTRY_WITHOUT_ENVELOPE_ID);
     // A version-1 entry of another DLQ message under the same key is not this message's.
     const unrelated = await ledger.begin(
       { ...request('run-new', now + 30_000), key: 'order-legacy-1', dlqMessageId: 'm-other' },
       now,
     );
     expect(unrelated.outcome).toBe('new');
+  });
+
+  it('writes an un-park entry (envelopeMessageId) at version 3, which a version-2 reader refuses instead of settling the envelope as PARKED, and every other entry at version 2', async () => {
+    const ledger = createRedriveLedger();
+    const now = Date.now();
+    const stored = async (dlqMessageId: string) =>
+      (
+        await documentClient().send(
+          new GetCommand({
+            TableName: process.env.TABLE_NAME,
+            Key: { pk: keys.dlq(DLQ_ARN), sk: keys.ledger(dlqMessageId) },
+          }),
+        )
+      ).Item;
+    await ledger.begin({ ...request('run-p', now), dlqMessageId: 'm-plain', key: 'order-plain' }, now);
+    await ledger.begin(
+      {
+        ...request('run-u', now),
+        dlqMessageId: 'parked-copy-1',
+        envelopeMessageId: 'm-parked',
+        key: 'order-parked',
+      },
+      now,
+    );
+    expect((await stored('m-plain'))?.shapeVersion).toBe(2);
+    const unpark = await stored('parked-copy-1');
+    expect(unpark?.shapeVersion).toBe(3);
+    // A release that reads 1..2 refuses it by version (readShape's rule).
+    expect(Number(unpark?.shapeVersion)).toBeGreaterThan(LEDGER_ENTRY_WITHOUT_ENVELOPE_ID);
+    expect(SHAPE_VERSIONS['ledger-entry']).toBe(3);
+    const read = await ledger.get(DLQ_ARN, 'parked-copy-1');
+    expect(read && envelopeIdOf(read)).toBe('m-parked');
+    // A version-2 entry (no envelopeMessageId) settles its own DLQ message.
+    const plain = await ledger.get(DLQ_ARN, 'm-plain');
+    expect(plain && envelopeIdOf(plain)).toBe('m-plain');
   });
 
   it('never overwrites another run s SENT entry: busy while its lease runs, then taken over as already sent, with the earlier owner kept', async () => {

@@ -211,10 +211,11 @@ describe('record shape versions on DynamoDB Local', () => {
       ]),
     );
     expect(items.filter((i) => String(i.sk).includes('#CHUNK#')).length).toBe(2);
-    // Every kind is at version 1 but the ledger entry (2: it moved to one entry per DLQ message).
+    // Every kind is at version 1 but the ledger entry (2: it moved to one entry per DLQ message;
+    // 3, un-park's envelopeMessageId, only on entries that carry it, none here).
     const current = (i: Record<string, unknown>) => (family(i) === 'DLQ / LEDGER#' ? 2 : 1);
     expect(items.filter((i) => i.shapeVersion !== current(i)).map(family)).toEqual([]);
-    expect(Object.entries(SHAPE_VERSIONS).filter(([, v]) => v !== 1)).toEqual([['ledger-entry', 2]]);
+    expect(Object.entries(SHAPE_VERSIONS).filter(([, v]) => v !== 1)).toEqual([['ledger-entry', 3]]);
   });
 
   it('a record a newer release wrote is refused by name, naming the record and the versions known', async () => {
@@ -250,7 +251,7 @@ describe('record shape versions on DynamoDB Local', () => {
       shapeVersion: '2',
     });
     await expect(createRedriveLedger().get(DLQ, 'm-v2')).rejects.toThrow(
-      `ledger entry m-v2 in ${DLQ} has shapeVersion "2"; this release reads ledger-entry versions 1..2`,
+      `ledger entry m-v2 in ${DLQ} has shapeVersion "2"; this release reads ledger-entry versions 1..3`,
     );
     const otherDlq = `${DLQ}-v2`;
     await putRaw({ pk: keys.dlq(otherDlq), sk: keys.config, dlqArn: otherDlq, shapeVersion: 3 });

@@ -43,9 +43,13 @@ export const SHAPE_VERSIONS = {
    * `DLQ#<dlqArn>` / `LEDGER#<messageId>`. Version 2: the entry moved from `KEY#<idempotencyKey>` /
    * `REDRIVE` (version 1, which also lacked `incidentId` and `takenOverFrom`) to one entry per DLQ
    * message with owner and lease; redrive-ledger.ts reads both (a version-1 entry is carried to
-   * the new key when its message is next taken).
+   * the new key when its message is next taken). Version 3: `envelopeMessageId` (un-park: the
+   * entry, keyed by the parked copy, settles another envelope; a version-2 reader would settle
+   * Park's entry's envelope as PARKED). Only entries that carry it are written at 3, the others
+   * still at 2 ({@link LEDGER_ENTRY_WITHOUT_ENVELOPE_ID}), so a version-2 reader refuses exactly
+   * the entries it would misread.
    */
-  'ledger-entry': 2,
+  'ledger-entry': 3,
   /** `INCIDENT#<incidentId>` / `INCIDENT` */
   incident: 1,
   /** `INCIDENT#<incidentId>` / `AUDIT#<entryId>` */
@@ -63,6 +67,12 @@ export const SHAPE_VERSIONS = {
   /** `APPROVAL#<approvalId>` / `APPROVAL` */
   approval: 1,
 } as const;
+
+/**
+ * The version of a ledger entry without `envelopeMessageId`: its shape is version 2's, which the
+ * release before version 3 reads (redrive-ledger.ts writes it for every entry but un-park's).
+ */
+export const LEDGER_ENTRY_WITHOUT_ENVELOPE_ID = 2;
 
 /** A kind of record the pipeline writes. */
 export type RecordKind = keyof typeof SHAPE_VERSIONS;

@@ -49,7 +49,7 @@ import {
 import { documentClient } from '#platform/clients.js';
 import { pipelineConfig } from '#platform/config.js';
 import { asTransient, isConditionalCheckFailed, TransientError } from '#platform/errors.js';
-import { readShape, shapeOf } from '#platform/record-shapes.js';
+import { LEDGER_ENTRY_WITHOUT_ENVELOPE_ID, readShape, shapeOf } from '#platform/record-shapes.js';
 import { keys, TABLE } from '#platform/table.js';
 
 /** What the pipeline does with the message. */
@@ -227,7 +227,10 @@ export function createRedriveLedger(
           Item: {
             ...itemKey(entry.dlqArn, entry.dlqMessageId),
             entity: ENTITY,
-            ...shapeOf('ledger-entry'),
+            // Version 3 only where it differs from 2: a release before it still reads the rest.
+            ...(entry.envelopeMessageId === undefined
+              ? { shapeVersion: LEDGER_ENTRY_WITHOUT_ENVELOPE_ID }
+              : shapeOf('ledger-entry')),
             ...entry,
           },
           ConditionExpression: 'attribute_not_exists(#pk)',
