@@ -86,6 +86,24 @@ export function callSiteOf(stack: string | undefined): string {
   return 'unknown';
 }
 
+/**
+ * Frames kept when a call site is read. V8 keeps 10 by default, and every other injector installed
+ * on the shared clients (concurrent cells of the crash matrix) adds a frame above the project's
+ * call: with the default, a deep call's site fell off the trace as `unknown`, so a cell planned at
+ * it was "never injected" or not, by how many cells ran beside it.
+ */
+const SITE_STACK_FRAMES = 200;
+
+function stackTrace(): string | undefined {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = SITE_STACK_FRAMES;
+  try {
+    return new Error().stack;
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
+
 /** See the module comment. */
 export class FaultInjector {
   /** Every call made inside an invocation, in order. */
@@ -164,7 +182,7 @@ export class FaultInjector {
         const call: CallRecord = {
           functionFolder: invocation.functionFolder,
           command: context.commandName ?? 'unknown',
-          site: callSiteOf(new Error().stack),
+          site: callSiteOf(stackTrace()),
         };
         const out = await next(args);
         this.calls.push(call);

@@ -24,7 +24,7 @@ import {
   inventoryStep,
   summaryOfSession,
 } from '#inventory/inventory-session.js';
-import { RedriveRefusedError } from '#platform/errors.js';
+import { RecordNotFoundError, RedriveRefusedError } from '#platform/errors.js';
 import type { SqsQueues } from '#platform/sqs-queues.js';
 import * as z from '#platform/zod.js';
 
@@ -148,7 +148,13 @@ export async function continueInventory(
   const complete = step.status === 'complete';
   const now = deps.now();
   const { summary, incidentClassification } = summaryOfSession(session, now);
-  await deps.incidents.updateIncident(plan.incidentId, { summary, updatedAt: new Date(now).toISOString() });
+  // A console start that took over a triage that died before opening its incident (ValidateInput,
+  // abandoned session) has no incident item: the run's records and report carry the counts.
+  await deps.incidents
+    .updateIncident(plan.incidentId, { summary, updatedAt: new Date(now).toISOString() })
+    .catch((error: unknown) => {
+      if (!(error instanceof RecordNotFoundError)) throw error;
+    });
   if (complete) {
     await deps.incidents.releaseInventory(plan.dlqArn, leaseOwner);
     if (incidentClassification && step.run)

@@ -1,6 +1,7 @@
 /** ValidateInput's ports, from the pipeline configuration and the shared clients. */
 import { createOpenIncidents } from '#incident/open-incident.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
+import { createAbandonedSessionFinder } from '#inventory/inventory-session.js';
 import { sqsClient, tableAccess } from '#platform/clients.js';
 import { type DepsOptions, pipelineConfig } from '#platform/config.js';
 import { createQueueLocator } from './queue-locator.js';
@@ -13,6 +14,7 @@ export function createValidateInputDeps(options: DepsOptions<ValidateInputDeps> 
     queues: createQueueLocator(sqsClient()),
     registrations: createQueueRegistry(tableAccess(config)),
     openIncidents: createOpenIncidents(tableAccess(config)),
+    abandonedSessions: createAbandonedSessionFinder(tableAccess(config)),
     region: config.region,
     defaultParkingQueueUrl: config.parkingQueueUrl,
     ...options.overrides,

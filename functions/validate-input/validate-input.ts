@@ -19,6 +19,7 @@ import {
   unknownField,
 } from '#incident/execution-input.js';
 import type { OpenIncidents } from '#incident/open-incident.js';
+import type { AbandonedSession } from '#inventory/inventory-session.js';
 import type { QueueRegistration } from '#inventory/model.js';
 import { InvalidInputError } from '#platform/errors.js';
 import { formatIssues } from '#platform/middleware.js';
@@ -51,6 +52,13 @@ export interface ValidateInputDeps {
    * after a failed run). Without it every such start derives its own incident id.
    */
   openIncidents?: Pick<OpenIncidents, 'get'>;
+  /**
+   * The DLQ's abandoned inventory session (a triage that died mid-scan): a console start that
+   * names no inventory takes it over, so its inventory loop finishes what the dead run held.
+   */
+  abandonedSessions?: { find(dlqArn: string, nowMs: number): Promise<AbandonedSession | undefined> };
+  /** Epoch milliseconds. @default Date.now */
+  now?: () => number;
 }
 
 /**
@@ -203,7 +211,9 @@ function registrationProblems(input: ExecutionInput, registration: QueueRegistra
  *    `allowPreApproved`).
  * 3. Resolves the DLQ URL (and checks that the destination and parking queues exist).
  * 4. Applies defaults: mode `redrive`, registration's sampleSize / rampRates / dwellSeconds /
- *    maxRedrives, verifyMarginSeconds 30, requestedBy `console`; without an incidentId the DLQ's
+ *    maxRedrives, verifyMarginSeconds 30, requestedBy `console`; without an inventoryId the DLQ's
+ *    abandoned inventory session, if any (a triage that died mid-scan: its incident and
+ *    inventory, so the inventory loop takes over what it held); without an incidentId the DLQ's
  *    open incident (a run of it failed or stopped with messages left), else a derived one. The
  *    execution name becomes the plan's `runId` (the owner of its ledger entries).
  *
@@ -232,9 +242,21 @@ export async function validateInput(event: unknown, deps: ValidateInputDeps): Pr
       ? await deps.queues.queueUrl(registration.parkingQueueArn)
       : (deps.defaultParkingQueueUrl ?? null);
 
-  const open = input.incidentId === undefined ? await deps.openIncidents?.get(input.dlqArn) : undefined;
+  // A triage that died mid-scan left its session holding messages invisible: a start that names no
+  // inventory takes it over (its incident, its hold pages), and the inventory loop waits them out.
+  const abandoned =
+    input.inventoryId === undefined
+      ? await deps.abandonedSessions?.find(input.dlqArn, (deps.now ?? Date.now)())
+      : undefined;
+  const adopted =
+    abandoned && (input.incidentId === undefined || input.incidentId === abandoned.incidentId)
+      ? abandoned
+      : undefined;
+  const open =
+    input.incidentId === undefined && !adopted ? await deps.openIncidents?.get(input.dlqArn) : undefined;
   return {
-    incidentId: input.incidentId ?? open?.incidentId ?? deriveIncidentId(input, executionName),
+    incidentId:
+      input.incidentId ?? adopted?.incidentId ?? open?.incidentId ?? deriveIncidentId(input, executionName),
     dlqArn: input.dlqArn,
     dlqUrl,
     mode: input.mode ?? 'redrive',
@@ -254,7 +276,7 @@ export async function validateInput(event: unknown, deps: ValidateInputDeps): Pr
     unpark: input.unpark ?? false,
     transform: input.transform ?? null,
     ...(executionName !== undefined ? { runId: executionName } : {}),
-    inventoryId: input.inventoryId ?? null,
+    inventoryId: input.inventoryId ?? adopted?.inventoryId ?? null,
     historyEventLimit: input.historyEventLimit ?? HISTORY_EVENT_QUOTA,
     continuation: input.continuation ?? 0,
   };

@@ -1,22 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalStack, startLocalStack } from '../../local/stack.js';
+import { describe, expect, it } from 'vitest';
 import { runCell } from './crash-cell.js';
+import { useCrashStack } from './crash-stack.js';
 
 // Issue 9 item 4: a run that dies right after StartMessageMoveTask leaves a task that outlives its
 // execution. The console restart must reconcile what that task moved, whether the DLQ still holds
 // messages (the task was cancelled by RecordFailure) or not (the task emptied it first).
 describe('a move task that outlives its execution (local stack, real handlers and ASL)', () => {
-  let stack: LocalStack;
-  beforeAll(async () => {
-    process.env.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS = '3';
-    process.env.TRIAGE_SAFETY_MARGIN_MS = '3000';
-    stack = await startLocalStack();
-  });
-  afterAll(async () => {
-    delete process.env.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS;
-    delete process.env.TRIAGE_SAFETY_MARGIN_MS;
-    await stack?.stop();
-  });
+  useCrashStack();
 
   it('after a crash right after StartMessageMoveTask, the console restart reconciles what the task moved: nothing missing, nothing left IN_DLQ unreported', async () => {
     const outcome = await runCell({

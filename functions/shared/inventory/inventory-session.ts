@@ -152,6 +152,69 @@ export function createCoverageReader(options: { client?: DynamoDBDocumentClient;
   };
 }
 
+/** An inventory session nobody is running any more (see {@link createAbandonedSessionFinder}). */
+export interface AbandonedSession {
+  inventoryId: string;
+  incidentId: string;
+  status: Exclude<SessionStatus, 'COMPLETE'>;
+}
+
+/**
+ * Finds the DLQ's abandoned inventory session: one not COMPLETE while the DLQ's inventory lease
+ * (`DLQ#<dlqArn>` / `INVENTORY`) is free or expired, so no triage and no `ContinueInventory` step
+ * is running it. That is what a triage that crashed or timed out mid-scan leaves: its received
+ * messages held invisible until `holdUntil`, the receipt handles it recorded in hold pages. A
+ * console start takes it over (ValidateInput puts its ids in the plan), so the workflow's
+ * inventory loop releases or continues the hold pages and waits the unrecorded messages out,
+ * instead of a redrive that cannot see them (docs/console.md "After a crashed triage").
+ *
+ * One consistent Query of `begins_with(sk, 'INVENTORY')` reads the lease and the sessions together;
+ * the newest unfinished session wins.
+ * @see https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_Query.html
+ */
+export function createAbandonedSessionFinder(
+  options: { client?: DynamoDBDocumentClient; tableName?: string } = {},
+): { find(dlqArn: string, nowMs: number): Promise<AbandonedSession | undefined> } {
+  return {
+    async find(dlqArn, nowMs) {
+      let lease: { leaseExpiresAt?: unknown } | undefined;
+      let newest: (AbandonedSession & { startedAt: number }) | undefined;
+      let start: Record<string, unknown> | undefined;
+      do {
+        const out = await (options.client ?? documentClient()).send(
+          new QueryCommand({
+            TableName: options.tableName ?? pipelineConfig().tableName,
+            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :inventory)',
+            ExpressionAttributeNames: { '#status': 'status' },
+            ExpressionAttributeValues: { ':pk': keys.dlq(dlqArn), ':inventory': 'INVENTORY' },
+            ProjectionExpression: 'sk, inventoryId, incidentId, #status, startedAt, leaseExpiresAt',
+            ConsistentRead: true,
+            ...(start ? { ExclusiveStartKey: start } : {}),
+          }),
+        );
+        for (const item of out.Items ?? []) {
+          if (item.sk === 'INVENTORY') lease = item;
+          else if (
+            item.status !== 'COMPLETE' &&
+            typeof item.inventoryId === 'string' &&
+            (!newest || Number(item.startedAt) > newest.startedAt)
+          )
+            newest = {
+              inventoryId: item.inventoryId,
+              incidentId: String(item.incidentId ?? item.inventoryId),
+              status: item.status as AbandonedSession['status'],
+              startedAt: Number(item.startedAt),
+            };
+        }
+        start = out.LastEvaluatedKey;
+      } while (start);
+      if (!newest || Number(lease?.leaseExpiresAt ?? 0) >= nowMs) return undefined;
+      const { startedAt: _startedAt, ...session } = newest;
+      return session;
+    },
+  };
+}
+
 /**
  * Creates the session store on the pipeline table.
  * @param options.client - @default the shared document client
