@@ -44,6 +44,7 @@
 
 import { type AuditTrail, auditPlanOf } from '#incident/audit-trail.js';
 import { ExecutionPlan, parseSqsArn } from '#incident/execution-plan.js';
+import type { IncidentStore } from '#incident/incident-store.js';
 import type { OpenIncidents } from '#incident/open-incident.js';
 import { leaseRefusal, leaseSeconds, type WorkflowLeaseStore } from '#incident/workflow-lease.js';
 import type { EnvelopeStore } from '#inventory/envelope-store.js';
@@ -56,7 +57,7 @@ import {
 } from '#inventory/payload-objects.js';
 import { describeBudget, receiveBudget, runPeeks } from '#inventory/receive-budget.js';
 import type { KeyUser } from '#platform/config.js';
-import { QueueNotFoundError } from '#platform/errors.js';
+import { QueueNotFoundError, RecordNotFoundError } from '#platform/errors.js';
 import { sleep } from '#platform/sleep.js';
 import { type QueueInfo, queueDepth, type SqsQueues } from '#platform/sqs-queues.js';
 import * as z from '#platform/zod.js';
@@ -163,6 +164,12 @@ export interface PreflightDeps {
   payloads?: PayloadObjects;
   /** Records the run's incident as the DLQ's open incident once the lease is taken. */
   openIncidents?: Pick<OpenIncidents, 'open'>;
+  /**
+   * The incident records: a run that takes the lease sets its incident's status back to
+   * `WORKFLOW_STARTED` (a new run of an incident no longer shows the previous run's end).
+   * Absent: the status is left as it was.
+   */
+  incidents?: Pick<IncidentStore, 'updateIncident'>;
   /**
    * The incident's audit trail: a pre-approved run's approval (no person asked: the registration's
    * policy allowed it) is recorded there once Preflight passed. Absent: not recorded.
@@ -609,6 +616,22 @@ function unsampleableWarning(
 }
 
 /**
+ * Sets the incident's status to `WORKFLOW_STARTED` as its run starts (the end of the run writes
+ * CLOSED, STOPPED or FAILED). An incident with no record (a console start of a DLQ triage never
+ * saw) is left alone.
+ */
+async function markRunStarted(deps: PreflightDeps, incidentId: string, now: number): Promise<void> {
+  try {
+    await deps.incidents?.updateIncident(incidentId, {
+      status: 'WORKFLOW_STARTED',
+      updatedAt: new Date(now).toISOString(),
+    });
+  } catch (error) {
+    if (!(error instanceof RecordNotFoundError)) throw error;
+  }
+}
+
+/**
  * Check 7, one workflow per DLQ (taken last, so a run refused for any other reason holds
  * nothing): the refusal, or null when the lease is held (or not needed). A dry run is refused
  * where the real run would be, with the same sentence; a taken lease opens the run's incident as
@@ -632,6 +655,7 @@ async function takeLease(
   const lease = await deps.leases.acquire(plan.dlqArn, holder, at.now, leaseSeconds(at.window));
   if (!lease.acquired) return leaseRefusal(lease.heldBy);
   await deps.openIncidents?.open(plan.dlqArn, plan.incidentId, at.now);
+  if (input.action === 'preflight') await markRunStarted(deps, plan.incidentId, at.now);
   // The run goes on to RecordPreApproval: no approval is requested, so the audit says who and why.
   if (plan.preApproved && input.action === 'preflight' && deps.audit)
     await deps.audit.record({

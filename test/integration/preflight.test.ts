@@ -1,5 +1,6 @@
 import { SetQueueAttributesCommand, StartMessageMoveTaskCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createIncidentStore, type Incident } from '#incident/incident-store.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { sqsClient } from '#platform/clients.js';
 import { createSqsQueues } from '#platform/sqs-queues.js';
@@ -199,6 +200,32 @@ describe('Preflight against the local stack', () => {
     // Standard DLQ: deadline = SentTimestamp + the DLQ's retention (default 4 days).
     expect(result.retentionHeadroomSeconds).toBeGreaterThan(4 * 86_400 - 120);
     expect(result.retentionHeadroomSeconds).toBeLessThanOrEqual(4 * 86_400);
+  });
+
+  it('a new run of an incident sets its status back to WORKFLOW_STARTED as it starts, not the previous run s end', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'rerun-status-dlq',
+      sourceNames: ['rerun-status-src'],
+      messages: [{ body: 'a' }],
+      incidentId: 'inc-rerun-status',
+    });
+    const incidents = createIncidentStore();
+    await incidents.putIncident({
+      incidentId: dlq.incidentId,
+      dlqArn: dlq.dlqArn,
+      dlqUrl: dlq.dlqUrl,
+      sourceArns: dlq.sources.map((s) => s.arn),
+      status: 'STOPPED',
+      createdAt: new Date().toISOString(),
+      updatedAt: new Date().toISOString(),
+    } as unknown as Incident);
+    const plan = planFor(dlq);
+    await run({ action: 'preflight', plan: { ...plan, mode: 'dry-run' }, executionName: 'dry-1' });
+    expect((await incidents.getIncident(dlq.incidentId))?.status).toBe('STOPPED');
+    const result = await run({ action: 'preflight', plan, executionName: 'rerun-2' });
+    expect(result.dlqDepth).toBe(1);
+    expect((await incidents.getIncident(dlq.incidentId))?.status).toBe('WORKFLOW_STARTED');
   });
 
   it('names the messages the sample cannot copy (no room for its attributes, too large with them) so the approval says the move task carries them unsampled (F3)', async () => {
