@@ -6,8 +6,8 @@
  *
  * The call sites come from a discovery run without faults: every distinct place in `functions/`
  * (or `packages/`) that called AWS, per function, sorted, so every shard plans the same cells.
- * `.ci/run` runs the representative cells after `npm test`; the whole matrix takes 15-17 min with
- * `--parallel 2 --concurrency 5` (docs/redrive-workflow.md has the numbers).
+ * `.ci/run` runs the whole matrix after `npm test` with `--parallel 2 --concurrency 5` (162 cells,
+ * 18 min; docs/redrive-workflow.md has the numbers).
  *
  *   npm run crash-matrix                          # every cell
  *   npm run crash-matrix -- --only park,triage    # the cells of some functions
