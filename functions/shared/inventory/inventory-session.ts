@@ -37,7 +37,7 @@ import {
 import { documentClient } from '#platform/clients.js';
 import { pipelineConfig } from '#platform/config.js';
 import { awsErrorName, StateConflictError } from '#platform/errors.js';
-import { readShape, shapeOf } from '#platform/record-shapes.js';
+import { readShape, recordFields, shapeOf } from '#platform/record-shapes.js';
 import type { QueueInfo, SqsQueues } from '#platform/sqs-queues.js';
 import { keys } from '#platform/table.js';
 import type { EnvelopeStore } from './envelope-store.js';
@@ -229,19 +229,12 @@ export function createInventorySessionStore(
     pk: keys.dlq(dlqArn),
     sk: keys.inventorySession(id),
   });
-  const strip = (item: Record<string, unknown>) => {
-    const {
-      pk: _pk,
-      sk: _sk,
-      entity: _e,
-      ...rest
-    } = readShape(
+  const strip = (item: Record<string, unknown>) =>
+    recordFields<InventorySession>(
       'inventory-session',
       item,
       `inventory session ${String(item.inventoryId)} of ${String(item.dlqArn)}`,
     );
-    return rest as unknown as InventorySession;
-  };
   return {
     async get(dlqArn, inventoryId) {
       const out = await client().send(
