@@ -867,6 +867,18 @@ export async function moverStep(input: MoverInput, deps: MoverDeps): Promise<Mov
     : '';
   const left = describeLeft(next.leftBehind);
   if (result.complete && result.moved === 0) {
+    // An empty pass is not an empty queue while messages are in flight: an invocation that died
+    // after its receives (a crash between send and delete, retried by the workflow within seconds)
+    // still holds them invisible. Wait one visibility timeout and pass again; only a pass with
+    // nothing in flight may end the run (breaker F1, session 3).
+    const { inFlight } = await deps.queues.describe(ctx.sourceUrl);
+    if (inFlight > 0)
+      return {
+        ...next,
+        decision: 'drain',
+        waitSeconds: ctx.vt,
+        reason: `${inFlight} message(s) of ${ctx.sourceUrl.split('/').pop()} are in flight (received by an invocation that did not finish, or by another reader): waiting ${ctx.vt} s, their visibility timeout, before the next pass; ${next.moved} moved so far`,
+      };
     // Nothing more to move: the last sends need their return window before the run is complete.
     const until = (next.lastSentAt ?? now) + returnWindowMs;
     if (state.drainUntil === null && ctx.now() < until) {
