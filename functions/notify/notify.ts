@@ -124,7 +124,15 @@ function counts(run: Run): Fields {
   if (num(ramp.rate) !== null) fields.lastRate = num(ramp.rate);
   if (str(ramp.status)) fields.moveTaskStatus = str(ramp.status);
   if (str(ramp.failureReason)) fields.failureReason = str(ramp.failureReason);
-  if (num(ramp.moved) !== null) fields.movedByTask = num(ramp.moved);
+  // Moved by the move tasks: Reconcile's figure from evidence (capped by what the tasks report),
+  // else the ramp's (earlier tasks of the run included). The recording mover's $.ramp is its own
+  // state (it has `steps`): what it moved is `movedByMover`, never the task's.
+  const byMover = num(ramp.steps) !== null;
+  const rampMoved = num(ramp.moved);
+  if (byMover && rampMoved !== null) fields.movedByMover = rampMoved;
+  const byTask =
+    num(r.movedByTask) ?? (byMover || rampMoved === null ? null : rampMoved + (num(ramp.movedBefore) ?? 0));
+  if (byTask !== null) fields.movedByTask = byTask;
   const depth = num(run.recheck?.dlqDepth ?? run.preflight?.dlqDepth);
   if (depth !== null) fields.dlqDepth = depth;
   return fields;

@@ -78,6 +78,30 @@ describe('Notify', () => {
     expect(incidents.patches[0]).toEqual(['inc-1', expect.objectContaining({ outcome: 'halted', ramp })]);
   });
 
+  it("counts a task run's moves from Reconcile's evidence (earlier tasks included) and a recording-mover run's as movedByMover, never as the task's", async () => {
+    const notifier = createMemoryNotifier();
+    const taskRun = {
+      plan,
+      ramp: { status: 'COMPLETED', moved: 0, movedBefore: 15, rate: 50 },
+      reconcile: { redriven: 20, movedByTask: 15 },
+    };
+    await notify({ outcome: 'completed', run: taskRun }, { notifier, incidents: recorder() });
+    const moverRun = {
+      plan,
+      ramp: { steps: 4, moved: 48, rate: 50 },
+      reconcile: { redriven: 48, movedByTask: 0 },
+    };
+    await notify({ outcome: 'completed', run: moverRun }, { notifier, incidents: recorder() });
+    const noReconcile = { plan, ramp: { status: 'FAILED', moved: 2, movedBefore: 5, rate: 5 } };
+    await notify({ outcome: 'halted', run: noReconcile }, { notifier, incidents: recorder() });
+
+    expect(notifier.sent.map((m) => [m.fields?.movedByTask, m.fields?.movedByMover])).toEqual([
+      [15, undefined],
+      [0, 48],
+      [7, undefined],
+    ]);
+  });
+
   it('reports a step failure from the Lambda error Cause, even before a plan exists', async () => {
     const notifier = createMemoryNotifier();
     const cause = JSON.stringify({
