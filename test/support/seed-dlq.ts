@@ -17,6 +17,7 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import { queueDepth as demoQueueDepth } from '../../local/demo/queues.js';
 
 /** One message to seed. */
 export interface SeedMessage {
@@ -63,21 +64,17 @@ async function arnOf(sqs: SQSClient, url: string): Promise<string> {
   return arn;
 }
 
-/** Visible + in-flight + delayed messages of a queue. */
+/**
+ * Visible, in-flight and delayed messages of a queue: the demo's helper, which counts an in-flight
+ * message once on the local SQS stand-in (its ApproximateNumberOfMessages includes in-flight).
+ */
 export async function queueDepth(
   sqs: SQSClient,
   url: string,
+  options: { visibleIncludesInFlight?: boolean } = {},
 ): Promise<{ visible: number; inFlight: number }> {
-  const out = await sqs.send(
-    new GetQueueAttributesCommand({
-      QueueUrl: url,
-      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-    }),
-  );
-  return {
-    visible: Number(out.Attributes?.ApproximateNumberOfMessages ?? 0),
-    inFlight: Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0),
-  };
+  const { visible, inFlight } = await demoQueueDepth(sqs, url, options);
+  return { visible, inFlight };
 }
 
 /**

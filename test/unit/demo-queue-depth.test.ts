@@ -56,6 +56,13 @@ describe('the demo queue depth on the local SQS stand-in', () => {
     expect(inFlight).toBeGreaterThan(0);
 
     const depth = await queueDepth(sqs, url, { visibleIncludesInFlight: true });
+    // The tests' seeding helper counts the same way (it used to add in-flight twice).
+    const { queueDepth: supportDepth } = await import('../support/seed-dlq.js');
+    expect(await supportDepth(sqs, url, { visibleIncludesInFlight: true })).toEqual({
+      visible: depth.visible,
+      inFlight: depth.inFlight,
+    });
+    expect(depth.visible + depth.inFlight).toBe(20);
 
     expect(depth.inFlight).toBe(inFlight);
     expect(depth.visible + depth.inFlight + depth.delayed).toBe(20);
