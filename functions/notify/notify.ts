@@ -252,19 +252,30 @@ export async function notify(input: NotifyInput, deps: NotifyDeps): Promise<Noti
   if (orphanedTask) fields.orphanedTask = orphanedTask.taskHandle;
   await deps.notifier.notify({ incidentId, kind: outcome, text, fields });
   const warnings = warningsOf(run);
+  // A dry run changes nothing, the incident's record of its real runs included: its end (which
+  // may be any outcome, e.g. nothing-to-redrive once the DLQ is empty) goes to `lastDryRun` only.
+  const dryRun = run.plan?.mode === 'dry-run' || outcome === 'dry-run';
   const recorded =
     incidentId === 'unknown'
       ? false
-      : await recordRunOnIncident(deps.incidents, incidentId, {
-          status: statusAfterRun(outcome),
-          outcome,
-          outcomeText: text,
-          // Which execution's end this is: execution-ended leaves an end Notify recorded alone.
-          runEndedBy: input.executionName ?? run.plan?.incidentId,
-          ...(run.ramp ? { ramp: run.ramp } : {}),
-          ...(run.reconcile ? { reconcile: run.reconcile } : {}),
-          ...(warnings.length > 0 ? { warnings } : {}),
-        });
+      : dryRun
+        ? await recordRunOnIncident(deps.incidents, incidentId, {
+            lastDryRun: {
+              outcome,
+              outcomeText: text,
+              executionName: input.executionName ?? run.plan?.incidentId,
+            },
+          })
+        : await recordRunOnIncident(deps.incidents, incidentId, {
+            status: statusAfterRun(outcome),
+            outcome,
+            outcomeText: text,
+            // Which execution's end this is: execution-ended leaves an end Notify recorded alone.
+            runEndedBy: input.executionName ?? run.plan?.incidentId,
+            ...(run.ramp ? { ramp: run.ramp } : {}),
+            ...(run.reconcile ? { reconcile: run.reconcile } : {}),
+            ...(warnings.length > 0 ? { warnings } : {}),
+          });
   if (recorded && deps.audit) await deps.audit.record(runEndedEntry(input, incidentId, text, fields, deps));
   if (run.plan && deps.metrics)
     deps.metrics.record(run.plan.dlqArn, runMetrics(input, (deps.now ?? Date.now)()));

@@ -42,12 +42,22 @@ describe('Notify', () => {
     },
   );
 
-  it('a dry run leaves the incident status as it was', async () => {
+  it('a dry run leaves the incident as it was (status, outcome, counts): its end, whatever it is, goes to lastDryRun only', async () => {
     const incidents = recorder();
     await notify({ outcome: 'dry-run', run: { plan } }, { notifier: createMemoryNotifier(), incidents });
-    // updateIncident writes no attribute for an undefined field.
-    const [, patch] = incidents.patches[0] ?? [];
-    expect(patch).toMatchObject({ outcome: 'dry-run', status: undefined });
+    const dryPlan = { ...plan, mode: 'dry-run' as const };
+    await notify(
+      {
+        outcome: 'nothing-to-redrive',
+        run: { plan: dryPlan, reconcile: { redriven: 0 } },
+        executionName: 'dry-2',
+      },
+      { notifier: createMemoryNotifier(), incidents },
+    );
+    expect(incidents.patches.map(([, patch]) => patch)).toEqual([
+      { lastDryRun: expect.objectContaining({ outcome: 'dry-run' }) },
+      { lastDryRun: expect.objectContaining({ outcome: 'nothing-to-redrive', executionName: 'dry-2' }) },
+    ]);
   });
 
   it('C17 says "approval expired, nothing moved" when the approval timed out', () => {
