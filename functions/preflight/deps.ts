@@ -1,7 +1,7 @@
 /** Preflight's (and the recheck's) ports, from the pipeline configuration and the shared clients. */
 import type { Context } from 'aws-lambda';
 import { createAuditTrail } from '#incident/audit-trail.js';
-import { createIncidentStore } from '#incident/incident-store.js';
+import { createIncidentUpdater } from '#incident/incident-update.js';
 import { createOpenIncidents } from '#incident/open-incident.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import { createWorkflowLeaseStore } from '#incident/workflow-lease.js';
@@ -41,7 +41,7 @@ export function createPreflightDeps(
     keys: { access: createKeyAccess({ kms: kmsClient(), iam: iamClient() }), users: config.keyUsers },
     newcomers: newcomersPort({ queues, envelopes, registrations, payloads }, context),
     openIncidents: createOpenIncidents(table),
-    incidents: createIncidentStore(table),
+    incidents: { updateIncident: createIncidentUpdater(table) },
     audit: createAuditTrail(table),
     moveTaskRecords: createMoveTaskRecords(table),
     registrations,

@@ -120,8 +120,8 @@ describe('triage budgets, refusals and the local alarm evaluator', () => {
     ]);
     expect(q?.written).toBe(10);
     expect(workflow.starts).toEqual([incidentId]);
-    // Held for the continuation (the stand-in counts in-flight messages in ApproximateNumberOfMessages).
-    expect(await queueDepth(sqsClient(), seeded.dlqUrl)).toEqual({ visible: 25, inFlight: 10 });
+    // Held for the continuation: 10 of the 25 in flight (queueDepth corrects for the stand-in counting them as visible).
+    expect(await queueDepth(sqsClient(), seeded.dlqUrl)).toEqual({ visible: 15, inFlight: 10 });
     expect(await createEnvelopeStore().getCursor(seeded.dlqArn)).toBeUndefined();
 
     // The workflow's ContinueInventory steps, as its loop runs them (8 new envelopes a step at most).

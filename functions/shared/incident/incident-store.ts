@@ -19,10 +19,11 @@ import { sha256Hex } from '#inventory/idempotency-key.js';
 import type { IncidentSummary } from '#inventory/model.js';
 import { documentClient } from '#platform/clients.js';
 import { pipelineConfig } from '#platform/config.js';
-import { isConditionalCheckFailed, RecordNotFoundError } from '#platform/errors.js';
+import { isConditionalCheckFailed } from '#platform/errors.js';
 import { queryIndexPartition } from '#platform/index-query.js';
 import { type RecordKind, recordFields, shapeOf } from '#platform/record-shapes.js';
 import { keys, TABLE } from '#platform/table.js';
+import { createIncidentUpdater } from './incident-update.js';
 
 /**
  * Where an incident stands (docs/contracts.md): triage writes `OPEN` / `PARTIAL` (inventoried,
@@ -171,6 +172,7 @@ export function createIncidentStore(
   const client = () => options.client ?? documentClient();
   const table = options.tableName ?? pipelineConfig().tableName;
   const incidentKey = (id: string) => ({ pk: keys.incident(id), sk: keys.incidentSk });
+  const update = createIncidentUpdater(options);
   const transitionKey = (k: string) => ({ pk: keys.alarm(k), sk: keys.transitionSk });
   const inventoryKey = (dlqArn: string) => ({ pk: keys.dlq(dlqArn), sk: INVENTORY_SK });
   const latestKey = (alarmArn: string) => ({ pk: keys.alarm(alarmArn), sk: keys.alarmLatestSk });
@@ -213,34 +215,7 @@ export function createIncidentStore(
         throw error;
       }
     },
-    async updateIncident(incidentId, patch) {
-      const fields = Object.entries({
-        ...patch,
-        updatedAt: patch.updatedAt ?? new Date().toISOString(),
-      }).filter(([, v]) => v !== undefined);
-      const names: Record<string, string> = {};
-      const values: Record<string, unknown> = {};
-      const sets = fields.map(([k, v], i) => {
-        names[`#f${i}`] = k;
-        values[`:v${i}`] = v;
-        return `#f${i} = :v${i}`;
-      });
-      try {
-        await client().send(
-          new UpdateCommand({
-            TableName: table,
-            Key: incidentKey(incidentId),
-            ConditionExpression: 'attribute_exists(pk)',
-            UpdateExpression: `SET ${sets.join(', ')}`,
-            ExpressionAttributeNames: names,
-            ExpressionAttributeValues: values,
-          }),
-        );
-      } catch (error) {
-        if (isConditionalCheckFailed(error)) throw new RecordNotFoundError(`incident ${incidentId}`, error);
-        throw error;
-      }
-    },
+    updateIncident: (incidentId, patch) => update(incidentId, patch),
     async getTransition(dedupeKey) {
       const out = await client().send(
         new GetCommand({ TableName: table, Key: transitionKey(dedupeKey), ConsistentRead: true }),
