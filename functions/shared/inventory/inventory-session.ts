@@ -36,7 +36,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '#platform/clients.js';
 import { pipelineConfig } from '#platform/config.js';
-import { awsErrorName, StateConflictError } from '#platform/errors.js';
+import { isConditionalCheckFailed, StateConflictError } from '#platform/errors.js';
 import { readShape, recordFields, shapeOf } from '#platform/record-shapes.js';
 import type { QueueInfo, SqsQueues } from '#platform/sqs-queues.js';
 import { keys } from '#platform/table.js';
@@ -229,6 +229,13 @@ export function createInventorySessionStore(
     pk: keys.dlq(dlqArn),
     sk: keys.inventorySession(id),
   });
+  /** The session's item: its key, entity and shape version beside its own fields. */
+  const sessionItem = (session: InventorySession) => ({
+    ...sessionKey(session.dlqArn, session.inventoryId),
+    entity: 'inventory-session',
+    ...shapeOf('inventory-session'),
+    ...session,
+  });
   const strip = (item: Record<string, unknown>) =>
     recordFields<InventorySession>(
       'inventory-session',
@@ -247,18 +254,13 @@ export function createInventorySessionStore(
         await client().send(
           new PutCommand({
             TableName: table,
-            Item: {
-              ...sessionKey(session.dlqArn, session.inventoryId),
-              entity: 'inventory-session',
-              ...shapeOf('inventory-session'),
-              ...session,
-            },
+            Item: sessionItem(session),
             ConditionExpression: 'attribute_not_exists(pk)',
           }),
         );
         return true;
       } catch (error) {
-        if (awsErrorName(error) === 'ConditionalCheckFailedException') return false;
+        if (isConditionalCheckFailed(error)) return false;
         throw error;
       }
     },
@@ -268,18 +270,13 @@ export function createInventorySessionStore(
         await client().send(
           new PutCommand({
             TableName: table,
-            Item: {
-              ...sessionKey(session.dlqArn, session.inventoryId),
-              entity: 'inventory-session',
-              ...shapeOf('inventory-session'),
-              ...next,
-            },
+            Item: sessionItem(next),
             ConditionExpression: 'version = :v',
             ExpressionAttributeValues: { ':v': session.version },
           }),
         );
       } catch (error) {
-        if (awsErrorName(error) === 'ConditionalCheckFailedException')
+        if (isConditionalCheckFailed(error))
           throw new StateConflictError(
             `inventory ${session.inventoryId} of ${session.dlqArn}`,
             `version ${session.version}`,
