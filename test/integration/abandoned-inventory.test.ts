@@ -4,8 +4,8 @@ import {
   createAbandonedSessionFinder,
   createInventorySessionStore,
   type InventorySession,
+  newInventorySession,
 } from '#inventory/inventory-session.js';
-import { emptySummary } from '#inventory/summary.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 
 // Issue 9: a triage that died mid-scan leaves its inventory session RUNNING, its messages held
@@ -22,31 +22,14 @@ describe('the abandoned inventory session of a DLQ (DynamoDB Local)', () => {
 
   const now = Date.UTC(2026, 11, 1, 12);
   const session = (dlqArn: string, inventoryId: string, startedAt: number): InventorySession => ({
-    dlqArn,
-    dlqUrl: 'http://localhost/q',
-    inventoryId,
-    incidentId: inventoryId,
-    leaseOwner: `alarm-${inventoryId}`,
-    status: 'RUNNING',
-    startedAt,
-    holdUntil: startedAt + 140_000,
-    depthAtStart: 12,
-    inventoried: 0,
-    created: 0,
-    held: 0,
-    holdPages: 0,
-    releasedPages: 0,
-    invocations: 0,
-    activeMs: 0,
-    extensions: 0,
-    stopReason: null,
-    holdLimit: 100,
-    sampled: false,
-    releaseFailures: 0,
-    summary: emptySummary(),
-    warnings: [],
-    version: 0,
-    updatedAt: new Date(startedAt).toISOString(),
+    ...newInventorySession({
+      dlq: { arn: dlqArn, url: 'http://localhost/q', visible: 12, inFlight: 0 },
+      incidentId: inventoryId,
+      leaseOwner: `alarm-${inventoryId}`,
+      now: startedAt,
+      holdUntil: startedAt + 140_000,
+      holdLimit: 100,
+    }),
   });
 
   it('finds the newest unfinished session once the inventory lease has expired, and none while it is live', async () => {

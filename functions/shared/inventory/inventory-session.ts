@@ -412,6 +412,52 @@ export function holdPlanMs(
 }
 
 /**
+ * A session as it starts: RUNNING, nothing inventoried yet, version 0 (the record `inventoryStep`
+ * creates on its first step; also what a test of an abandoned session starts from).
+ *
+ * @param start.dlq the DLQ (its depth at start is visible + in flight, messages)
+ * @param start.now the start time, epoch milliseconds; `holdUntil` likewise
+ * @param start.holdLimit messages the session may hold at once (holdLimitOf)
+ */
+export function newInventorySession(start: {
+  dlq: Pick<QueueInfo, 'arn' | 'url' | 'visible' | 'inFlight'>;
+  incidentId: string;
+  leaseOwner: string;
+  now: number;
+  holdUntil: number;
+  holdLimit: number;
+}): InventorySession {
+  const { dlq, incidentId, now } = start;
+  return {
+    dlqArn: dlq.arn,
+    dlqUrl: dlq.url,
+    inventoryId: incidentId,
+    incidentId,
+    leaseOwner: start.leaseOwner,
+    status: 'RUNNING',
+    startedAt: now,
+    holdUntil: start.holdUntil,
+    depthAtStart: dlq.visible + dlq.inFlight,
+    holdLimit: start.holdLimit,
+    inventoried: 0,
+    created: 0,
+    held: 0,
+    holdPages: 0,
+    releasedPages: 0,
+    invocations: 0,
+    activeMs: 0,
+    extensions: 0,
+    stopReason: null,
+    sampled: false,
+    releaseFailures: 0,
+    summary: emptySummary(),
+    warnings: [],
+    version: 0,
+    updatedAt: new Date(now).toISOString(),
+  };
+}
+
+/**
  * One bounded step of a DLQ's inventory session: creates the session on the first call, extends
  * the held messages when the plan would run out, inventories within this invocation's budgets,
  * and once the DLQ is inventoried (or holds as many as may be held) releases every held message.
@@ -428,38 +474,19 @@ export async function inventoryStep(
   let session = await deps.sessions.get(dlq.arn, incidentId);
   if (!session) {
     const now = deps.now();
-    const fresh: InventorySession = {
-      dlqArn: dlq.arn,
-      dlqUrl: dlq.url,
-      inventoryId: incidentId,
+    const fresh = newInventorySession({
+      dlq,
       incidentId,
       leaseOwner: input.leaseOwner,
-      status: 'RUNNING',
-      startedAt: now,
+      now,
       holdUntil:
         now +
         Math.min(
           MAX_HOLD_MS,
           holdPlanMs({ depthAtStart: 0, inventoried: 0, activeMs: 0 }, deps.remainingTimeMs()),
         ),
-      depthAtStart: dlq.visible + dlq.inFlight,
       holdLimit: holdLimitOf(dlq, input.holdLimit),
-      inventoried: 0,
-      created: 0,
-      held: 0,
-      holdPages: 0,
-      releasedPages: 0,
-      invocations: 0,
-      activeMs: 0,
-      extensions: 0,
-      stopReason: null,
-      sampled: false,
-      releaseFailures: 0,
-      summary: emptySummary(),
-      warnings: [],
-      version: 0,
-      updatedAt: new Date(now).toISOString(),
-    };
+    });
     if (await deps.sessions.create(fresh)) session = fresh;
     else session = (await deps.sessions.get(dlq.arn, incidentId)) as InventorySession;
   }
