@@ -185,10 +185,19 @@ function figures(m: IncidentMeasure) {
 async function main() {
   const dynamo = await startDynamoLocal();
   const results: Array<ReturnType<typeof figures>> = [];
+  const failures: string[] = [];
   try {
     for (const size of SIZES) {
       process.stderr.write(`\n=== ${size} messages ===\n`);
-      results.push(figures(await measure(size, dynamo.endpoint)));
+      try {
+        const result = figures(await measure(size, dynamo.endpoint));
+        results.push(result);
+        // At once, so a size's figures survive a later size failing or being stopped.
+        process.stderr.write(`${JSON.stringify({ result })}\n`);
+      } catch (error) {
+        failures.push(`${size}: ${error instanceof Error ? error.message : String(error)}`);
+        process.stderr.write(`the ${size}-message run did not finish: ${failures.at(-1)}\n`);
+      }
     }
   } finally {
     await dynamo.stop();
@@ -232,7 +241,8 @@ async function main() {
       `state transitions ${a.n} -> ${b.n}: x${((b.transitionsPerExecution * b.executions) / (a.transitionsPerExecution * a.executions)).toFixed(2)} for x${(b.n / a.n).toFixed(0)} messages`,
     );
   }
-  console.log(JSON.stringify({ results }, null, 0));
+  console.log(JSON.stringify({ results, failures }, null, 0));
+  if (failures.length > 0) process.exitCode = 1;
 }
 
 await main();
