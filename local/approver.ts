@@ -15,6 +15,7 @@ import { createInterface } from 'node:readline/promises';
 import { createIncidentStore } from '#incident/incident-store.js';
 import { buildOnCallReport, onCallReportLines } from '#incident/on-call-report.js';
 import { clockText } from '#platform/clock-text.js';
+import { approverFlags } from './approver-flags.js';
 import type { TaskTokenCallbacks } from './task-tokens.js';
 
 /** What the approval Task returns (`$.approval`, docs/contracts.md). */
@@ -179,14 +180,9 @@ export async function approverFromArgs(
   argv: readonly string[],
   isTTY: boolean = process.stdin.isTTY === true,
 ): Promise<Approver> {
-  const approve = argv.includes('--approve');
-  const reject = argv.includes('--reject');
-  const viaIndex = argv.indexOf('--approve-via');
-  const via = viaIndex >= 0 ? argv[viaIndex + 1] : undefined;
+  const { approve, reject, viaIndex, via } = approverFlags(argv);
   if (viaIndex >= 0 && (via === undefined || via.startsWith('--')))
     throw new Error(`--approve-via: needs a name (${registeredApprovers().join(', ') || 'none registered'})`);
-  if ([approve, reject, via !== undefined].filter(Boolean).length > 1)
-    throw new Error('--approve, --reject and --approve-via: give at most one');
   if (approve) return fixedApprover('approved', process.env.USER ?? 'local-operator');
   if (reject) return fixedApprover('rejected', process.env.USER ?? 'local-operator');
   if (via !== undefined) {

@@ -15,6 +15,8 @@ describe('npm start refuses bad arguments with exit 2, naming the flag, before s
     [['--approve', '--reject'], '--approve, --reject and --approve-via: give at most one'],
     [['--approve-via', 'bogus'], '--approve-via: unknown approver "bogus"'],
     [['--scenario', 'healthy', '--scenario', 'bogus'], '--scenario: given twice'],
+    // Checked once the scenarios are loaded, still before any stack starts.
+    [['--scenario', 'bogus'], '--scenario: unknown scenario "bogus"'],
     [['--json', '--json'], '--json: given twice'],
     [['--frobnicate'], '--frobnicate: unknown flag'],
     // One parser for every numeric flag (F5): plain decimal integers only, within the range.
