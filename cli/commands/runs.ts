@@ -301,7 +301,7 @@ export function runCommands(program: Command, ctx: CliContext): void {
         );
       throw error;
     }
-    await validated(ctx, executionArn);
+    const validatedRun = await validated(ctx, executionArn);
     await ctx.audit.record({
       incidentId,
       entryId: `run#${name}#started`,
@@ -310,7 +310,9 @@ export function runCommands(program: Command, ctx: CliContext): void {
       by,
       via: 'cli',
       executionName: name,
-      plan: auditPlanOf({ mode: 'redrive', requestedBy: by, ...input }),
+      // The run's plan (ValidateInput's output: the registration's defaults and maxRate applied),
+      // not the flags alone, which leave out what the registration decides.
+      plan: auditPlanOf(validatedRun.plan ?? { mode: 'redrive', requestedBy: by, ...input }),
       text: JSON.stringify(input),
     });
     // A dry run ends within seconds (ValidateInput, Preflight, Notify): its plan is the answer.

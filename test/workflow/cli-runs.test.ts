@@ -1,7 +1,8 @@
 import { ListExecutionsCommand } from '@aws-sdk/client-sfn';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { OnCallReport } from '#incident/on-call-report.js';
+import type { AuditEntry } from '#incident/audit-trail.js';
+import { auditLine, type OnCallReport } from '#incident/on-call-report.js';
 import { sfnClient, sqsClient } from '#platform/clients.js';
 import { contextFromEnv } from '../../cli/context.js';
 import { executionArnFrom, type RunView, readRun, sleep } from '../../cli/executions.js';
@@ -77,6 +78,17 @@ describe('dlq redrive, watch and cancel on the local stack', { timeout: 300_000 
     expect(String(nothingParked.taskOutputs.Preflight?.refusal)).toMatch(/^redrive refused: unpark: /);
     expect((await queueDepth(sqsClient(), dlqUrl)).visible).toBe(40);
     expect((await executions()).map((e) => e.status).sort()).toEqual(['FAILED', 'SUCCEEDED']);
+    // The audit trail's start lines carry the plan each run followed (ValidateInput's: the
+    // registration's sample size and ramp), and an un-park run reads as one.
+    const audit = (await dlq('show', incidentId, '--json')).json<OnCallReport>().audit;
+    const started = (name: string) =>
+      audit.find((e) => e.kind === 'run-started' && e.executionName === name) as AuditEntry;
+    const dryStart = started(dry.name);
+    expect(dryStart.plan).toMatchObject({ mode: 'dry-run', sampleSize: 5, rampRates: [5, 50, 200] });
+    expect(auditLine(dryStart, Date.now())).toMatch(
+      /; plan dry-run, sample 5, 5 -> 50 -> 200 msg\/s, 2 s per step/,
+    );
+    expect(started(nothingParked.name).plan).toMatchObject({ mode: 'unpark', rampRates: [5, 50, 200] });
   });
 
   it('bad arguments exit 2 with one line naming the argument, and start nothing', async () => {

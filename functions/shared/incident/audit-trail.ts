@@ -36,6 +36,10 @@ export type AuditVia = 'slack' | 'cli' | 'console' | 'workflow' | 'local';
 
 /** The plan fields an audit entry keeps (what was approved). */
 export interface AuditPlan {
+  /**
+   * The plan's mode (`redrive`, `sample-only`, `dry-run`); an un-park run reads `unpark` (a dry
+   * run of one `dry-run, unpark`): it moves the parking queue's messages, not the DLQ's.
+   */
   mode: string;
   sampleSize: number;
   /** Messages per second, ascending. */
@@ -96,10 +100,14 @@ export interface AuditTrail {
 /** Sort-key prefix of audit entries. */
 export const AUDIT_SK_PREFIX = 'AUDIT#';
 
-/** The plan fields of `$.plan` (or any object that has them) an audit entry keeps. */
+/**
+ * The plan fields of `$.plan` (ValidateInput's output: the rates, sample size and dwell the run
+ * follows, the registration's defaults and `maxRate` applied) an audit entry keeps.
+ */
 export function auditPlanOf(plan: { readonly [field: string]: unknown }): AuditPlan {
+  const mode = String(plan.mode ?? 'redrive');
   return {
-    mode: String(plan.mode ?? 'redrive'),
+    mode: plan.unpark === true ? (mode === 'redrive' ? 'unpark' : `${mode}, unpark`) : mode,
     sampleSize: Number(plan.sampleSize ?? 0),
     rampRates: Array.isArray(plan.rampRates) ? plan.rampRates.map(Number) : [],
     dwellSeconds: Number(plan.dwellSeconds ?? 0),
