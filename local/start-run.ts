@@ -5,12 +5,7 @@
 import { createInventorySessionStore } from '#inventory/inventory-session.js';
 import { approverFromArgs } from './approver.js';
 import { nextSteps } from './demo/next-steps.js';
-import {
-  type PhaseProgress,
-  type RampProgress,
-  startPhaseProgress,
-  startRampProgress,
-} from './demo/progress.js';
+import { type PhaseProgress, rampDisplay, startPhaseProgress } from './demo/progress.js';
 import { queueDepth } from './demo/queues.js';
 import { exitCodeOf, formatReport } from './demo/report.js';
 import { type PhaseContext, type RunPhase, runScenario } from './demo/run-scenario.js';
@@ -57,15 +52,16 @@ export async function runStart(args: StartArgs, argv: readonly string[]): Promis
       : 'Starting the local stack (SQS stand-in + DynamoDB Local)...',
   );
   const stack = shared ? undefined : await startLocalStack({ ...scenario.stack });
-  let progress: RampProgress | undefined;
+  const ramp = rampDisplay({ say });
   let phase: PhaseProgress | undefined;
-  // One display at a time, in the order the phases start.
+  // One display at a time, in the order the phases start; the ramp's ends when Reconcile starts.
   let phases = Promise.resolve();
-  const nextPhase = (start: () => PhaseProgress | undefined) => {
+  const nextPhase = (start: () => PhaseProgress | undefined, rampOver = false) => {
     phases = phases.then(async () => {
       const ending = phase;
       phase = undefined;
       await ending?.stop();
+      if (rampOver) await ramp.stop();
       phase = start();
     });
     return phases;
@@ -79,37 +75,20 @@ export async function runStart(args: StartArgs, argv: readonly string[]): Promis
       approver,
       say,
       onPhase: (next, ctx) => {
-        void nextPhase(() => phaseDisplay(next, ctx));
+        void nextPhase(() => phaseDisplay(next, ctx), next === 'reconcile' || next === 'done');
       },
-      onTaskResult: (state, result, ctx) => {
-        const r = result as Record<string, unknown>;
-        if (state !== 'StartMoveTask' && state !== 'StepUp' && state !== 'CheckProgress') return;
-        if (!progress && state === 'StartMoveTask' && r.taskHandle)
-          progress = startRampProgress(
-            ctx.sqs,
-            ctx.incident.queues.dlqUrl,
-            Number(r.toMove) > 0 ? Number(r.toMove) : undefined,
-          );
-        progress?.setTaskRate(Number(r.rate), Number(r.rateIndex));
-      },
+      onTaskResult: (state, result, ctx) =>
+        ramp.onTaskResult(state, result as Record<string, unknown>, ctx.sqs, ctx.incident.queues.dlqUrl),
     });
     await endPhase();
-    if (progress) {
-      const moved = await progress.stop();
-      progress = undefined;
-      const arrived =
-        moved.arrived > 0
-          ? ` ${moved.arrived} more arrived in the DLQ meanwhile (counted apart, not in the total).`
-          : '';
-      say(`Ramp: ${moved.moved}/${moved.total} left the DLQ while the move task ran.${arrived}`);
-    }
+    await ramp.stop();
     say(formatReport(report));
     say(nextSteps(report.incidentId, shared));
     if (args.json) process.stdout.write(`${JSON.stringify(report)}\n`);
     return exitCodeOf(report);
   } finally {
     await endPhase();
-    await progress?.stop();
+    await ramp.stop();
     await stack?.stop();
   }
 }

@@ -99,6 +99,63 @@ export function startRampProgress(
   };
 }
 
+/** The ramp's display over a whole local run (npm start): see {@link rampDisplay}. */
+export interface RampDisplay {
+  /** Sees each Task result: the first move task starts the display, every ramp result sets its rate. */
+  onTaskResult(state: string, result: Record<string, unknown>, sqs: SQSClient, dlqUrl: string): void;
+  /**
+   * Ends the display and says its summary line, once: the ramp is over when Reconcile starts or
+   * the run ends, and nothing of it prints after that. Later calls do nothing.
+   */
+  stop(): Promise<void>;
+}
+
+/** The Task states whose result is a move task's `$.ramp`. */
+const MOVE_TASK_STATES = new Set(['StartMoveTask', 'StepUp', 'CheckProgress']);
+
+/**
+ * The ramp's display of one local run: started by the first StartMoveTask with a task, stopped
+ * by {@link RampDisplay.stop} (call it when the Reconcile or done phase starts) with one line of
+ * what left the DLQ while the move task ran.
+ *
+ * @param options.say - prints the summary line.
+ * @param options.progress - display options ({@link startRampProgress}'s).
+ */
+export function rampDisplay(options: {
+  say: (line: string) => void;
+  progress?: Parameters<typeof startRampProgress>[3];
+}): RampDisplay {
+  let progress: RampProgress | undefined;
+  let stopped = false;
+  let stopping: Promise<void> | undefined;
+  return {
+    onTaskResult(state, r, sqs, dlqUrl) {
+      if (stopped || !MOVE_TASK_STATES.has(state)) return;
+      if (!progress && state === 'StartMoveTask' && r.taskHandle)
+        progress = startRampProgress(
+          sqs,
+          dlqUrl,
+          Number(r.toMove) > 0 ? Number(r.toMove) : undefined,
+          options.progress,
+        );
+      progress?.setTaskRate(Number(r.rate), Number(r.rateIndex));
+    },
+    stop() {
+      stopped = true;
+      stopping ??= (async () => {
+        if (!progress) return;
+        const moved = await progress.stop();
+        const arrived =
+          moved.arrived > 0
+            ? ` ${moved.arrived} more arrived in the DLQ meanwhile (counted apart, not in the total).`
+            : '';
+        options.say(`Ramp: ${moved.moved}/${moved.total} left the DLQ while the move task ran.${arrived}`);
+      })();
+      return stopping;
+    },
+  };
+}
+
 /** What a phase's progress display reads at each tick. */
 export interface PhaseReading {
   /** Messages done so far. */

@@ -8,8 +8,20 @@ import {
 } from '@aws-sdk/client-sqs';
 import { createSqsServer } from 'local-aws-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRampProgress } from '../../local/demo/progress.js';
+import { rampDisplay, startRampProgress } from '../../local/demo/progress.js';
 import { queueDepth } from '../../local/demo/queues.js';
+
+/** A stream that keeps what is written to it. */
+function captured(): { stream: NodeJS.WritableStream; text: () => string } {
+  let lines = '';
+  const stream = {
+    write: (t: string) => {
+      lines += t;
+      return true;
+    },
+  } as unknown as NodeJS.WritableStream;
+  return { stream, text: () => lines };
+}
 
 // npm start's drain and ramp lines read queue depths through local/demo/queues.ts: on the local
 // SQS stand-in, ApproximateNumberOfMessages also counts in-flight messages.
@@ -82,13 +94,7 @@ describe('the demo queue depth on the local SQS stand-in', () => {
         }),
       );
     await send(0, 5);
-    let lines = '';
-    const stream = {
-      write: (t: string) => {
-        lines += t;
-        return true;
-      },
-    } as unknown as NodeJS.WritableStream;
+    const { stream, text } = captured();
     const progress = startRampProgress(sqs, url, 5, { tty: false, stream, pollMs: 10 });
     // Two leave the DLQ (the move task), then four more dead-letter (late arrivals).
     const got = await sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 2 }));
@@ -111,7 +117,35 @@ describe('the demo queue depth on the local SQS stand-in', () => {
     expect(end.moved).toBeLessThanOrEqual(end.total);
     // What is left of the backlog plus what arrived is what the DLQ holds.
     expect(end.total - end.moved + end.arrived).toBe(7);
-    for (const [, moved, total] of lines.matchAll(/ramp: (\d+)\/(\d+) moved/g))
+    for (const [, moved, total] of text().matchAll(/ramp: (\d+)\/(\d+) moved/g))
       expect(Number(moved)).toBeLessThanOrEqual(Number(total));
+  });
+
+  it('the ramp display ends when Reconcile starts: its summary said once, no ramp line printed after it (newcomer finding)', async () => {
+    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'ramp-display-check' }));
+    const url = QueueUrl as string;
+    await sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: url,
+        Entries: [0, 1, 2].map((i) => ({ Id: `m${i}`, MessageBody: `order ${i}` })),
+      }),
+    );
+    const { stream, text } = captured();
+    const said: string[] = [];
+    const display = rampDisplay({
+      say: (line) => said.push(line),
+      progress: { tty: false, stream, pollMs: 5 },
+    });
+    display.onTaskResult('StartMoveTask', { taskHandle: 't-1', toMove: 3, rate: 5, rateIndex: 0 }, sqs, url);
+    await new Promise((r) => setTimeout(r, 1100));
+    await display.stop();
+    const atStop = text();
+    expect(atStop).toMatch(/^ramp: 0\/3 moved/);
+    // A later ramp result (a second run's) and a second stop print nothing more.
+    display.onTaskResult('CheckProgress', { rate: 50, rateIndex: 1 }, sqs, url);
+    await new Promise((r) => setTimeout(r, 1100));
+    await display.stop();
+    expect(text()).toBe(atStop);
+    expect(said).toEqual(['Ramp: 0/3 left the DLQ while the move task ran.']);
   });
 });
