@@ -5,7 +5,7 @@
  * (`parkReason`) and SampleRedrive read. The pipeline never reads an object's content and never
  * deletes one.
  *
- * HeadObject is one signed HEAD request (SigV4 by `@smithy/signature-v4`, the SDK's own signer;
+ * HeadObject is one signed HEAD request (platform/signed-fetch.ts: the SDK's own SigV4 signer;
  * credentials from the SDK's default chain), not `@aws-sdk/client-s3`: that client weighs 162 KB
  * minified (its middleware is not tree-shaken per command) and took preflight's bundle from about
  * 470 KB to 630 KB, over the 500 KB every function is held to. HeadObject needs no more than the
@@ -23,11 +23,11 @@
  * @see https://docs.aws.amazon.com/AmazonS3/latest/API/sig-v4-header-based-auth.html
  * @see https://docs.aws.amazon.com/AmazonS3/latest/userguide/VirtualHosting.html
  */
-import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
-import { SignatureV4 } from '@smithy/signature-v4';
-import type { AwsCredentialIdentity, Checksum, Provider, SourceData } from '@smithy/types';
+import type { SignatureV4 } from '@smithy/signature-v4';
+import type { AwsCredentialIdentity, Provider } from '@smithy/types';
 import { TransientError } from '#platform/errors.js';
+import { awsSigner, signedFetch } from '#platform/signed-fetch.js';
 import type { EnvelopeStore } from './envelope-store.js';
 import type { PayloadPointer } from './model.js';
 import { payloadUri } from './payload-pointer.js';
@@ -57,33 +57,6 @@ export interface PayloadObjectsOptions {
   timeoutMs?: number;
 }
 
-/** SHA-256 and HMAC-SHA-256 for the signer, from node:crypto. */
-class NodeSha256 implements Checksum {
-  private hash: Hash | Hmac;
-  public constructor(private readonly secret?: SourceData) {
-    this.hash = this.fresh();
-  }
-  public update(data: Uint8Array | string): void {
-    this.hash.update(data);
-  }
-  public async digest(): Promise<Uint8Array> {
-    return new Uint8Array(this.hash.digest());
-  }
-  public reset(): void {
-    this.hash = this.fresh();
-  }
-  private fresh(): Hash | Hmac {
-    if (this.secret === undefined) return createHash('sha256');
-    const key =
-      typeof this.secret === 'string'
-        ? this.secret
-        : ArrayBuffer.isView(this.secret)
-          ? Buffer.from(this.secret.buffer, this.secret.byteOffset, this.secret.byteLength)
-          : Buffer.from(this.secret);
-    return createHmac('sha256', key);
-  }
-}
-
 /** RFC 3986 encoding of one key segment, as SigV4 wants it (also `!'()*`). */
 const encodeSegment = (s: string) =>
   encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
@@ -110,14 +83,7 @@ export function createPayloadObjects(options: PayloadObjectsOptions): PayloadObj
   const signer = (region: string) => {
     let s = signers.get(region);
     if (!s) {
-      s = new SignatureV4({
-        service: 's3',
-        region,
-        credentials,
-        sha256: NodeSha256,
-        uriEscapePath: false,
-        applyChecksum: true,
-      });
+      s = awsSigner({ service: 's3', region, credentials, uriEscapePath: false, applyChecksum: true });
       signers.set(region, s);
     }
     return s;
@@ -125,25 +91,11 @@ export function createPayloadObjects(options: PayloadObjectsOptions): PayloadObj
 
   const head = async (pointer: Pick<PayloadPointer, 'bucket' | 'key'>, region: string) => {
     const url = objectUrl(pointer, region, endpoint);
-    const signed = await signer(region).sign({
-      method: 'HEAD',
-      protocol: url.protocol,
-      hostname: url.hostname,
-      ...(url.port ? { port: Number(url.port) } : {}),
-      path: url.pathname,
-      query: {},
-      headers: { host: url.host },
-    });
-    try {
-      return await fetch(url, {
-        method: 'HEAD',
-        headers: signed.headers,
-        redirect: 'manual',
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-    } catch (error) {
-      throw new TransientError(`HeadObject ${payloadUri(pointer)}: ${(error as Error).message}`, error);
-    }
+    return signedFetch(
+      signer(region),
+      { method: 'HEAD', url, redirect: 'manual', timeoutMs },
+      `HeadObject ${payloadUri(pointer)}`,
+    );
   };
 
   return {

@@ -1,6 +1,6 @@
 /**
  * Lambda `Invoke` with `InvocationType: Event` (an asynchronous invocation), signed with the SDK's
- * own SigV4 signer (`@smithy/signature-v4`) and sent with Node's `fetch`: the one Lambda call the
+ * own SigV4 signer and sent with Node's `fetch` (signed-fetch.ts): the one Lambda call the
  * recording mover makes. Not `@aws-sdk/client-lambda`: that client registers every Lambda error
  * and operation schema at import (about 80 KB minified that no tree-shaking removes), which took
  * the mover's bundle past the 500 KB every function is held to. The request is the SDK's own
@@ -11,35 +11,9 @@
  * @see https://docs.aws.amazon.com/lambda/latest/api/API_Invoke.html
  * @see https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_sigv-create-signed-request.html
  */
-import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
-import { SignatureV4 } from '@smithy/signature-v4';
-import type { AwsCredentialIdentityProvider, Checksum, SourceData } from '@smithy/types';
+import type { AwsCredentialIdentityProvider } from '@smithy/types';
 import { TransientError } from './errors.js';
-
-/** SHA-256 and HMAC-SHA-256 from node:crypto, in the shape the signer asks for. */
-class NodeSha256 implements Checksum {
-  private hash: Hash | Hmac;
-  public constructor(private readonly secret?: SourceData) {
-    this.hash = this.fresh();
-  }
-  private fresh(): Hash | Hmac {
-    return this.secret === undefined
-      ? createHash('sha256')
-      : createHmac(
-          'sha256',
-          typeof this.secret === 'string' ? this.secret : Buffer.from(this.secret as Uint8Array),
-        );
-  }
-  public update(data: Uint8Array | string): void {
-    this.hash.update(data);
-  }
-  public async digest(): Promise<Uint8Array> {
-    return new Uint8Array(this.hash.digest());
-  }
-  public reset(): void {
-    this.hash = this.fresh();
-  }
-}
+import { awsSigner, signedFetch } from './signed-fetch.js';
 
 /** What Lambda answered to one asynchronous invocation. */
 export type InvokeOutcome =
@@ -66,40 +40,21 @@ export interface LambdaInvokerOptions {
 
 /** Creates an invoker for one account and Region. */
 export function createLambdaInvoker(options: LambdaInvokerOptions): LambdaInvoker {
-  const signer = new SignatureV4({
-    service: 'lambda',
-    region: options.region,
-    credentials: options.credentials,
-    sha256: NodeSha256,
-  });
+  const signer = awsSigner({ service: 'lambda', region: options.region, credentials: options.credentials });
   const base = new URL(options.endpoint ?? `https://lambda.${options.region}.amazonaws.com`);
   return {
     async invokeAsync(functionArn, payload) {
       const path = `${base.pathname.replace(/\/$/, '')}/2015-03-31/functions/${encodeURIComponent(functionArn)}/invocations`;
-      const signed = await signer.sign({
-        method: 'POST',
-        protocol: base.protocol,
-        hostname: base.hostname,
-        ...(base.port ? { port: Number(base.port) } : {}),
-        path,
-        query: {},
-        headers: {
-          host: base.host,
-          'content-type': 'application/octet-stream',
-          'x-amz-invocation-type': 'Event',
-        },
-        body: payload,
-      });
-      let response: Response;
-      try {
-        response = await fetch(`${base.protocol}//${base.host}${path}`, {
+      const response = await signedFetch(
+        signer,
+        {
           method: 'POST',
-          headers: signed.headers,
+          url: new URL(`${base.protocol}//${base.host}${path}`),
+          headers: { 'content-type': 'application/octet-stream', 'x-amz-invocation-type': 'Event' },
           body: payload,
-        });
-      } catch (error) {
-        throw new TransientError(`lambda:InvokeFunction ${functionArn}: ${(error as Error).message}`, error);
-      }
+        },
+        `lambda:InvokeFunction ${functionArn}`,
+      );
       const requestId = response.headers.get('x-amzn-requestid');
       const text = await response.text();
       if (response.status === 202) return { ok: true, requestId };
