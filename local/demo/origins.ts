@@ -1,22 +1,34 @@
 /**
  * Incidents whose DLQ no SQS redrive policy feeds (docs/local-run.md, "Fault scenarios"): the
  * `orders` events reach a Lambda function, either through an SNS topic subscription whose redrive
- * policy names the DLQ (`sns`), or as asynchronous invocations of a function whose DLQ it is
- * (`lambda`). The function fails on poison payloads and, during a dependency outage, on every
- * message; after the service's retries the stand-in (local/aws-standins/) dead-letters the message
- * as SNS or Lambda does: the payload (raw delivery) with `RequestID`, `ErrorCode` and
- * `ErrorMessage`. Redriven copies go back to the topic or the function (the recording mover).
+ * policy names the DLQ (`sns`), as the target of an EventBridge rule whose target DLQ it is
+ * (`eventbridge`), or as asynchronous invocations of a function whose DLQ it is (`lambda`). The
+ * function fails on poison payloads and, during a dependency outage, on every message; after the
+ * service's retries the stand-in (local/aws-standins/) dead-letters the message as the service
+ * does: SNS and Lambda the payload (raw delivery) with `RequestID`, `ErrorCode` and
+ * `ErrorMessage`; EventBridge the event JSON with `RULE_ARN`, `TARGET_ARN`, `ERROR_CODE`,
+ * `ERROR_MESSAGE`. Redriven copies go back to the topic, the event bus or the function (the
+ * recording mover).
  *
  * The stand-ins run in this process (`startLocalStack`): their local handlers are functions of
  * this process, so these incidents cannot use the stack of `npm run local` in another process.
  *
  * @see https://docs.aws.amazon.com/sns/latest/dg/sns-dead-letter-queues.html
+ * @see https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-dlq.html
  * @see https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-retain-records.html
  */
+import {
+  CreateEventBusCommand,
+  EventBridgeClient,
+  PutEventsCommand,
+  PutRuleCommand,
+  PutTargetsCommand,
+} from '@aws-sdk/client-eventbridge';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { CreateTopicCommand, PublishCommand, SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { createQueueRegistry } from '#incident/queue-registry.js';
+import type { QueueRegistration } from '#inventory/model.js';
 import type { Standins } from '../aws-standins/index.js';
 import { OrdersConsumer } from './consumer.js';
 import { orderMessages } from './producer.js';
@@ -28,10 +40,25 @@ import {
   type ScenarioOptions,
 } from './scenario.js';
 
-/** Attempts a delivery gets before it is dead-lettered: SNS's local retries (3) + 1, Lambda's maximumRetryAttempts (2) + 1. */
-const ATTEMPTS: Record<OriginKind, number> = { sns: 4, lambda: 3 };
+/**
+ * Attempts a delivery gets before it is dead-lettered: SNS's local retries (3) + 1, the rule
+ * target's `RetryPolicy.MaximumRetryAttempts` ({@link EVENTBRIDGE_RETRIES}) + 1, Lambda's
+ * maximumRetryAttempts (2) + 1.
+ */
+const EVENTBRIDGE_RETRIES = 2;
+const ATTEMPTS: Record<OriginKind, number> = { sns: 4, eventbridge: EVENTBRIDGE_RETRIES + 1, lambda: 3 };
 
-/** A failure as the function throws it: the class becomes SNS's `ErrorCode` and Lambda's `errorType`. */
+/** How the run's story names one delivery of each origin. */
+export const ORIGIN_DELIVERY: Record<OriginKind, string> = {
+  sns: 'SNS delivery',
+  eventbridge: 'EventBridge delivery to the rule target',
+  lambda: 'asynchronous invocation',
+};
+
+/** The `source` and `detail-type` of the orders events (what the rule matches). */
+const ORDER_EVENT = { source: 'com.example.orders', detailType: 'OrderPlaced' } as const;
+
+/** A failure as the function throws it: the class becomes SNS's `ErrorCode`, EventBridge's `ERROR_CODE` and Lambda's `errorType`. */
 function thrown(errorClass: string, message: string): Error {
   return Object.assign(new Error(message), { name: errorClass, code: errorClass });
 }
@@ -61,7 +88,7 @@ export class DemoSubscriber extends OrdersConsumer {
     this.running = false;
   }
 
-  /** The function's handler, as the stand-ins call it (an SNS event, or the invocation payload). */
+  /** The function's handler, as the stand-ins call it (an SNS event, an EventBridge event, or the invocation payload). */
   public readonly handler = (event: unknown, context: { attempt: number }): void => {
     const { body, pipelineKey, redriveId } = this.unwrap(event);
     const key = (JSON.parse(body) as { orderId?: string }).orderId ?? body;
@@ -84,6 +111,11 @@ export class DemoSubscriber extends OrdersConsumer {
       const attr = (name: string) => sns.MessageAttributes?.[name]?.Value ?? null;
       return { body: sns.Message, pipelineKey: attr('idempotency-key'), redriveId: attr('redrive-id') };
     }
+    // An EventBridge event carries no attributes: the order is its detail.
+    if (this.kind === 'eventbridge') {
+      const detail = (event as { detail?: unknown }).detail;
+      return { body: JSON.stringify(detail ?? {}), pipelineKey: null, redriveId: null };
+    }
     // An asynchronous invocation's payload carries no attributes: the order itself.
     return { body: JSON.stringify(event), pipelineKey: null, redriveId: null };
   }
@@ -95,8 +127,8 @@ interface SnsRecord {
 }
 
 /**
- * Creates the DLQ, the parking queue, the origin (topic and subscribed function, or the function
- * with its DLQ) and the registration (`origin`, `returnWindowSeconds`), sends the orders, and waits
+ * Creates the DLQ, the parking queue, the origin (topic and subscribed function, bus with a rule
+ * whose target is the function, or the function with its DLQ) and the registration (`origin`, `returnWindowSeconds`), sends the orders, and waits
  * until every delivery ended (processed or dead-lettered). The outage is on when this returns.
  *
  * @throws Error when the stand-ins are not in this process.
@@ -108,7 +140,7 @@ export async function prepareOriginIncident(
 ): Promise<PreparedIncident> {
   if (!standins)
     throw new Error(
-      `the ${options.origin} incident needs the SNS and Lambda stand-ins in this process: run npm start without npm run local's variables`,
+      `the ${options.origin} incident needs the SNS, EventBridge and Lambda stand-ins in this process: run npm start without npm run local's variables`,
     );
   const { name, origin } = options;
   const messages = options.messages ?? 100;
@@ -120,7 +152,9 @@ export async function prepareOriginIncident(
     ...(origin === 'lambda' ? { deadLetterArn: dlq.dlqArn } : {}),
   });
   const sns = new SNSClient({});
+  const events = new EventBridgeClient({});
   let originArn = functionArn;
+  let registered: Record<string, unknown> = { kind: 'lambda', functionArn };
   if (origin === 'sns') {
     const topic = await sns.send(new CreateTopicCommand({ Name: `${name}-events` }));
     originArn = topic.TopicArn as string;
@@ -132,14 +166,43 @@ export async function prepareOriginIncident(
         Attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlq.dlqArn }) },
       }),
     );
+    registered = { kind: 'sns', topicArn: originArn };
+  } else if (origin === 'eventbridge') {
+    const bus = await events.send(new CreateEventBusCommand({ Name: `${name}-bus` }));
+    originArn = bus.EventBusArn as string;
+    await events.send(
+      new PutRuleCommand({
+        Name: `${name}-rule`,
+        EventBusName: originArn,
+        EventPattern: JSON.stringify({
+          source: [ORDER_EVENT.source],
+          'detail-type': [ORDER_EVENT.detailType],
+        }),
+      }),
+    );
+    await events.send(
+      new PutTargetsCommand({
+        Rule: `${name}-rule`,
+        EventBusName: originArn,
+        Targets: [
+          {
+            Id: 'orders-fn',
+            Arn: functionArn,
+            DeadLetterConfig: { Arn: dlq.dlqArn },
+            RetryPolicy: { MaximumRetryAttempts: EVENTBRIDGE_RETRIES },
+          },
+        ],
+      }),
+    );
+    registered = { kind: 'eventbridge', eventBusArn: originArn };
   }
   const registration = await createQueueRegistry().putRegistration(
     demoRegistration(dlq, {
       // The stand-ins retry within a fraction of a second: a copy that fails again is back by then.
-      origin:
-        origin === 'sns'
-          ? { kind: 'sns', topicArn: originArn, returnWindowSeconds: 3 }
-          : { kind: 'lambda', functionArn: originArn, returnWindowSeconds: 3 },
+      origin: { ...registered, returnWindowSeconds: 3 } as QueueRegistration['origin'],
+      // An event's key is its content (source, detail-type, time, resources, detail), which a
+      // re-put keeps; the demo's `$.orderId` is not on an event (its order is the detail).
+      ...(origin === 'eventbridge' ? { producerKey: undefined } : {}),
       ...options.registration,
     }),
   );
@@ -154,7 +217,21 @@ export async function prepareOriginIncident(
   });
   const lambda = new LambdaClient({});
   try {
-    for (const order of orders) {
+    if (origin === 'eventbridge')
+      for (let i = 0; i < orders.length; i += 10) {
+        const out = await events.send(
+          new PutEventsCommand({
+            Entries: orders.slice(i, i + 10).map((order) => ({
+              Source: ORDER_EVENT.source,
+              DetailType: ORDER_EVENT.detailType,
+              Detail: order.body,
+              EventBusName: originArn,
+            })),
+          }),
+        );
+        if (out.FailedEntryCount) throw new Error(`PutEvents refused ${out.FailedEntryCount} orders events`);
+      }
+    for (const order of origin === 'eventbridge' ? [] : orders) {
       if (origin === 'sns') await sns.send(new PublishCommand({ TopicArn: originArn, Message: order.body }));
       else
         await lambda.send(
@@ -163,11 +240,12 @@ export async function prepareOriginIncident(
     }
   } finally {
     sns.destroy();
+    events.destroy();
     lambda.destroy();
   }
   await standins.deliveries.idle();
   options.onProgress?.(
-    `every delivery ended: ${subscriber.stats.processed} processed, ${standins.deliveries.deadLettered.filter((d) => d.dlqArn === dlq.dlqArn).length} dead-lettered by ${origin === 'sns' ? 'SNS' : 'Lambda'}`,
+    `every delivery ended: ${subscriber.stats.processed} processed, ${standins.deliveries.deadLettered.filter((d) => d.dlqArn === dlq.dlqArn).length} dead-lettered by ${{ sns: 'SNS', eventbridge: 'EventBridge', lambda: 'Lambda' }[origin]}`,
   );
   const depth = await queueDepth(sqs, dlq.dlqUrl);
   return {

@@ -26,7 +26,7 @@ import {
   type RunningExecution,
 } from '../runner.js';
 import { createLocalWorkflowStarter, type LocalWorkflowStarter } from '../workflow-starter-local.js';
-import { prepareOriginIncident } from './origins.js';
+import { ORIGIN_DELIVERY, prepareOriginIncident } from './origins.js';
 import { queueDepth } from './queues.js';
 import {
   conservationProblems,
@@ -200,7 +200,7 @@ export interface LocalIncidentOptions {
   retryIntervalMs?: number;
   /** Each function's timeout, milliseconds. @default the runner's (300 s) */
   lambdaTimeoutMs?: number;
-  /** The in-process stack's stand-ins (an SNS or Lambda incident needs them). */
+  /** The in-process stack's stand-ins (an SNS, EventBridge or Lambda incident needs them). */
   standins?: Standins;
   /**
    * Fields of the execution input triage does not set (a selection, un-park, a transform, a
@@ -255,7 +255,7 @@ export async function runLocalIncident(options: LocalIncidentOptions): Promise<L
   }
   const { origin } = setup;
   const incident =
-    origin === 'sns' || origin === 'lambda'
+    origin !== undefined && origin !== 'sqs'
       ? await prepareOriginIncident(sqs, options.standins, { ...setup, origin })
       : await prepareIncident(sqs, setup);
   Object.assign(phaseQueues, {
@@ -275,11 +275,12 @@ export async function runLocalIncident(options: LocalIncidentOptions): Promise<L
     ramp: undefined,
     notes: {},
     starter: undefined,
+    standins: options.standins,
   };
   const rampSteps: Array<{ rate: number; dwellSeconds: number }> = [];
   try {
     ctx.say(
-      `${incident.origin ? `Every ${incident.origin.kind === 'sns' ? 'SNS delivery' : 'asynchronous invocation'} ended` : 'Source queue drained'}: ${consumer.stats.processed} processed, ${incident.dlqDepth} dead-lettered to ${queues.dlqArn} (${incident.produced.poisonIds.length} poison).`,
+      `${incident.origin ? `Every ${ORIGIN_DELIVERY[incident.origin.kind]} ended` : 'Source queue drained'}: ${consumer.stats.processed} processed, ${incident.dlqDepth} dead-lettered to ${queues.dlqArn} (${incident.produced.poisonIds.length} poison).`,
     );
     await options.beforeTriage?.(ctx);
     const approver = options.approver ?? autoApprover();

@@ -14,8 +14,11 @@ import { type Produced, produceOrders } from './producer.js';
 import { createDemoQueues, type DemoQueues, queueDepth, waitUntilDrained } from './queues.js';
 import { seedDeadLetters } from './seed.js';
 
-/** What feeds an origin incident's DLQ (local/demo/origins.ts): an SNS subscription, or a function's asynchronous invocations. */
-export type OriginKind = 'sns' | 'lambda';
+/**
+ * What feeds an origin incident's DLQ (local/demo/origins.ts): an SNS subscription, an EventBridge
+ * rule's target, or a function's asynchronous invocations.
+ */
+export type OriginKind = 'sns' | 'eventbridge' | 'lambda';
 
 /** Options of {@link prepareIncident}. */
 export interface ScenarioOptions {
@@ -55,7 +58,8 @@ export interface ScenarioOptions {
   consumerSqs?: SQSClient;
   /**
    * What feeds the DLQ: an SQS source queue's redrive policy (the default), an SNS subscription's
-   * redrive policy, or a Lambda function's asynchronous-invocation DLQ (local/demo/origins.ts).
+   * redrive policy, an EventBridge rule target's DLQ, or a Lambda function's asynchronous-invocation
+   * DLQ (local/demo/origins.ts).
    * @default 'sqs'
    */
   origin?: 'sqs' | OriginKind;
@@ -86,14 +90,15 @@ export type IncidentConsumer = Pick<
 /** A prepared incident: the DLQ holds the dead-lettered messages, the consumer is still running. */
 export interface PreparedIncident {
   /**
-   * The DLQ and parking queue; the source queue of an SQS incident. An SNS or Lambda incident has
-   * no source queue: `sourceUrl` is empty and `sourceArn` the topic or function ({@link origin}).
+   * The DLQ and parking queue; the source queue of an SQS incident. An SNS, EventBridge or Lambda
+   * incident has no source queue: `sourceUrl` is empty and `sourceArn` the topic, event bus or
+   * function ({@link origin}).
    */
   queues: DemoQueues;
   registration: QueueRegistration;
   produced: Produced;
   consumer: IncidentConsumer;
-  /** The topic or function an SNS or Lambda incident redrives to (absent: an SQS source queue). */
+  /** The topic, event bus or function an origin incident redrives to (absent: an SQS source queue). */
   origin?: { kind: OriginKind; arn: string };
   /** Messages in the DLQ once the source queue drained. */
   dlqDepth: number;

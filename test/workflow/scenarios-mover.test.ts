@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEnvelopeStore } from '#inventory/envelope-store.js';
+import { deriveIdempotencyKey } from '#inventory/idempotency-key.js';
+import type { Envelope } from '#inventory/model.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { runNamedScenario } from '../support/scenarios.js';
 
@@ -59,4 +62,61 @@ describe('recording-mover scenarios on the local stack (npm start -- --scenario 
       ]);
     },
   );
+
+  it("eventbridge-dlq: a rule target's DLQ is triaged with ERROR_CODE / ERROR_MESSAGE and each event is put back on its bus once, under its envelope's idempotency key", async () => {
+    const putsBefore = stack.standins.eventbridge.events.length;
+    const report = await runNamedScenario('eventbridge-dlq', { messages: 40, standins: stack.standins });
+    expect(report.problems).toEqual([]);
+    expect(report).toMatchObject({ asExpected: true, outcome: 'Done', missing: 0, parked: 4 });
+    expect(report.redriven).toBe(report.inventoried - 4);
+    expect(report.sampled + report.bulkMoved).toBe(report.redriven);
+    expect(report.redriven + report.parked).toBe(report.inventoried);
+
+    const dlqArn = report.onCall?.dlqArn ?? '';
+    const envelopes: Envelope[] = [];
+    for await (const e of createEnvelopeStore().listEnvelopes(dlqArn)) envelopes.push(e);
+    expect(envelopes).toHaveLength(report.inventoried);
+    const bus = expect.stringMatching(/:event-bus\/eventbridge-orders-bus$/);
+    // The real failure reasons, from ERROR_CODE and ERROR_MESSAGE, and the rule and target of RULE_ARN / TARGET_ARN.
+    expect(
+      [
+        ...new Set(
+          envelopes.map((e) => `${e.failure.errorClass} ${e.classification}: ${e.failure.errorMessage}`),
+        ),
+      ].sort(),
+    ).toEqual([
+      'DependencyUnavailable transient: inventory service unavailable (503); retries exhausted: MaximumRetryAttempts',
+      'ValidationError permanent: quantity: expected a number; retries exhausted: MaximumRetryAttempts',
+    ]);
+    for (const e of envelopes)
+      expect(e.origin).toEqual({
+        kind: 'eventbridge',
+        arn: bus,
+        via: 'rule-target-dlq',
+        ruleArn: expect.stringMatching(/:rule\/eventbridge-orders-bus\/eventbridge-orders-rule$/),
+        targetArn: expect.stringMatching(/:function:eventbridge-orders-fn$/),
+      });
+    expect(Object.entries(report.onCall?.countBySource ?? {})).toEqual([[bus, report.inventoried]]);
+
+    // What the mover put on the bus: one event per redriven envelope, whose content derives that envelope's key.
+    const redriven = envelopes.filter((e) => e.state === 'REDRIVEN');
+    expect(redriven).toHaveLength(report.redriven);
+    const perKey = new Map<string, number>();
+    for (const put of stack.standins.eventbridge.events.slice(putsBefore)) {
+      if (!/:event-bus\/eventbridge-orders-bus$/.test(put.eventBusArn)) continue;
+      const { key } = deriveIdempotencyKey({
+        sourceArn: 'unknown',
+        body: JSON.stringify(put.event),
+        messageAttributes: {},
+      });
+      perKey.set(key, (perKey.get(key) ?? 0) + 1);
+    }
+    // Each key on the bus: the order's own put (40 orders, 40 keys), and for a redriven envelope
+    // the mover's one copy (the same content, a new event id); any other key only its own put.
+    expect(perKey.size).toBe(40);
+    expect(envelopes.filter((e) => !perKey.has(e.idempotencyKey))).toEqual([]);
+    const moverPuts = [...perKey].map(([key, n]) => [key, n - 1] as const).filter(([, n]) => n !== 0);
+    expect(moverPuts.map(([key]) => key).sort()).toEqual(redriven.map((e) => e.idempotencyKey).sort());
+    expect(moverPuts.every(([, n]) => n === 1)).toBe(true);
+  });
 });

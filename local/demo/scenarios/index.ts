@@ -13,7 +13,7 @@ import { fifoDeepGroup } from './fifo-deep-group.js';
 import { handDeleted } from './hand-deleted.js';
 import { healthy } from './healthy.js';
 import { latePoisonArrivals } from './late-poison-arrivals.js';
-import { lambdaDlq, snsDlq } from './origin-dlq.js';
+import { eventBridgeDlq, lambdaDlq, snsDlq } from './origin-dlq.js';
 import { selective } from './selective.js';
 import type { Scenario } from './types.js';
 import { unpark } from './unpark.js';
@@ -33,6 +33,7 @@ export const SCENARIOS: readonly Scenario[] = [
   selective,
   unpark,
   snsDlq,
+  eventBridgeDlq,
   lambdaDlq,
   fifoDeepGroup,
 ];

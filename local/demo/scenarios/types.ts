@@ -7,6 +7,7 @@
  * the local stack, the real triage handler, the real ASL and the real task handlers.
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { Standins } from '../../aws-standins/index.js';
 import type { RunnerOptions } from '../../runner.js';
 import type { LocalStackOptions } from '../../stack.js';
 import type { LocalWorkflowStarter } from '../../workflow-starter-local.js';
@@ -41,6 +42,8 @@ export interface ScenarioContext {
   readonly notes: Record<string, unknown>;
   /** The workflow starter, once triage runs (an `afterRun` may start a second run with it). */
   readonly starter: LocalWorkflowStarter | undefined;
+  /** The in-process stand-ins (SNS, EventBridge, Lambda...), when the run has them: what reached a target. */
+  readonly standins: Standins | undefined;
 }
 
 /** An exposure bound, in messages, with how it was computed (shown beside the figure). */
