@@ -21,6 +21,7 @@
  *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html
  */
+import type { Message } from '@aws-sdk/client-sqs';
 import type { ProcessedKeysReader } from '#consumer/processed-keys.js';
 import { ExecutionPlan } from '#incident/execution-plan.js';
 import { scanDlq, type VisitResult } from '#inventory/dlq-scan.js';
@@ -70,7 +71,7 @@ export interface VerifySampleResult {
 /** Ports of {@link verifySample}. */
 export interface VerifySampleDeps {
   queues: Pick<SqsQueues, 'receive' | 'changeVisibility' | 'describe'>;
-  envelopes: Pick<EnvelopeStore, 'getEnvelope'>;
+  envelopes: Pick<EnvelopeStore, 'getEnvelopes'>;
   processed: Pick<ProcessedKeysReader, 'processedSince'>;
   /** Visibility timeout of the peek, seconds. @default 20 */
   peekVisibilityTimeoutSeconds?: number;
@@ -79,6 +80,9 @@ export interface VerifySampleDeps {
   /** Attempts of an inconclusive verification before it ends `fail`. @default 3 */
   maxAttempts?: number;
 }
+
+/** Peeked messages whose envelopes one lookup reads: BatchGetItem's 100 keys. */
+const ENVELOPE_LOOKUP_BATCH = 100;
 
 /** Wait between inconclusive attempts, seconds: one more verification window, within 1..900. */
 export function reverifyAfterSeconds(verifyAfterSeconds: number): number {
@@ -114,6 +118,22 @@ export async function verifySample(
 
   const returned = new Set<string>();
   const maxMessages = deps.maxMessages ?? 10_000;
+  // Peeked messages without an `idempotency-key` attribute: their envelopes are looked up 100 at a
+  // time (one BatchGetItem), not one GetItem each.
+  const unkeyed: Message[] = [];
+  const lookUp = async (count: number) => {
+    const batch = unkeyed.splice(0, count);
+    if (batch.length === 0) return;
+    const stored = await deps.envelopes.getEnvelopes(
+      plan.dlqArn,
+      batch.map((m) => m.MessageId as string),
+    );
+    for (const message of batch) {
+      const key =
+        stored.get(message.MessageId as string)?.idempotencyKey ?? idempotencyKeyOfMessage(message).key;
+      if (sampleKeys.has(key)) returned.add(key);
+    }
+  };
   const peek = await scanDlq(
     deps.queues,
     {
@@ -131,15 +151,15 @@ export async function verifySample(
       const results = new Map<string, VisitResult>();
       for (const message of batch) {
         results.set(message.MessageId as string, 'hold');
-        let key = message.MessageAttributes?.['idempotency-key']?.StringValue;
-        if (!key)
-          key = (await deps.envelopes.getEnvelope(plan.dlqArn, message.MessageId as string))?.idempotencyKey;
-        key ??= idempotencyKeyOfMessage(message).key;
-        if (sampleKeys.has(key)) returned.add(key);
+        const key = message.MessageAttributes?.['idempotency-key']?.StringValue;
+        if (!key) unkeyed.push(message);
+        else if (sampleKeys.has(key)) returned.add(key);
       }
+      while (unkeyed.length >= ENVELOPE_LOOKUP_BATCH) await lookUp(ENVELOPE_LOOKUP_BATCH);
       return { results, stop: returned.size === sampleKeys.size };
     },
   );
+  await lookUp(unkeyed.length);
 
   // An explicit key's record counts whenever it was written (a copy of an already processed message
   // is skipped by the consumer, which is what "processed" means for it). A content-hash key's record

@@ -194,6 +194,38 @@ describe('VerifySample against the local stack', () => {
     expect([whole.verdict, whole.returned]).toEqual(['fail', sent.keys]);
   });
 
+  it('looks up the envelopes of the peeked messages a hundred per call, and still finds the returned sample behind them', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'vs-batched-dlq',
+      sourceNames: ['vs-batched-src'],
+      messages: backlog(230),
+      incidentId: 'inc-vs-batched',
+    });
+    const plan = planFor(dlq, { sampleSize: 1 });
+    const sent = await sample({ plan, preflight: { verifyWindowSeconds: 0, fifo: false } });
+    await consume(stack.tableName, dlq.sources[0]?.url as string, () => false);
+    const deps = createVerifySampleDeps();
+    const lookups: number[] = [];
+    const looked = new Set<string>();
+    const envelopes: typeof deps.envelopes = {
+      getEnvelopes: async (dlqArn, ids) => {
+        lookups.push(ids.length);
+        for (const id of ids) looked.add(id);
+        return deps.envelopes.getEnvelopes(dlqArn, ids);
+      },
+    };
+    const result = await verifySample(VerifySampleInput.parse({ plan, sample: sent }), {
+      ...deps,
+      envelopes,
+    });
+    expect([result.verdict, result.returned, result.peeked]).toEqual(['fail', sent.keys, 230]);
+    // The 229 backlog messages carry no idempotency-key attribute (the returned sample does): each
+    // is looked up once, 100 per lookup (one BatchGetItem), the rest after the peek.
+    expect(looked.size).toBe(229);
+    expect(lookups).toEqual([100, 100, 29]);
+  });
+
   it('passes a partial peek when a consumer recorded every unseen sample as processed (N12)', async () => {
     const dlq = await seedAndInventory({
       sqs: sqsClient(),
