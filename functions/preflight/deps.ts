@@ -8,13 +8,14 @@ import { createWorkflowLeaseStore } from '#incident/workflow-lease.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { createCoverageReader } from '#inventory/inventory-session.js';
 import { createPayloadObjects } from '#inventory/payload-objects.js';
-import { iamClient, kmsClient, sqsClient, tableAccess } from '#platform/clients.js';
+import { kmsClient, sqsClient, tableAccess } from '#platform/clients.js';
 import { type DepsOptions, pipelineConfig } from '#platform/config.js';
 import { createSqsQueues } from '#platform/sqs-queues.js';
 import { newcomersPort } from '#transfer/late-arrivals.js';
 import { createMoveTaskRecords } from '#transfer/move-task-record.js';
 import { createMoveTasks } from '#transfer/move-tasks.js';
 import { createKeyAccess } from './kms-keys.js';
+import { createPolicySimulator } from './policy-simulator.js';
 import type { PreflightDeps } from './preflight.js';
 
 /**
@@ -38,7 +39,13 @@ export function createPreflightDeps(
     envelopes,
     leases: createWorkflowLeaseStore(table),
     payloads,
-    keys: { access: createKeyAccess({ kms: kmsClient(), iam: iamClient() }), users: config.keyUsers },
+    keys: {
+      access: createKeyAccess({
+        kms: kmsClient(),
+        iam: createPolicySimulator({ endpoint: config.iamEndpoint }),
+      }),
+      users: config.keyUsers,
+    },
     newcomers: newcomersPort({ queues, envelopes, registrations, payloads }, context),
     openIncidents: createOpenIncidents(table),
     incidents: { updateIncident: createIncidentUpdater(table) },

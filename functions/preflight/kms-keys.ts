@@ -1,6 +1,6 @@
 /**
  * KMS keys of encrypted queues, and whether a role's IAM policies let it use one: DescribeKey and
- * GetKeyPolicy (KMS), SimulatePrincipalPolicy (IAM). SDK errors are adapted at this boundary:
+ * GetKeyPolicy (KMS), SimulatePrincipalPolicy (IAM, policy-simulator.ts). KMS errors are adapted at this boundary:
  * a key that does not exist is `null`, `AccessDenied*` becomes {@link AccessDeniedError},
  * throttling and 5xx become {@link TransientError}.
  *
@@ -8,9 +8,11 @@
  * @see https://docs.aws.amazon.com/kms/latest/APIReference/API_GetKeyPolicy.html
  * @see https://docs.aws.amazon.com/IAM/latest/APIReference/API_SimulatePrincipalPolicy.html
  */
-import { type IAMClient, SimulatePrincipalPolicyCommand } from '@aws-sdk/client-iam';
 import { DescribeKeyCommand, GetKeyPolicyCommand, type KMSClient } from '@aws-sdk/client-kms';
 import { AccessDeniedError, awsErrorName, isRetryable, TransientError } from '#platform/errors.js';
+import type { PolicySimulator } from './policy-simulator.js';
+
+export type { SimulatedDecision } from './policy-simulator.js';
 
 /** What preflight needs to know about a key. */
 export interface KeyDescription {
@@ -24,15 +26,6 @@ export interface KeyDescription {
   deletionDate?: number;
 }
 
-/** One decision of the IAM policy simulator. */
-export interface SimulatedDecision {
-  action: string;
-  /** `allowed`, `explicitDeny` or `implicitDeny`. */
-  decision: string;
-  /** Context keys the role's policies test that the simulation was not given. */
-  missingContext: string[];
-}
-
 /** The KMS and IAM port. */
 export interface KeyAccess {
   /** DescribeKey; null when KMS says the key does not exist. @throws AccessDeniedError, TransientError */
@@ -41,14 +34,9 @@ export interface KeyAccess {
   policy(keyArn: string): Promise<string>;
   /**
    * SimulatePrincipalPolicy of the role's identity policies (inline, managed, boundary) for each
-   * action on the key. @throws AccessDeniedError, TransientError
+   * action on the key (policy-simulator.ts). @throws AccessDeniedError, TransientError
    */
-  simulate(
-    roleArn: string,
-    actions: readonly string[],
-    keyArn: string,
-    context: ReadonlyMap<string, readonly string[]>,
-  ): Promise<SimulatedDecision[]>;
+  simulate: PolicySimulator['simulate'];
 }
 
 function adapt(error: unknown, action: string, resource: string): unknown {
@@ -61,7 +49,7 @@ function adapt(error: unknown, action: string, resource: string): unknown {
 }
 
 /** Creates the port over the shared (or given) clients. */
-export function createKeyAccess(clients: { kms: KMSClient; iam: IAMClient }): KeyAccess {
+export function createKeyAccess(clients: { kms: KMSClient; iam: PolicySimulator }): KeyAccess {
   return {
     async describe(keyId) {
       try {
@@ -86,36 +74,6 @@ export function createKeyAccess(clients: { kms: KMSClient; iam: IAMClient }): Ke
         throw adapt(error, 'kms:GetKeyPolicy', keyArn);
       }
     },
-    async simulate(roleArn, actions, keyArn, context) {
-      const decisions: SimulatedDecision[] = [];
-      let marker: string | undefined;
-      try {
-        do {
-          const out = await clients.iam.send(
-            new SimulatePrincipalPolicyCommand({
-              PolicySourceArn: roleArn,
-              ActionNames: [...actions],
-              ResourceArns: [keyArn],
-              ContextEntries: [...context].map(([name, values]) => ({
-                ContextKeyName: name,
-                ContextKeyValues: [...values],
-                ContextKeyType: 'string',
-              })),
-              ...(marker ? { Marker: marker } : {}),
-            }),
-          );
-          for (const result of out.EvaluationResults ?? [])
-            decisions.push({
-              action: result.EvalActionName ?? '',
-              decision: result.EvalDecision ?? 'implicitDeny',
-              missingContext: result.MissingContextValues ?? [],
-            });
-          marker = out.IsTruncated ? out.Marker : undefined;
-        } while (marker);
-      } catch (error) {
-        throw adapt(error, 'iam:SimulatePrincipalPolicy', roleArn);
-      }
-      return decisions;
-    },
+    simulate: (roleArn, actions, keyArn, context) => clients.iam.simulate(roleArn, actions, keyArn, context),
   };
 }

@@ -265,12 +265,7 @@ describe('functions', () => {
     );
 
     expect(Object.keys(sizes)).toHaveLength(FUNCTION_NAMES.length);
-    // Known debt (issue 7; docs/bundles.md): preflight went under 500 KB (494,700 B) once it stopped
-    // bundling the execution input schema, then back to 502,259 B with the inventory session, the
-    // audit trail and the pre-approval warnings (caf7738). It may not grow past 505,000 while the
-    // next cut is found; every other function holds 500 KB.
-    const allowed = (name: string) => (name === 'preflight' ? 505_000 : MAX_BUNDLE_BYTES);
-    expect(Object.entries(sizes).filter(([name, bytes]) => bytes > allowed(name))).toEqual([]);
+    expect(Object.entries(sizes).filter(([, bytes]) => bytes > MAX_BUNDLE_BYTES)).toEqual([]);
   });
 
   it('bench/bundles builds a function byte for byte as the stack bundles it (same esbuild options)', async () => {

@@ -5,7 +5,7 @@
  *
  * Endpoints come from the SDK's standard variables (`AWS_ENDPOINT_URL_SQS`,
  * `AWS_ENDPOINT_URL_DYNAMODB`, `AWS_ENDPOINT_URL_SFN`, `AWS_ENDPOINT_URL_LAMBDA`,
- * `AWS_ENDPOINT_URL_SECRETS_MANAGER`, `AWS_ENDPOINT_URL_CLOUDWATCH`, `AWS_ENDPOINT_URL_KMS`, `AWS_ENDPOINT_URL_IAM`,
+ * `AWS_ENDPOINT_URL_SECRETS_MANAGER`, `AWS_ENDPOINT_URL_CLOUDWATCH`, `AWS_ENDPOINT_URL_KMS`,
  * `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL_SNS`, `AWS_ENDPOINT_URL_EVENTBRIDGE`, `AWS_ENDPOINT_URL_STS`,
  * `AWS_REGION`), so the same code runs on AWS and against the local stack. Targets in another
  * account or Region get their clients from `scopedClients` (scoped-clients.ts), keyed by account and Region,
@@ -17,7 +17,6 @@
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import { IAMClient } from '@aws-sdk/client-iam';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { S3Client } from '@aws-sdk/client-s3';
@@ -35,7 +34,6 @@ let doc: DynamoDBDocumentClient | undefined;
 let sfn: SFNClient | undefined;
 let cloudWatch: CloudWatchClient | undefined;
 let kms: KMSClient | undefined;
-let iam: IAMClient | undefined;
 let s3: S3Client | undefined;
 let lambda: LambdaClient | undefined;
 let secretsManager: SecretsManagerClient | undefined;
@@ -108,12 +106,6 @@ export function kmsClient(): KMSClient {
   return kms;
 }
 
-/** The shared IAM client (preflight simulates the pipeline roles' use of a key). */
-export function iamClient(): IAMClient {
-  iam ??= new IAMClient({});
-  return iam;
-}
-
 /**
  * The shared S3 client (extended-client payload pointers: HeadObject only, never a delete).
  * Locally `AWS_ENDPOINT_URL_S3` is an IP address, for which the SDK addresses buckets path-style.
@@ -156,7 +148,6 @@ export function resetClients(): void {
   secretsManager = undefined;
   cloudWatch = undefined;
   kms = undefined;
-  iam = undefined;
   s3 = undefined;
   sns = undefined;
   eventBridge = undefined;

@@ -169,9 +169,11 @@ const PipelineEnv = z.object({
   LOCAL_SQS_RELEASE_COUNTS_AS_RECEIVE: z.optional(
     z.enum(['true', 'false'], { error: 'must be true or false' }),
   ),
-  // Read here only for the recording mover's Lambda invoker (lambda-invoke.ts), which is not an SDK
-  // client and so does not read the SDK's endpoint variables itself.
+  // Read here only for the recording mover's Lambda invoker (lambda-invoke.ts) and preflight's IAM
+  // policy simulation (preflight/policy-simulator.ts), which are not SDK clients and so do not read
+  // the SDK's endpoint variables themselves.
   AWS_ENDPOINT_URL_LAMBDA: z.optional(HttpUrl),
+  AWS_ENDPOINT_URL_IAM: z.optional(HttpUrl),
   ALARM_QUEUE_MAP: z._default(
     JsonText.check(
       z.refine(isQueueMap, 'must be a JSON object of alarm name or ARN -> array of queue names'),
@@ -267,6 +269,11 @@ export interface PipelineConfig {
    * for the recording mover's Lambda invoker; undefined on AWS (the Region's public endpoint).
    */
   readonly lambdaEndpoint: string | undefined;
+  /**
+   * IAM's endpoint as the SDK would take it (`AWS_ENDPOINT_URL_IAM`, else `AWS_ENDPOINT_URL`), for
+   * preflight's policy simulation; undefined on AWS (the partition's global endpoint).
+   */
+  readonly iamEndpoint: string | undefined;
 }
 
 /**
@@ -313,6 +320,7 @@ export function readConfig(env: Readonly<Record<string, string | undefined>> = p
     sqsVisibleIncludesInFlight: e.LOCAL_SQS_VISIBLE_INCLUDES_IN_FLIGHT === 'true',
     sqsReleaseCountsAsReceive: e.LOCAL_SQS_RELEASE_COUNTS_AS_RECEIVE === 'true',
     lambdaEndpoint: e.AWS_ENDPOINT_URL_LAMBDA ?? e.AWS_ENDPOINT_URL,
+    iamEndpoint: e.AWS_ENDPOINT_URL_IAM ?? e.AWS_ENDPOINT_URL,
   };
 }
 
