@@ -120,6 +120,10 @@ function counts(run: Run): Fields {
     const v = num(r[k]);
     if (v !== null) fields[k] = v;
   }
+  // Of redriven: moved outside the run (by hand, another tool) and processed by a consumer after
+  // they were last seen in the DLQ, so not missing (Reconcile's evidence).
+  const outside = num(r.redrivenOutside);
+  if (outside !== null && outside > 0) fields.redrivenOutside = outside;
   const ramp = run.ramp ?? {};
   if (num(ramp.rate) !== null) fields.lastRate = num(ramp.rate);
   if (str(ramp.status)) fields.moveTaskStatus = str(ramp.status);
@@ -153,8 +157,9 @@ export function outcomeText(outcome: RedriveOutcome | string, run: Run): string 
         .join(', ')
     : '';
   const returned = num(rec.returned) ?? 0;
+  const outside = num(rec.redrivenOutside) ?? 0;
   const tally =
-    `${num(rec.redriven) ?? 0} redriven, ${num(rec.parked) ?? 0} parked, ${num(rec.discarded) ?? 0} discarded, ` +
+    `${num(rec.redriven) ?? 0} redriven${outside > 0 ? ` (${outside} of them outside this pipeline: moved by hand or another tool, then processed by a consumer)` : ''}, ${num(rec.parked) ?? 0} parked, ${num(rec.discarded) ?? 0} discarded, ` +
     `${num(rec.inDlq) ?? 0} still in the DLQ${inFlight > 0 ? `, ${inFlight} in flight` : ''}, ${missing} missing` +
     // Returned copies have envelopes of their own (in the DLQ or parked): say so, or the counts
     // read as more than were inventoried.

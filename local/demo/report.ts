@@ -31,6 +31,7 @@ export type ReconcileCounts = Pick<
       | 'inFlight'
       | 'missingMessages'
       | 'possibleDuplicates'
+      | 'redrivenOutside'
     >
   >;
 
@@ -73,6 +74,11 @@ export interface RunReport {
   sampled: number;
   /** Messages the run's move tasks reported moved. */
   bulkMoved: number;
+  /**
+   * Of `redriven`: messages that left the DLQ outside the run (moved by hand or by another tool)
+   * and that a consumer processed after they were last seen there (Reconcile's `redrivenOutside`).
+   */
+  redrivenOutside: number;
   duplicateSendsPrevented: number;
   /** Resends after a crash between record and send: the consumer's idempotency key absorbs them. */
   possibleDuplicateSends: number;
@@ -178,7 +184,10 @@ export function formatReport(report: RunReport): string {
     ],
     ['reason', report.reason ?? '-'],
     ['inventoried', String(report.inventoried)],
-    ['redriven', `${report.redriven} (${report.sampled} sampled, ${report.bulkMoved} moved by move tasks)`],
+    [
+      'redriven',
+      `${report.redriven} (${report.sampled} sampled, ${report.bulkMoved} moved by move tasks${report.redrivenOutside > 0 ? `, ${report.redrivenOutside} outside the run: moved by hand or another tool, then processed` : ''})`,
+    ],
     ['parked', String(report.parked)],
     ['discarded', String(report.discarded)],
     ['remaining in DLQ', String(report.remaining)],

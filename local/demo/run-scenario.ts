@@ -449,6 +449,7 @@ export async function runScenario(scenario: Scenario, options: RunScenarioOption
     bulkMoved: byMover
       ? Math.max(0, num(ramp.moved) - num(sample.sent) - num(sample.alreadySent))
       : num(ramp.movedBefore) + num(ramp.moved),
+    redrivenOutside: reconcile?.redrivenOutside ?? 0,
     duplicateSendsPrevented: reconcile?.duplicateSendsPrevented ?? 0,
     possibleDuplicateSends: reconcile?.possibleDuplicateSends ?? 0,
     possibleDuplicates: reconcile?.possibleDuplicates ?? [],

@@ -50,6 +50,11 @@ export interface RedriveReport {
    * `inventoried + lateArrivals + returned = redriven + parked + discarded + inDlq + inFlight + missing`.
    */
   returned: number | null;
+  /**
+   * Of `redriven`: left the DLQ outside the pipeline (by hand, another tool) and processed by a
+   * consumer after they were last seen there (Reconcile's evidence), so not missing.
+   */
+  redrivenOutside: number | null;
   balanced: boolean | null;
 }
 
@@ -183,6 +188,7 @@ function redriveOf(record: Record<string, unknown>): RedriveReport | null {
     missing: num(r.missing) ?? num(r.lost),
     lateArrivals: num(r.lateArrivals),
     returned: num(r.returned),
+    redrivenOutside: num(r.redrivenOutside),
     balanced: typeof r.balanced === 'boolean' ? r.balanced : null,
   };
 }
@@ -286,6 +292,7 @@ export function onCallReportLines(report: OnCallReport, nowMs: number): string[]
       ['late arrivals', r.lateArrivals || null],
       ['returned copies', r.returned || null],
       ['redriven', r.redriven],
+      ['of them redriven outside the pipeline', r.redrivenOutside || null],
       ['parked', r.parked],
       ['discarded', r.discarded],
       ['still in DLQ', r.inDlq],

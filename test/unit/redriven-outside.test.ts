@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import { type OnCallReport, onCallReportLines } from '#incident/on-call-report.js';
+import { notify } from '../../functions/notify/notify.js';
+import { formatReport, type RunReport } from '../../local/demo/report.js';
+import { createMemoryNotifier } from '../support/memory-notifier.js';
+
+// Messages moved out of the DLQ by hand and then processed by a consumer are counted by Reconcile
+// as `redrivenOutside` (of redriven, not missing): every place that shows the counts says so.
+const plan = { incidentId: 'inc-1', dlqArn: 'arn:aws:sqs:us-east-1:123456789012:orders-dlq' };
+const reconcile = { inventoried: 40, redriven: 40, parked: 0, discarded: 0, inDlq: 0, missing: 0 };
+
+describe('redrivenOutside', () => {
+  it("Notify's Slack counts and text show it when non-zero, and leave it out at zero", async () => {
+    const notifier = createMemoryNotifier();
+    const incidents = { updateIncident: async () => undefined };
+    const outside = await notify(
+      { outcome: 'completed', run: { plan, reconcile: { ...reconcile, redrivenOutside: 5 } } },
+      { notifier, incidents },
+    );
+    await notify(
+      { outcome: 'completed', run: { plan, reconcile: { ...reconcile, redrivenOutside: 0 } } },
+      { notifier, incidents },
+    );
+    expect(notifier.sent.map((m) => m.fields?.redrivenOutside)).toEqual([5, undefined]);
+    expect(outside.text).toContain(
+      '40 redriven (5 of them outside this pipeline: moved by hand or another tool',
+    );
+    expect(notifier.sent[1]?.text).not.toContain('outside');
+  });
+
+  it('the local report shows it in the redriven row and in --json, and the on-call lines beside redriven', () => {
+    const report = {
+      scenario: 'hand-moved',
+      expected: 'Done: ...',
+      asExpected: true,
+      problems: [],
+      incidentId: 'inc-1',
+      executionName: 'inc-1',
+      status: 'SUCCEEDED',
+      outcome: 'Done',
+      reason: null,
+      inventoried: 40,
+      redriven: 40,
+      parked: 0,
+      discarded: 0,
+      remaining: 0,
+      inFlight: 0,
+      missing: 0,
+      missingMessages: [],
+      lateArrivals: 0,
+      lateMovedUnclassified: 0,
+      returned: 0,
+      sampled: 5,
+      bulkMoved: 30,
+      redrivenOutside: 5,
+      duplicateSendsPrevented: 0,
+      possibleDuplicateSends: 0,
+      possibleDuplicates: [],
+      countsAddUp: true,
+      balanced: true,
+      exposed: 0,
+      exposureBound: 5,
+      exposureBoundBasis: '5 sampled',
+      deadLettered: 40,
+      stateTransitions: 30,
+      executions: 1,
+      historyEvents: 99,
+      largestPayloadBytes: 4000,
+      inventoryInvocations: 1,
+      taskInvocations: {},
+      taskInvocationMs: {},
+      consumer: { processed: 40, duplicatesSkipped: 0, processedTwice: 0 },
+      durationMs: 1000,
+    } satisfies RunReport;
+    expect(formatReport(report)).toMatch(
+      /\| redriven +\| 40 \(5 sampled, 30 moved by move tasks, 5 outside the run: moved by hand or another tool, then processed\)/,
+    );
+    expect(formatReport({ ...report, redrivenOutside: 0 })).toMatch(
+      /\| redriven +\| 40 \(5 sampled, 30 moved by move tasks\) +\|/,
+    );
+    const onCall = {
+      incidentId: 'inc-1',
+      dlqArn: plan.dlqArn,
+      queue: 'orders-dlq',
+      status: 'CLOSED',
+      openedAt: null,
+      messages: 40,
+      partial: false,
+      countBySource: {},
+      countByClassification: {},
+      topCauses: [],
+      moreCauses: 0,
+      oldestMessage: null,
+      firstRetentionDeadline: null,
+      expiringWithin24h: 0,
+      redrive: {
+        outcome: 'completed',
+        text: null,
+        inventoried: 40,
+        redriven: 40,
+        parked: 0,
+        discarded: 0,
+        inDlq: 0,
+        inFlight: null,
+        missing: 0,
+        lateArrivals: null,
+        returned: null,
+        redrivenOutside: 5,
+        balanced: true,
+      },
+      warnings: [],
+      audit: [],
+    } satisfies OnCallReport;
+    expect(onCallReportLines(onCall, Date.now())).toContain(
+      'redrive:        completed: 40 inventoried, 40 redriven, 5 of them redriven outside the pipeline, 0 parked, 0 discarded, 0 still in DLQ, 0 missing',
+    );
+  });
+});
