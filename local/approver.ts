@@ -103,7 +103,7 @@ export async function describeRequest(request: ApprovalRequest, nowMs: number = 
       dwellSeconds?: number;
       mode?: string;
     };
-    preflight?: { dlqDepth?: number; warnings?: string[] };
+    preflight?: { dlqDepth?: number; parkingDepth?: number; warnings?: string[] };
   };
   const incidentId = payload.plan?.incidentId;
   const incident = incidentId
@@ -118,7 +118,9 @@ export async function describeRequest(request: ApprovalRequest, nowMs: number = 
   const lines = [
     `Approval requested for execution ${request.executionName}`,
     `incident:       ${incidentId ?? '?'}`,
-    `DLQ:            ${payload.plan?.dlqArn ?? '?'} (${payload.preflight?.dlqDepth ?? '?'} messages now)`,
+    payload.preflight?.parkingDepth !== undefined
+      ? `DLQ:            ${payload.plan?.dlqArn ?? '?'} (un-park: ${payload.preflight.parkingDepth} messages in its parking queue now)`
+      : `DLQ:            ${payload.plan?.dlqArn ?? '?'} (${payload.preflight?.dlqDepth ?? '?'} messages now)`,
     ...(report ? onCallReportLines(report, nowMs).filter((l) => !l.startsWith('redrive:')) : []),
     `plan:           ${payload.plan?.mode ?? 'redrive'}, sample ${payload.plan?.sampleSize ?? '?'}, ramp ${(payload.plan?.rampRates ?? []).join(' -> ')} msg/s, ${payload.plan?.dwellSeconds ?? '?'} s per step`,
   ];

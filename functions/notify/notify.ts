@@ -137,8 +137,9 @@ function counts(run: Run): Fields {
   const byTask =
     num(r.movedByTask) ?? (byMover || rampMoved === null ? null : rampMoved + (num(ramp.movedBefore) ?? 0));
   if (byTask !== null) fields.movedByTask = byTask;
+  // The depth of the queue the run read: an un-park run reads the parking queue, not the DLQ.
   const depth = num(run.recheck?.dlqDepth ?? run.preflight?.dlqDepth);
-  if (depth !== null) fields.dlqDepth = depth;
+  if (depth !== null) fields[run.plan?.unpark === true ? 'parkingDepth' : 'dlqDepth'] = depth;
   return fields;
 }
 

@@ -46,7 +46,12 @@ import { type AuditTrail, auditPlanOf } from '#incident/audit-trail.js';
 import { ExecutionPlan, parseSqsArn } from '#incident/execution-plan.js';
 import type { IncidentStore } from '#incident/incident-store.js';
 import type { OpenIncidents } from '#incident/open-incident.js';
-import { leaseRefusal, leaseSeconds, type WorkflowLeaseStore } from '#incident/workflow-lease.js';
+import {
+  leaseRefusal,
+  leaseSeconds,
+  type WorkflowLease,
+  type WorkflowLeaseStore,
+} from '#incident/workflow-lease.js';
 import type { EnvelopeStore } from '#inventory/envelope-store.js';
 import type { InventoryCoverageRead } from '#inventory/inventory-session.js';
 import type { Envelope, QueueRegistration } from '#inventory/model.js';
@@ -103,8 +108,13 @@ export type PreflightInput = z.infer<typeof PreflightInput>;
 export interface PreflightResult {
   ok: boolean;
   refusal: string | null;
-  /** Visible + in-flight messages in the DLQ. */
+  /**
+   * Visible + in-flight messages of the queue the run reads (the ASL's NothingToRedrive choice):
+   * the DLQ, or the parking queue when un-parking (`parkingDepth` names it so).
+   */
   dlqDepth: number;
+  /** Un-park only: visible + in-flight messages in the parking queue (the queue the run reads). */
+  parkingDepth?: number;
   /** Queues the messages go back to (the destination when one is given). */
   sourceArns: string[];
   fifo: boolean;
@@ -646,10 +656,8 @@ async function takeLease(
   const holder = { incidentId: plan.incidentId, executionName: input.executionName ?? plan.incidentId };
   if (!deps.leases) return null; // no lease port: checks 1-6 only
   if (plan.mode === 'dry-run') {
-    const held = await deps.leases.get(plan.dlqArn);
-    if (held && held.expiresAt > Math.floor(at.now / 1000) && held.executionName !== holder.executionName)
-      return leaseRefusal(held);
-    return null;
+    const held = await liveLeaseHolder(input, deps, at.now);
+    return held ? leaseRefusal(held) : null;
   }
   if (at.depth === 0) return null;
   const lease = await deps.leases.acquire(plan.dlqArn, holder, at.now, leaseSeconds(at.window));
@@ -670,6 +678,17 @@ async function takeLease(
       text: `approved by policy, no approval requested: pre-approved start (approvedBy ${plan.approvedBy ?? '-'}), allowed by the queue registration (${PRE_APPROVAL_POLICY})`,
     });
   return null;
+}
+
+/** The live lease of another execution on the DLQ, if any (read only: nothing is taken). */
+async function liveLeaseHolder(
+  input: PreflightInput,
+  deps: PreflightDeps,
+  now: number,
+): Promise<WorkflowLease | undefined> {
+  const held = await deps.leases?.get(input.plan.dlqArn);
+  const self = input.executionName ?? input.plan.incidentId;
+  return held && held.expiresAt > Math.floor(now / 1000) && held.executionName !== self ? held : undefined;
 }
 
 /** The registration setting that lets a console start arrive approved (ValidateInput checks it). */
@@ -707,7 +726,12 @@ async function moverPreflight(
   };
   const registration = deps.registrations ? await deps.registrations.getRegistration(plan.dlqArn) : {};
   const refusals = moverRefusals(plan, counter, registration);
-  if (refusals.length > 0) return refused(refusals.join('; '), base);
+  if (refusals.length > 0) {
+    // A run in progress holds the DLQ (an un-park run has already taken the parked messages it
+    // selects, so a second one selects none): the refusal names that run, as the lease would.
+    const heldBy = await liveLeaseHolder(input, deps, deps.now());
+    return refused(heldBy ? leaseRefusal(heldBy) : refusals.join('; '), base);
+  }
   const active = activeTask(await deps.moveTasks.list(plan.dlqArn));
   if (active)
     return refused(activeTaskRefusal(active), {
@@ -767,13 +791,15 @@ async function moverPreflight(
   let depth = seen.dlqDepth;
   if (plan.unpark && plan.parkingQueueUrl)
     depth = queueDepth(await deps.queues.describe(plan.parkingQueueUrl));
+  const parking = plan.unpark ? { parkingDepth: depth } : {};
   const now = deps.now();
   const leaseRefused = await takeLease(input, deps, { depth, window, now });
-  if (leaseRefused) return refused(leaseRefused, { ...base, dlqDepth: depth, warnings });
+  if (leaseRefused) return refused(leaseRefused, { ...base, dlqDepth: depth, ...parking, warnings });
   return {
     ok: true,
     refusal: null,
     dlqDepth: depth,
+    ...parking,
     sourceArns: [...counter.targets.keys()],
     fifo: seen.dlq.fifo,
     verifyWindowSeconds: window,

@@ -122,4 +122,19 @@ describe('dry run and real run of the same input (real Preflight and Notify, loc
     );
     expect([dry.ok, dry.refusal, dry.warnings]).toEqual([real.ok, real.refusal, real.warnings]);
   });
+
+  it('a second un-park while one runs is refused naming the run that holds the DLQ, not for selecting nothing (the first took the parked messages)', async () => {
+    const dlq = await seed('unpark-leased', 4, 0);
+    const parkingQueueUrl = await createQueue(sqsClient(), 'unpark-leased-parking');
+    const first = await preflight(planFor(dlq, { unpark: true, parkingQueueUrl }), 'unpark-first');
+    // Nothing is parked here, as after the first un-park run moved every parked message back.
+    expect(first.refusal).toMatch(/^redrive refused: unpark: none of the 0 parked message\(s\)/);
+    const holder = await preflight(planFor(dlq, { incidentId: 'inc-unparking' }), 'unparking');
+    expect(holder.ok).toBe(true);
+    const { dry, real } = await bothRuns(planFor(dlq, { unpark: true, parkingQueueUrl }), 'unpark-second');
+    expect([real.refusal, dry.refusal]).toEqual([
+      'redrive refused: another redrive of this DLQ is in progress (incident inc-unparking, execution unparking)',
+      'redrive refused: another redrive of this DLQ is in progress (incident inc-unparking, execution unparking)',
+    ]);
+  });
 });

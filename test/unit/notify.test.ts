@@ -112,6 +112,20 @@ describe('Notify', () => {
     ]);
   });
 
+  it("names the depth of the queue the run read: an un-park run's is parkingDepth, a redrive's dlqDepth", async () => {
+    const notifier = createMemoryNotifier();
+    const preflight = { dlqDepth: 10 };
+    await notify(
+      { outcome: 'completed', run: { plan: { ...plan, unpark: true }, preflight } },
+      { notifier, incidents: recorder() },
+    );
+    await notify({ outcome: 'completed', run: { plan, preflight } }, { notifier, incidents: recorder() });
+    expect(notifier.sent.map((m) => [m.fields?.parkingDepth, m.fields?.dlqDepth])).toEqual([
+      [10, undefined],
+      [undefined, 10],
+    ]);
+  });
+
   it('reports a step failure from the Lambda error Cause, even before a plan exists', async () => {
     const notifier = createMemoryNotifier();
     const cause = JSON.stringify({
