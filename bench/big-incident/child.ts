@@ -7,10 +7,8 @@
  *
  * Usage (through run.ts): BENCH_SQS_ENDPOINT=... LOCAL_DYNAMODB_ENDPOINT=... tsx child.ts N
  */
-import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient, dynamoClient, sqsClient } from '#platform/clients.js';
-import { createSqsQueues } from '#platform/sqs-queues.js';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { dynamoClient, sqsClient } from '#platform/clients.js';
 import { autoApprover } from '../../local/approver.js';
 import type { RunPhase } from '../../local/demo/run-scenario.js';
 import { runScenario } from '../../local/demo/run-scenario.js';
@@ -18,6 +16,7 @@ import { healthy } from '../../local/demo/scenarios/healthy.js';
 import { LocalWorkflowRunner } from '../../local/runner.js';
 import { startLocalStack } from '../../local/stack.js';
 import { type ApiCounts, countCalls, since, snapshot } from '../support/api-counters.js';
+import { bareLoop } from '../support/measure.js';
 
 const N = Number(process.argv[2] ?? 10_000);
 
@@ -51,8 +50,8 @@ async function main(): Promise<IncidentMeasure> {
     dynamoEndpoint: process.env.LOCAL_DYNAMODB_ENDPOINT as string,
     tableName: `bench-big-${N}-${process.pid}`,
   });
-  const sqs = countCalls(sqsClient());
-  const dynamo = countCalls(dynamoClient());
+  const sqs = countCalls(sqsClient(), { capacity: true });
+  const dynamo = countCalls(dynamoClient(), { capacity: true });
   const phases: IncidentMeasure['phases'] = {};
   let current: { name: RunPhase | 'bare-loop'; at: number; sqs: ApiCounts; dynamo: ApiCounts } | undefined;
   let peakRss = 0;
@@ -87,7 +86,11 @@ async function main(): Promise<IncidentMeasure> {
       // The floor the inventory is compared with, on the same full DLQ and the same stack.
       beforeTriage: async (ctx) => {
         mark('bare-loop');
-        await bareLoop(ctx.incident.queues.dlqUrl, process.env.TABLE_NAME as string);
+        await bareLoop({
+          dlqUrl: ctx.incident.queues.dlqUrl,
+          tableName: process.env.TABLE_NAME as string,
+          visibilityTimeoutSeconds: 3600,
+        });
         mark(undefined);
       },
     },
@@ -119,58 +122,6 @@ async function main(): Promise<IncidentMeasure> {
 
 /** The demo registration's ramp (local/demo/scenario.ts). */
 const healthyRamp = { rampRates: [5, 50, 200], dwellSeconds: 2 };
-
-/**
- * The floor: receive 10 with every attribute (held), BatchWrite 25 minimal items, release; no
- * envelope, no existence check, no summary.
- */
-async function bareLoop(dlqUrl: string, table: string): Promise<number> {
-  const handles: string[] = [];
-  let pending: Array<Record<string, unknown>> = [];
-  let seen = 0;
-  const writes: Promise<unknown>[] = [];
-  const flush = () => {
-    for (let i = 0; i < pending.length; i += 25) {
-      const batch = pending.slice(i, i + 25);
-      writes.push(
-        documentClient().send(
-          new BatchWriteCommand({
-            RequestItems: { [table]: batch.map((Item) => ({ PutRequest: { Item } })) },
-          }),
-        ),
-      );
-    }
-    pending = [];
-  };
-  for (;;) {
-    const out = await sqsClient().send(
-      new ReceiveMessageCommand({
-        QueueUrl: dlqUrl,
-        MaxNumberOfMessages: 10,
-        VisibilityTimeout: 3600,
-        WaitTimeSeconds: 1,
-        MessageAttributeNames: ['All'],
-        MessageSystemAttributeNames: ['All'],
-        AttributeNames: ['All'],
-      }),
-    );
-    const messages = out.Messages ?? [];
-    if (messages.length === 0) break;
-    for (const m of messages) {
-      handles.push(m.ReceiptHandle as string);
-      pending.push({ pk: 'BENCH', sk: m.MessageId, body: m.Body });
-      seen++;
-    }
-    if (pending.length >= 100) {
-      flush();
-      if (writes.length >= 16) await Promise.all(writes.splice(0));
-    }
-  }
-  flush();
-  await Promise.all(writes);
-  await createSqsQueues().changeVisibility(dlqUrl, handles, 0);
-  return seen;
-}
 
 main().then(
   (measure) => {

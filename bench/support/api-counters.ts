@@ -1,6 +1,7 @@
 /**
- * Counts the AWS calls an SDK client sends, by command, and sums the DynamoDB capacity they
- * consume (the middleware asks every DynamoDB call that can report it for `ReturnConsumedCapacity`
+ * Counts the AWS calls an SDK client sends, by command, for every benchmark (bench/support/measure.ts
+ * builds its per-run meter on it), and with `capacity` sums the DynamoDB capacity they consume
+ * (the middleware then asks every DynamoDB call that can report it for `ReturnConsumedCapacity`
  * INDEXES, which DynamoDB Local answers as the service would). The pipeline's code is unchanged:
  * only the client is instrumented.
  *
@@ -46,8 +47,12 @@ const WRITE_UNITS_PER_STATEMENT = 2;
 
 type Stack = { middlewareStack: { add: (m: unknown, o: unknown) => void } };
 
-/** Instruments `client` (an SDK v3 client) and returns its live counts. */
-export function countCalls(client: unknown): ApiCounts {
+/**
+ * Instruments `client` (an SDK v3 client; once per client) and returns its live counts.
+ * @param options.capacity - also ask for and sum consumed capacity (DynamoDB). @default false:
+ *   the calls are sent as the pipeline makes them, and `rcu`/`wcu` stay 0.
+ */
+export function countCalls(client: unknown, options: { capacity?: boolean } = {}): ApiCounts {
   const counts: ApiCounts = { calls: {}, rcu: 0, wcu: 0 };
   (client as Stack).middlewareStack.add(
     (
@@ -57,6 +62,7 @@ export function countCalls(client: unknown): ApiCounts {
       async (args: { input?: Record<string, unknown> }) => {
         const name = context.commandName ?? 'unknown';
         counts.calls[name] = (counts.calls[name] ?? 0) + 1;
+        if (!options.capacity) return next(args);
         if (REPORTS_CAPACITY.has(name) && args.input) args.input.ReturnConsumedCapacity = 'INDEXES';
         const result = await next(args);
         const consumed = result.output?.ConsumedCapacity as

@@ -1,10 +1,16 @@
 /**
- * What the local-stack benchmarks (bench/triage, bench/mover) share: counting the SQS and DynamoDB
- * calls a run makes (a middleware on each SDK client), timing a run, the seeded messages (an order
- * payload of about 300 bytes with the error attributes a failing consumer sets) and the table of
+ * What the local-stack benchmarks (bench/triage, bench/mover, bench/big-incident) share: counting
+ * the SQS and DynamoDB calls a run makes (api-counters.ts on each SDK client), timing a run, the
+ * seeded messages (an order payload of about 300 bytes with the error attributes a failing
+ * consumer sets), the bare receive-and-write loop triage is compared with, and the table of
  * results. Numbers are for this machine and the local stand-ins; the benchmarks print ratios.
  */
+import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient, sqsClient } from '#platform/clients.js';
+import { createSqsQueues } from '#platform/sqs-queues.js';
 import type { SeedMessage } from '../../test/support/seed-dlq.js';
+import { type ApiCounts, countCalls, totalCalls } from './api-counters.js';
 
 /** One measured run. */
 export interface Measure {
@@ -29,25 +35,79 @@ export interface ApiCallMeter {
 
 /** A fresh meter (its counts start at zero). */
 export function apiCallMeter(): ApiCallMeter {
-  const calls = { sqs: 0, dynamo: 0 };
+  const counters: Partial<Record<'sqs' | 'dynamo', ApiCounts>> = {};
+  const calls = (service: 'sqs' | 'dynamo') => totalCalls(counters[service] ?? { calls: {}, rcu: 0, wcu: 0 });
   return {
     count(client, service) {
-      (client.middlewareStack as { add: (m: unknown, o: unknown) => void }).add(
-        (next: (a: unknown) => unknown) => async (args: unknown) => {
-          calls[service]++;
-          return next(args);
-        },
-        { step: 'initialize', name: `count-${service}` },
-      );
+      counters[service] = countCalls(client);
     },
     async measure(label, fn) {
-      const before = { ...calls };
+      const before = { sqs: calls('sqs'), dynamo: calls('dynamo') };
       const t0 = performance.now();
       const messages = await fn();
       const ms = performance.now() - t0;
-      return { label, messages, ms, sqs: calls.sqs - before.sqs, dynamo: calls.dynamo - before.dynamo };
+      return { label, messages, ms, sqs: calls('sqs') - before.sqs, dynamo: calls('dynamo') - before.dynamo };
     },
   };
+}
+
+/**
+ * The floor an inventory is compared with, on the same DLQ and stack: receive 10 with every
+ * attribute (held for `visibilityTimeoutSeconds`), BatchWrite 25 minimal items (16 batches in
+ * flight at most), then release every message; no envelope, no existence check, no summary.
+ * Uses the shared SQS and document clients (so a meter on them counts its calls).
+ * @returns messages received, and how many of their releases failed.
+ */
+export async function bareLoop(options: {
+  dlqUrl: string;
+  tableName: string;
+  visibilityTimeoutSeconds: number;
+}): Promise<{ seen: number; releaseFailures: number }> {
+  const handles: string[] = [];
+  let pending: Array<Record<string, unknown>> = [];
+  let seen = 0;
+  const writes: Promise<unknown>[] = [];
+  const flush = () => {
+    for (let i = 0; i < pending.length; i += 25) {
+      const batch = pending.slice(i, i + 25);
+      writes.push(
+        documentClient().send(
+          new BatchWriteCommand({
+            RequestItems: { [options.tableName]: batch.map((Item) => ({ PutRequest: { Item } })) },
+          }),
+        ),
+      );
+    }
+    pending = [];
+  };
+  for (;;) {
+    const out = await sqsClient().send(
+      new ReceiveMessageCommand({
+        QueueUrl: options.dlqUrl,
+        MaxNumberOfMessages: 10,
+        VisibilityTimeout: options.visibilityTimeoutSeconds,
+        WaitTimeSeconds: 1,
+        MessageAttributeNames: ['All'],
+        MessageSystemAttributeNames: ['All'],
+        AttributeNames: ['All'],
+      }),
+    );
+    const messages = out.Messages ?? [];
+    if (messages.length === 0) break;
+    for (const m of messages) {
+      handles.push(m.ReceiptHandle as string);
+      pending.push({ pk: 'BENCH', sk: m.MessageId, body: m.Body });
+      seen++;
+    }
+    if (pending.length >= 100) {
+      flush();
+      if (writes.length >= 16) await Promise.all(writes.splice(0));
+    }
+  }
+  flush();
+  await Promise.all(writes);
+  const releaseFailures = await createSqsQueues().changeVisibility(options.dlqUrl, handles, 0);
+  return { seen, releaseFailures };
 }
 
 /** Messages per millisecond. */

@@ -14,19 +14,17 @@
  * Usage: npx tsx bench/triage/run.ts [messages]
  */
 
-import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { createIncidentStore } from '#incident/incident-store.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { createInventorySessionStore } from '#inventory/inventory-session.js';
-import { documentClient, dynamoClient, sqsClient } from '#platform/clients.js';
+import { dynamoClient, sqsClient } from '#platform/clients.js';
 import { createSqsQueues } from '#platform/sqs-queues.js';
 import { normaliseAlarmEvent } from '../../functions/triage/alarm-event.js';
 import { triage } from '../../functions/triage/triage.js';
 import { startLocalStack } from '../../local/stack.js';
 import { queueDepth, seedDlq } from '../../test/support/seed-dlq.js';
-import { apiCallMeter, orderMessages, printMeasures, rate } from '../support/measure.js';
+import { apiCallMeter, bareLoop, orderMessages, printMeasures, rate } from '../support/measure.js';
 
 const N = Number(process.argv[2] ?? 5000);
 const ACCOUNT = '111122223333';
@@ -95,51 +93,12 @@ async function main() {
 
     console.log('DLQ after second triage:', await queueDepth(sqsClient(), seeded.dlqUrl));
     const bare = await meter.measure('bare loop: receive 10 + BatchWrite 25', async () => {
-      const handles: string[] = [];
-      let pending: Array<Record<string, unknown>> = [];
-      let seen = 0;
-      const writes: Promise<unknown>[] = [];
-      const flush = () => {
-        for (let i = 0; i < pending.length; i += 25) {
-          const batch = pending.slice(i, i + 25);
-          writes.push(
-            documentClient().send(
-              new BatchWriteCommand({
-                RequestItems: { [stack.tableName]: batch.map((Item) => ({ PutRequest: { Item } })) },
-              }),
-            ),
-          );
-        }
-        pending = [];
-      };
-      for (;;) {
-        const out = await sqsClient().send(
-          new ReceiveMessageCommand({
-            QueueUrl: seeded.dlqUrl,
-            MaxNumberOfMessages: 10,
-            VisibilityTimeout: 900,
-            WaitTimeSeconds: 1,
-            MessageAttributeNames: ['All'],
-            MessageSystemAttributeNames: ['All'],
-            AttributeNames: ['All'],
-          }),
-        );
-        const messages = out.Messages ?? [];
-        if (messages.length === 0) break;
-        for (const m of messages) {
-          handles.push(m.ReceiptHandle as string);
-          pending.push({ pk: 'BENCH', sk: m.MessageId, body: m.Body });
-          seen++;
-        }
-        if (pending.length >= 100) {
-          flush();
-          if (writes.length >= 16) await Promise.all(writes.splice(0));
-        }
-      }
-      flush();
-      await Promise.all(writes);
-      const failed = await createSqsQueues().changeVisibility(seeded.dlqUrl, handles, 0);
-      if (failed > 0) console.log(`bare loop: ${failed} of ${handles.length} releases failed`);
+      const { seen, releaseFailures } = await bareLoop({
+        dlqUrl: seeded.dlqUrl,
+        tableName: stack.tableName,
+        visibilityTimeoutSeconds: 900,
+      });
+      if (releaseFailures > 0) console.log(`bare loop: ${releaseFailures} of ${seen} releases failed`);
       return seen;
     });
 
