@@ -42,6 +42,7 @@ import {
 } from 'aws-local-stepfunctions';
 import { createAuditTrail } from '#incident/audit-trail.js';
 import { sleep } from '#platform/sleep.js';
+import { FUNCTION_ACCESS } from '../infra/function-catalog.js';
 import { type Approver, autoApprover } from './approver.js';
 import type { FaultInjector } from './fault-injection.js';
 import { lambdaContext } from './lambda-context.js';
@@ -113,7 +114,10 @@ export interface RunnerOptions {
   timeoutSecondsOverrides?: Record<string, number>;
   /** Wait between retries of every Retry block, milliseconds. @default the ASL's IntervalSeconds */
   retryIntervalMs?: number;
-  /** Each function's timeout, milliseconds (getRemainingTimeInMillis). @default 300000 */
+  /**
+   * Every function's timeout, milliseconds (getRemainingTimeInMillis, and the Task's timeout).
+   * @default {@link localFunctionTimeoutMs}: the function's deployed timeout, at least 300 s
+   */
   lambdaTimeoutMs?: number;
   /**
    * Called with each Task's result as it completes (progress bars, logs, fault scenarios); the
@@ -211,6 +215,24 @@ interface TaskPlan {
   functionFolder: string;
   functionName: string;
   timeoutSeconds: number | null;
+}
+
+/**
+ * The least time the local runner gives any function, milliseconds: local services on a shared
+ * machine answer far slower than AWS, so a function deployed with 30 s gets 300 s here.
+ */
+export const LOCAL_MIN_FUNCTION_TIMEOUT_MS = 300_000;
+
+/**
+ * The timeout of `folder`'s function in the local runner, milliseconds: its deployed timeout
+ * (`infra/function-catalog.ts`, e.g. Park's 900 s for a scan of a 100,000-message DLQ), never less
+ * than {@link LOCAL_MIN_FUNCTION_TIMEOUT_MS}. A Task without TimeoutSeconds waits this long, as on
+ * AWS it waits for the function's own timeout.
+ * @see https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html
+ */
+export function localFunctionTimeoutMs(folder: string): number {
+  const deployed = (FUNCTION_ACCESS as Record<string, { timeoutSeconds: number } | undefined>)[folder];
+  return Math.max(LOCAL_MIN_FUNCTION_TIMEOUT_MS, (deployed?.timeoutSeconds ?? 0) * 1000);
 }
 
 /** `SampleRedriveFunctionArn` -> `sample-redrive`. */
@@ -393,7 +415,6 @@ export class LocalWorkflowRunner {
     const raw = loadDefinition(options.definition);
     this.plans = planTasks(raw);
     const definition = substitute(raw, this.region, this.accountId, options.substitutions ?? {});
-    const lambdaTimeoutSeconds = Math.ceil((options.lambdaTimeoutMs ?? 300_000) / 1000);
     eachState(definition, (name, state) => {
       const override = options.timeoutSecondsOverrides?.[name];
       if (override !== undefined) {
@@ -404,7 +425,7 @@ export class LocalWorkflowRunner {
       } else if (state.Type === 'Task' && state.TimeoutSeconds === undefined && !state.TimeoutSecondsPath) {
         // On AWS a Lambda Task without TimeoutSeconds waits for the function's own timeout; the
         // library would give up after 60 s, so give it the function timeout instead.
-        state.TimeoutSeconds = lambdaTimeoutSeconds;
+        state.TimeoutSeconds = Math.ceil(this.functionTimeoutMs(this.plans.get(name)) / 1000);
       }
     });
     this.definition = definition;
@@ -671,10 +692,18 @@ export class LocalWorkflowRunner {
     return { ExecutionArn: started.executionArn, StartDate: new Date().toISOString() };
   }
 
+  /** The timeout of the function a Task calls, milliseconds (the option, else {@link localFunctionTimeoutMs}). */
+  private functionTimeoutMs(plan: TaskPlan | undefined): number {
+    return (
+      this.options.lambdaTimeoutMs ??
+      (plan?.functionFolder ? localFunctionTimeoutMs(plan.functionFolder) : LOCAL_MIN_FUNCTION_TIMEOUT_MS)
+    );
+  }
+
   private async invoke(plan: TaskPlan, event: unknown, executionName: string): Promise<unknown> {
     const context = lambdaContext({
       functionName: plan.functionName,
-      timeoutMs: this.options.lambdaTimeoutMs ?? 300_000,
+      timeoutMs: this.functionTimeoutMs(plan),
       region: this.region,
       accountId: this.accountId,
     });

@@ -198,7 +198,7 @@ export interface LocalIncidentOptions {
   onTaskResult?: (ctx: ScenarioContext, state: string, result: unknown) => void | Promise<void>;
   /** Wait between Retry attempts, milliseconds. @default 200 */
   retryIntervalMs?: number;
-  /** Each function's timeout, milliseconds. @default the runner's (300 s) */
+  /** Each function's timeout, milliseconds. @default the runner's (the function's deployed timeout, at least 300 s) */
   lambdaTimeoutMs?: number;
   /** The in-process stack's stand-ins (an SNS, EventBridge or Lambda incident needs them). */
   standins?: Standins;

@@ -1,6 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { sleep } from '#platform/sleep.js';
+import { FUNCTION_ACCESS } from '../../infra/function-catalog.js';
 import {
   type Approver,
   approverFromArgs,
@@ -8,7 +9,13 @@ import {
   silentApprover,
   terminalApprover,
 } from '../../local/approver.js';
-import { functionFolderOf, LocalWorkflowRunner, RunnerSetupError } from '../../local/runner.js';
+import {
+  functionFolderOf,
+  LOCAL_MIN_FUNCTION_TIMEOUT_MS,
+  LocalWorkflowRunner,
+  localFunctionTimeoutMs,
+  RunnerSetupError,
+} from '../../local/runner.js';
 import { TaskTokenError } from '../../local/task-tokens.js';
 
 // ASL placeholders (`${Name}`) are literal text here, substituted by the runner like CDK would.
@@ -110,6 +117,46 @@ describe('local runner', () => {
     expect(remaining).toBeLessThanOrEqual(20_000);
     expect(result.path).toEqual(['Prepare', 'RequestApproval', 'Pause', 'Done']);
     expect(result.stateTransitions).toBe(5);
+  });
+
+  it("gives each function its deployed timeout, at least 300 s: Park's 900 s scan of a 100,000-message DLQ is not cut at 300 s", async () => {
+    const twoTasks = {
+      StartAt: 'Park',
+      States: {
+        Park: { Type: 'Task', Resource: ph('ParkFunctionArn'), ResultPath: '$.park', Next: 'Notify' },
+        Notify: { Type: 'Task', Resource: ph('NotifyFunctionArn'), ResultPath: '$.notify', End: true },
+      },
+    };
+    const remaining: Record<string, number> = {};
+    const runner = new LocalWorkflowRunner({
+      definition: twoTasks,
+      bindings: Object.fromEntries(
+        ['Park', 'Notify'].map((state) => [
+          state,
+          async (_payload: unknown, { context }: { context: { getRemainingTimeInMillis(): number } }) => {
+            remaining[state] = context.getRemainingTimeInMillis();
+            return {};
+          },
+        ]),
+      ),
+    });
+    const result = await runner.run({});
+    expect(result.status).toBe('SUCCEEDED');
+    // Park is deployed with 900 s; Notify with 30 s, which the local stack raises to its 300 s floor.
+    expect(FUNCTION_ACCESS.park.timeoutSeconds).toBe(900);
+    expect(localFunctionTimeoutMs('park')).toBe(900_000);
+    expect(localFunctionTimeoutMs('notify')).toBe(LOCAL_MIN_FUNCTION_TIMEOUT_MS);
+    expect(remaining.Park).toBeGreaterThan(LOCAL_MIN_FUNCTION_TIMEOUT_MS);
+    expect(remaining.Park).toBeLessThanOrEqual(900_000);
+    expect(remaining.Notify).toBeLessThanOrEqual(LOCAL_MIN_FUNCTION_TIMEOUT_MS);
+    // The Task waits as long as its function may run (the library's own default is 60 s).
+    const states = (runner.definition as { States: Record<string, { TimeoutSeconds?: number }> }).States;
+    expect(states.Park?.TimeoutSeconds).toBe(900);
+    expect(states.Notify?.TimeoutSeconds).toBe(300);
+    // An explicit timeout applies to every function.
+    const short = new LocalWorkflowRunner({ definition: twoTasks, lambdaTimeoutMs: 20_000 });
+    const shortStates = (short.definition as { States: Record<string, { TimeoutSeconds?: number }> }).States;
+    expect(shortStates.Park?.TimeoutSeconds).toBe(20);
   });
 
   it('hands a non-retryable error to Catch under its name with a Lambda-shaped JSON cause', async () => {
