@@ -166,6 +166,19 @@ export interface ReconcileDeps {
   sleep?: (ms: number) => Promise<void>;
 }
 
+/**
+ * Envelope state writes in flight at once. A 100,000-message incident changes about 95,000 states
+ * (REDRIVEN by the move task); one UpdateItem at a time (a few ms each) outlasts Reconcile's 300 s
+ * timeout (infra/function-catalog.ts).
+ */
+export const STATE_WRITES_IN_FLIGHT = 16;
+
+/** What Reconcile keeps of an envelope it cannot explain yet (no body: there can be 100,000). */
+type Unexplained = Pick<
+  StoredEnvelope,
+  'messageId' | 'idempotencyKey' | 'lastSeenAt' | 'retentionDeadline' | 'lateArrival' | 'incidentId'
+>;
+
 const LEDGER_STATE: Record<LedgerEntry['kind'], EnvelopeState> = {
   redrive: 'REDRIVEN',
   park: 'PARKED',
@@ -280,9 +293,9 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
   // redriven (a late arrival the move task or the mover redrove is a late arrival, not a return).
   const redrivenKeys = new Map<string, number>();
   const lateRedriven = new Set<string>();
-  const isLate = (envelope: StoredEnvelope) =>
+  const isLate = (envelope: Unexplained) =>
     envelope.lateArrival === true && envelope.incidentId === incidentId;
-  const markRedriven = (envelope: StoredEnvelope) => {
+  const markRedriven = (envelope: Unexplained) => {
     redrivenKeys.set(envelope.idempotencyKey, (redrivenKeys.get(envelope.idempotencyKey) ?? 0) + 1);
     if (isLate(envelope)) lateRedriven.add(envelope.messageId);
   };
@@ -290,12 +303,31 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
   const outsideReason = `processed by a consumer, moved outside the pipeline (run ${incidentId})`;
   const presentKeys = new Map<string, number>();
   const late: Array<{ key: string; messageId: string }> = [];
-  const unexplained: StoredEnvelope[] = [];
+  const unexplained: Unexplained[] = [];
   let byTaskEarlier = 0;
   let since = Number.POSITIVE_INFINITY;
+  // State writes go out side by side (at most STATE_WRITES_IN_FLIGHT); the first failure is thrown
+  // once the others have settled (each write is idempotent: a retry writes the same states).
+  const writing = new Set<Promise<void>>();
+  let writeFailure: unknown;
+  const written = async () => {
+    await Promise.all(writing);
+    if (writeFailure !== undefined) throw writeFailure;
+  };
+  const write = async (messageId: string, state: EnvelopeState, reason: string | undefined) => {
+    if (writeFailure !== undefined) await written();
+    const pending: Promise<void> = deps.envelopes
+      .setState(plan.dlqArn, messageId, state, reason)
+      .catch((error: unknown) => {
+        writeFailure ??= error;
+      })
+      .finally(() => writing.delete(pending));
+    writing.add(pending);
+    if (writing.size >= STATE_WRITES_IN_FLIGHT) await Promise.race(writing);
+  };
   const settle = async (envelope: StoredEnvelope, state: EnvelopeState, reason: string | undefined) => {
     if (state !== envelope.state || (reason !== undefined && reason !== envelope.stateReason))
-      await deps.envelopes.setState(plan.dlqArn, envelope.messageId, state, reason);
+      await write(envelope.messageId, state, reason);
     if (state === 'REDRIVEN') {
       result.redriven += 1;
       markRedriven(envelope);
@@ -327,10 +359,19 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
       await settle(envelope, envelope.state, undefined);
     } else if (partial) await settle(envelope, 'IN_DLQ', undefined);
     else {
-      unexplained.push(envelope);
+      const { messageId, idempotencyKey, lastSeenAt, retentionDeadline, lateArrival } = envelope;
+      unexplained.push({
+        messageId,
+        idempotencyKey,
+        lastSeenAt,
+        retentionDeadline,
+        ...(lateArrival === undefined ? {} : { lateArrival }),
+        ...(envelope.incidentId === undefined ? {} : { incidentId: envelope.incidentId }),
+      });
       since = Math.min(since, Date.parse(envelope.lastSeenAt) || 0);
     }
   }
+  await written();
   // What the move tasks reported moved: the bound on REDRIVEN without a ledger entry.
   if (Number.isFinite(since)) result.movedReported = await movedByTasks(deps, plan.dlqArn, since);
 
@@ -345,7 +386,7 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
     result.redriven += moved;
     if (unexplained.length === inFlight + moved && inFlight === 0) {
       for (const envelope of unexplained) {
-        await deps.envelopes.setState(plan.dlqArn, envelope.messageId, 'REDRIVEN', taskReason);
+        await write(envelope.messageId, 'REDRIVEN', taskReason);
         markRedriven(envelope);
       }
     } else {
@@ -363,13 +404,14 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
           presentKeys.has(e.idempotencyKey) ||
           (consumed.get(e.idempotencyKey) ?? -1) >= (Date.parse(e.lastSeenAt) || 0),
       );
-      const candidates = unexplained.filter((e) => !arrived.includes(e));
+      const arrivedSet = new Set(arrived);
+      const candidates = unexplained.filter((e) => !arrivedSet.has(e));
       const outside = arrived.slice(moved, Math.max(moved, unexplained.length - inFlight));
       for (const [envelope, reason] of [
         ...arrived.slice(0, moved).map((e) => [e, taskReason] as const),
         ...outside.map((e) => [e, outsideReason] as const),
       ]) {
-        await deps.envelopes.setState(plan.dlqArn, envelope.messageId, 'REDRIVEN', reason);
+        await write(envelope.messageId, 'REDRIVEN', reason);
         markRedriven(envelope);
       }
       result.redrivenOutside += outside.length;
@@ -387,6 +429,7 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
       }
     }
   }
+  await written();
   for (const { key, messageId } of late) {
     const others = (redrivenKeys.get(key) ?? 0) - (lateRedriven.has(messageId) ? 1 : 0);
     if (others > 0) result.returned += 1;

@@ -15,13 +15,18 @@ import { dynamoClient, sqsClient } from '#platform/clients.js';
 import { pipelineConfig } from '#platform/config.js';
 import { sleep } from '#platform/sleep.js';
 import { createSqsQueues } from '#platform/sqs-queues.js';
-import { createMoveTasks } from '#transfer/move-tasks.js';
+import { createMoveTasks, type MoveTask } from '#transfer/move-tasks.js';
 import { createRedriveLedger } from '#transfer/redrive-ledger.js';
 import { handler as moveTaskHandler } from '../../functions/move-task/handler.js';
 import type { RampResult } from '../../functions/move-task/move-task.js';
 import { handler as parkHandler } from '../../functions/park/handler.js';
 import { handler as reconcileHandler } from '../../functions/reconcile/handler.js';
-import { type ReconcileResult, reconcile } from '../../functions/reconcile/reconcile.js';
+import {
+  type ReconcileDeps,
+  type ReconcileResult,
+  reconcile,
+  STATE_WRITES_IN_FLIGHT,
+} from '../../functions/reconcile/reconcile.js';
 import { handler as sampleHandler } from '../../functions/sample-redrive/handler.js';
 import type { SampleRedriveResult } from '../../functions/sample-redrive/sample-redrive.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
@@ -358,6 +363,81 @@ describe('Reconcile against the local stack', () => {
       missing: 2,
       missingExact: true,
     });
+  });
+
+  it('writes the states of a deep DLQ side by side, bounded, so 95,000 REDRIVEN updates fit its 300 s timeout; a failed write fails the step after the others settle', async () => {
+    const n = 60;
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'rc-wide-dlq',
+      sourceNames: ['rc-wide-src'],
+      messages: Array.from({ length: n }, (_, i) => ({ body: `w-${i}` })),
+      incidentId: 'inc-rc-wide',
+    });
+    // The move task took every message; it reports them moved (no ledger entries).
+    await handle(dlq, { moved: n, deleted: 0 });
+    const task: MoveTask = {
+      taskHandle: null,
+      status: 'COMPLETED',
+      sourceArn: dlq.dlqArn,
+      destinationArn: null,
+      rate: 50,
+      moved: n,
+      toMove: n,
+      failureReason: null,
+      startedAt: Date.now(),
+    };
+    const store = createEnvelopeStore();
+    let inFlight = 0;
+    let peak = 0;
+    let failOn: string | undefined;
+    const envelopes = {
+      ...store,
+      setState: async (...args: Parameters<typeof store.setState>) => {
+        inFlight += 1;
+        peak = Math.max(peak, inFlight);
+        try {
+          if (args[1] === failOn) {
+            const error = new Error('throttled');
+            error.name = 'Redrive.Transient';
+            throw error;
+          }
+          return await store.setState(...args);
+        } finally {
+          inFlight -= 1;
+        }
+      },
+    };
+    const deps = (): ReconcileDeps => ({
+      queues: createSqsQueues(),
+      envelopes,
+      ledger: createRedriveLedger(),
+      moveTasks: { list: async () => [task] },
+      registrations: createQueueRegistry(),
+      incidents: createIncidentStore(),
+      remainingTimeMs: () => 60_000,
+      now: Date.now,
+    });
+    const plan = planFor(dlq);
+
+    // One envelope's write fails: Reconcile fails with it (the workflow retries the step), and no
+    // write is left running behind it.
+    const ids: string[] = [];
+    for await (const e of store.listEnvelopes(dlq.dlqArn)) ids.push(e.messageId);
+    expect(ids).toHaveLength(n);
+    failOn = ids[7];
+    await expect(reconcile({ plan, outcome: 'completed' }, deps())).rejects.toThrow('throttled');
+    expect(inFlight).toBe(0);
+
+    failOn = undefined;
+    peak = 0;
+    const result = await reconcile({ plan, outcome: 'completed' }, deps());
+    expect(result).toMatchObject({ inventoried: n, redriven: n, movedByTask: n, missing: 0, balanced: true });
+    expect(peak).toBeGreaterThan(1);
+    expect(peak).toBeLessThanOrEqual(STATE_WRITES_IN_FLIGHT);
+    const states: string[] = [];
+    for await (const e of store.listEnvelopes(dlq.dlqArn)) states.push(`${e.state} ${e.stateReason}`);
+    expect(states).toEqual(Array(n).fill('REDRIVEN moved by the move task (run inc-rc-wide)'));
   });
 
   it('counts a message another receiver still holds at the end as in flight, never as redriven', async () => {
