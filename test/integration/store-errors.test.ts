@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApprovalStore } from '#approval/approval-store.js';
 import { createIncidentStore } from '#incident/incident-store.js';
 import { buildEnvelope } from '#inventory/envelope.js';
+import { createEnvelopeStates } from '#inventory/envelope-states.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { RecordNotFoundError, StateConflictError } from '#platform/errors.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
@@ -49,6 +50,47 @@ describe('store errors on DynamoDB Local', () => {
     expect(error).toBeInstanceOf(StateConflictError);
     expect((error as Error).message).toBe(`envelope m-1 in ${DLQ} is in state PARKED, not IN_DLQ`);
     expect((await envelopes.getEnvelope(DLQ, 'm-1'))?.state).toBe('PARKED');
+  });
+
+  it('setStates moves every envelope of the batch (reason set or removed), and a missing one is RecordNotFound naming it', async () => {
+    const envelopes = createEnvelopeStore();
+    const ids = Array.from({ length: 60 }, (_, i) => `m-batch-${i}`);
+    await envelopes.putEnvelopes(
+      ids.map((id) =>
+        buildEnvelope(
+          { MessageId: id, Body: id, Attributes: { SentTimestamp: String(Date.now()) } },
+          { dlqArn: DLQ, fifo: false, retentionPeriodSeconds: 345_600, now: Date.now(), registration: {} },
+        ),
+      ),
+      { deadlineMs: 10_000 },
+    );
+    await envelopes.setState(DLQ, 'm-batch-1', 'PARKED', 'poison');
+    // 60 changes: three calls of 25, 25 and 10; the odd ones without a reason (the stored one removed).
+    await createEnvelopeStates().setStates(
+      DLQ,
+      ids.map((id, i) => ({
+        messageId: id,
+        state: 'REDRIVEN',
+        reason: i % 2 === 0 ? `moved ${i}` : undefined,
+      })),
+    );
+    const stored = await envelopes.getEnvelopes(DLQ, ids);
+    expect([...stored.values()].filter((e) => e.state === 'REDRIVEN')).toHaveLength(60);
+    expect([stored.get('m-batch-0')?.stateReason, stored.get('m-batch-1')?.stateReason]).toEqual([
+      'moved 0',
+      undefined,
+    ]);
+
+    const error = await createEnvelopeStates()
+      .setStates(DLQ, [
+        { messageId: 'm-batch-2', state: 'IN_DLQ', reason: 'back in the DLQ' },
+        { messageId: 'm-batch-missing', state: 'REDRIVEN' },
+      ])
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RecordNotFoundError);
+    expect((error as Error).message).toBe(`no envelope m-batch-missing in ${DLQ}`);
+    expect((await envelopes.getEnvelope(DLQ, 'm-batch-2'))?.state).toBe('IN_DLQ');
+    expect(await envelopes.getEnvelope(DLQ, 'm-batch-missing')).toBeUndefined();
   });
 
   it('updating an incident or an approval that does not exist is RecordNotFound naming it', async () => {
