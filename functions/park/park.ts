@@ -9,12 +9,15 @@
  * destination is given (a move task could not return it: `CouldNotDetermineMessageSource`).
  * With `plan.discardPoison` such messages are deleted instead, as a recorded decision.
  *
- * Per message, in this order: ledger entry, send to the parking queue, delete from the DLQ, then
- * the envelope state (PARKED / DISCARDED, with the reason), so a state is always backed by the
- * ledger. A crash anywhere leaves state the retry (or a restart) completes: the ledger entry names
- * the DLQ MessageId (stable while the message stays in the DLQ), so a retry deletes an already-sent
- * copy instead of sending it again, and Reconcile repairs an envelope the crash left IN_DLQ. Messages are received 10 at
- * a time within a budget; the ones not to be parked are released (visibility 0) at the end.
+ * Per message, in this order: ledger entry, send to the parking queue, delete from the DLQ; then
+ * the envelope state (PARKED / DISCARDED, with the reason), written in bulk (25 PartiQL UPDATEs a
+ * call, a flush every {@link STATE_FLUSH} messages and at the end), so a state is always backed by
+ * the ledger. A crash anywhere leaves state the retry (or a restart) completes: the ledger entry
+ * names the DLQ MessageId (stable while the message stays in the DLQ), so a retry deletes an
+ * already-sent copy instead of sending it again, and sets the state of an envelope the crash left
+ * IN_DLQ although its ledger entry says the message is gone (so does Reconcile). Messages are
+ * received 10 at a time within a budget; the ones not to be parked are released (visibility 0) at
+ * the end.
  * A do-not-redrive message must not be left for the move task: a target still unseen while the
  * DLQ reports messages in flight (a crashed attempt's receive, a console poll) is waited for (one
  * visibility timeout, twice), then `Redrive.Transient`; one beyond the receive budget is
@@ -28,6 +31,7 @@
 
 import { ExecutionPlan, runIdOf } from '#incident/execution-plan.js';
 import { scanUntilFound, type VisitResult } from '#inventory/dlq-scan.js';
+import type { EnvelopeStates, StateChange } from '#inventory/envelope-states.js';
 import type { EnvelopeStore, StoredEnvelope } from '#inventory/envelope-store.js';
 import { DEFAULT_HOLD_LIMIT } from '#inventory/inventory-session.js';
 import { RedriveRefusedError, TransientError } from '#platform/errors.js';
@@ -53,7 +57,9 @@ export interface ParkResult {
 /** Ports of {@link park}. */
 export interface ParkDeps extends TransferPorts {
   queues: Pick<SqsQueues, 'receive' | 'changeVisibility' | 'describe'>;
-  envelopes: Pick<EnvelopeStore, 'listEnvelopes' | 'setState'>;
+  envelopes: Pick<EnvelopeStore, 'listEnvelopes'>;
+  /** The PARKED / DISCARDED states, written in bulk. */
+  envelopeStates: Pick<EnvelopeStates, 'setStates'>;
   /** Visibility timeout of each receive, seconds. @default {@link parkVisibilityTimeoutSeconds} of the DLQ's depth */
   visibilityTimeoutSeconds?: number;
   /** Most messages received in one invocation. @default {@link PARK_MAX_MESSAGES} */
@@ -102,6 +108,9 @@ export function parkVisibilityTimeoutSeconds(depth: number): number {
   const scanSeconds = Number.isFinite(depth) ? Math.ceil(depth / PARK_SCAN_RATE_FLOOR) : 0;
   return Math.min(PARK_TIMEOUT_SECONDS, Math.max(30, scanSeconds));
 }
+
+/** Envelope states Park writes per flush: one BatchExecuteStatement of 25. */
+const STATE_FLUSH = 25;
 
 /** The ` (run <id>)` suffix Park puts on an envelope's stateReason (the id is the incident's). */
 const RUN_SUFFIX = / \(run [^)]*\)$/;
@@ -189,6 +198,17 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
     const wait = Math.min(Math.max(...unfinished.map((e) => e.visibleAfter)) - now(), vt * 1000) + 250;
     if (wait > 0) await (deps.sleep ?? sleep)(wait);
   }
+  // State changes wait for a flush; the ones a crashed attempt of this incident did not write
+  // (its ledger entry says the message is gone, the envelope is still IN_DLQ) are written first.
+  const changes: StateChange[] = [];
+  const flush = () => deps.envelopeStates.setStates(plan.dlqArn, changes.splice(0));
+  for (const entry of ledgered) {
+    const target = targets.get(entry.dlqMessageId);
+    if (!entry.dlqDeleted || entry.incidentId !== plan.incidentId || target?.envelope.state !== 'IN_DLQ')
+      continue;
+    const state = STATE_OF_KIND[entry.kind];
+    changes.push({ messageId: entry.dlqMessageId, state, reason: `${target.reason} (run ${redriveId})` });
+  }
   let remaining = targets.size;
   // What this run must have parked before the move task: an earlier run's envelope that is gone
   // is history, not a reason to wait or refuse.
@@ -258,7 +278,8 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
               ? `sample redrive taken over (run ${redriveId})`
               : `${target.reason} (run ${redriveId})`;
           if (target.envelope.state !== state || target.envelope.stateReason !== reason)
-            await deps.envelopes.setState(plan.dlqArn, target.envelope.messageId, state, reason);
+            changes.push({ messageId: target.envelope.messageId, state, reason });
+          if (changes.length >= STATE_FLUSH) await flush();
           remaining -= 1;
           targets.delete(message.MessageId as string);
           results.set(message.MessageId as string, 'consumed');
@@ -269,7 +290,13 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
       return { results, stop: remaining <= 0 };
     },
     outstandingNow,
-  );
+  ).catch(async (error: unknown) => {
+    // What was moved before the failure keeps its state; a flush that fails too is left to the
+    // retry (it writes the states of this run's finished ledger entries first).
+    await flush().catch(() => undefined);
+    throw error;
+  });
+  await flush();
   // A target left in the DLQ would be carried back to its source by the bulk move (C07).
   if (tooLarge.length > 0)
     throw new RedriveRefusedError(

@@ -5,8 +5,9 @@ import { sqsClient } from '#platform/clients.js';
 import { sleep } from '#platform/sleep.js';
 import { setTransferFaultHook } from '#transfer/message-transfer.js';
 import { createMoveTasks } from '#transfer/move-tasks.js';
+import { createParkDeps } from '../../functions/park/deps.js';
 import { handler } from '../../functions/park/handler.js';
-import type { ParkResult } from '../../functions/park/park.js';
+import { ParkInput, type ParkResult, park } from '../../functions/park/park.js';
 import {
   createQueue,
   drain,
@@ -231,5 +232,44 @@ describe('Park against the local stack', () => {
     expect(retry).toEqual({ parked: 1, discarded: 0, skipped: 0, duplicateSendsPrevented: 1 });
     expect(await drain(sqsClient(), parking)).toHaveLength(1);
     expect((await queueDepth(sqsClient(), dlq.dlqUrl)).visible).toBe(0);
+  });
+
+  it('after a crash before the envelope states were written, the retry sets them from the ledger and sends nothing again', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'park-states-dlq',
+      sourceNames: ['park-states-src'],
+      messages: [
+        { body: 'poison-1', attributes: badPayload },
+        { body: 'fine-1' },
+        { body: 'poison-2', attributes: badPayload },
+        { body: 'poison-3', attributes: badPayload },
+      ],
+      incidentId: 'inc-park-states',
+    });
+    const parking = await createQueue(sqsClient(), 'park-states-parking');
+    const plan = planFor(dlq, { parkingQueueUrl: parking });
+    // The attempt moves all three, then dies before its state flush reaches DynamoDB.
+    const crashed = createParkDeps({
+      overrides: {
+        envelopeStates: {
+          setStates: async () => {
+            throw new Error('simulated crash before the states flush');
+          },
+        },
+      },
+    });
+    await expect(park(ParkInput.parse({ plan }), crashed)).rejects.toThrow('simulated crash');
+    expect(await statesOf(dlq.dlqArn, 'PARKED')).toEqual([]);
+    expect((await queueDepth(sqsClient(), dlq.dlqUrl)).visible).toBe(1);
+
+    const retry = await run({ plan });
+    expect(retry).toEqual({ parked: 3, discarded: 0, skipped: 0, duplicateSendsPrevented: 0 });
+    expect((await statesOf(dlq.dlqArn, 'PARKED')).length).toBe(3);
+    expect(
+      Object.values(await statesOf(dlq.dlqArn)).filter((s) => s.endsWith('(run inc-park-states)')),
+    ).toHaveLength(3);
+    expect(await statesOf(dlq.dlqArn, 'IN_DLQ')).toHaveLength(1);
+    expect(await drain(sqsClient(), parking)).toHaveLength(3);
   });
 });

@@ -52,8 +52,10 @@ function fifoDeps(
         for (const m of inDlq) yield envelope(m);
         yield* extra;
       },
-      setState: async (_dlq, id, state) => {
-        calls.push(`setState ${id} ${state}`);
+    },
+    envelopeStates: {
+      setStates: async (_dlq, changes) => {
+        for (const c of changes) calls.push(`setState ${c.messageId} ${c.state}`);
       },
     },
     ledger: {
