@@ -39,9 +39,10 @@
  * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.ReadConsistency.html
  */
 import {
+  BatchGetCommand,
+  type BatchGetCommandOutput,
   DeleteCommand,
   type DynamoDBDocumentClient,
-  GetCommand,
   PutCommand,
   QueryCommand,
   UpdateCommand,
@@ -207,16 +208,36 @@ export function createRedriveLedger(
     [TABLE.sortKey]: keys.ledger(dlqMessageId),
   });
 
-  const get = async (dlqArn: string, dlqMessageId: string): Promise<LedgerEntry | undefined> => {
+  /**
+   * The message's entry and, given its idempotency key, the version-1 entry of that key (see
+   * {@link carryOverLegacy}), read consistently in one BatchGetItem. A key left unprocessed
+   * (throttling) is a TransientError: nothing was written yet, and the step's retry reads again.
+   */
+  const read = async (
+    dlqArn: string,
+    dlqMessageId: string,
+    legacyOf?: string,
+  ): Promise<{ old: LedgerEntry | undefined; legacy: Item | undefined }> => {
+    const t = table();
+    const Keys: Item[] = [itemKey(dlqArn, dlqMessageId)];
+    if (legacyOf !== undefined)
+      Keys.push({ [TABLE.partitionKey]: keys.idempotencyKey(legacyOf), [TABLE.sortKey]: keys.legacyLedger });
+    let out: BatchGetCommandOutput;
     try {
-      const out = await client().send(
-        new GetCommand({ TableName: table(), Key: itemKey(dlqArn, dlqMessageId), ConsistentRead: true }),
+      out = await client().send(
+        new BatchGetCommand({ RequestItems: { [t]: { Keys, ConsistentRead: true } } }),
       );
-      return out.Item ? toEntry(out.Item) : undefined;
     } catch (error) {
-      throw asTransient('dynamodb:GetItem (ledger)', error);
+      throw asTransient('dynamodb:BatchGetItem (ledger)', error);
     }
+    if (out.UnprocessedKeys?.[t])
+      throw new TransientError('dynamodb:BatchGetItem (ledger): unprocessed keys');
+    const items = out.Responses?.[t] ?? [];
+    const legacy = items.find((i) => i[TABLE.sortKey] === keys.legacyLedger);
+    const entry = items.find((i) => i !== legacy);
+    return { old: entry && toEntry(entry), legacy };
   };
+  const get = async (dlqArn: string, dlqMessageId: string) => (await read(dlqArn, dlqMessageId)).old;
 
   /** Puts `entry` at its message's key unless one is there. @returns false when one was. */
   const putNew = async (entry: LedgerEntry): Promise<boolean> => {
@@ -323,20 +344,7 @@ export function createRedriveLedger(
    * moved to one entry per DLQ message) copied to the message's key, so a run in flight across
    * the upgrade is resumed, never sent twice. @returns true when one was carried over.
    */
-  const carryOverLegacy = async (request: LedgerRequest): Promise<boolean> => {
-    let legacy: Item | undefined;
-    try {
-      const out = await client().send(
-        new GetCommand({
-          TableName: table(),
-          Key: { [TABLE.partitionKey]: keys.idempotencyKey(request.key), [TABLE.sortKey]: keys.legacyLedger },
-          ConsistentRead: true,
-        }),
-      );
-      legacy = out.Item;
-    } catch (error) {
-      throw asTransient('dynamodb:GetItem (version-1 ledger entry)', error);
-    }
+  const carryOverLegacy = async (request: LedgerRequest, legacy: Item | undefined): Promise<boolean> => {
     if (!legacy || legacy.dlqArn !== request.dlqArn || legacy.dlqMessageId !== request.dlqMessageId)
       return false;
     const { [TABLE.partitionKey]: _pk, [TABLE.sortKey]: _sk, ...fields } = legacy;
@@ -348,9 +356,14 @@ export function createRedriveLedger(
     async begin(request, nowMs) {
       // A concurrent writer can change the entry between our read and our write: decide again.
       for (let attempt = 0; attempt < 3; attempt++) {
-        const old = await get(request.dlqArn, request.dlqMessageId);
+        const first = await read(
+          request.dlqArn,
+          request.dlqMessageId,
+          attempt === 0 ? request.key : undefined,
+        );
+        const old = first.old;
         if (!old) {
-          if (attempt === 0 && (await carryOverLegacy(request))) continue;
+          if (await carryOverLegacy(request, first.legacy)) continue;
           const entry = await create(request);
           if (entry) return { outcome: 'new', entry };
           continue;
