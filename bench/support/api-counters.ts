@@ -40,10 +40,13 @@ const WRITES = new Set([
   'BatchExecuteStatementCommand',
 ]);
 /**
- * BatchExecuteStatement does not report capacity (DynamoDB Local): its UPDATEs of an envelope's
- * observation fields count as this many write units each (an envelope item of 1-2 KB).
+ * BatchExecuteStatement does not report capacity (DynamoDB Local): each of its UPDATEs of an
+ * envelope (observation fields, Reconcile's and Park's states) counts as this many write units:
+ * 2 on the table (an envelope item of 1-2 KB, billed on its whole size) and 2 on the
+ * `byIdempotencyKey` index, which projects ALL attributes, so every changed attribute is written
+ * there too (the UpdateItems they replace measured 4.0 each).
  */
-const WRITE_UNITS_PER_STATEMENT = 2;
+const WRITE_UNITS_PER_STATEMENT = 4;
 
 type Stack = { middlewareStack: { add: (m: unknown, o: unknown) => void } };
 
