@@ -1,26 +1,16 @@
-import type { SQSClient } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sqsClient } from '#platform/clients.js';
-import { type LocalStack, startLocalStack } from '../../local/stack.js';
+import { describe, expect, it } from 'vitest';
 import { scaled } from '../support/timeouts.js';
+import { useWorkflowStack } from '../support/workflow-stack.js';
 import { runIncident } from './harness.js';
 
 describe('workflow cost on the local stack (real ASL, real handlers)', () => {
-  let stack: LocalStack;
-  let sqs: SQSClient;
-  beforeAll(async () => {
-    stack = await startLocalStack();
-    sqs = sqsClient();
-  });
-  afterAll(async () => {
-    await stack?.stop();
-  });
+  const local = useWorkflowStack();
 
   it(
     'cost does not grow with the DLQ: 50 and 500 messages take the same state transitions, or nearly',
     async () => {
-      const small = await runIncident(sqs, { name: 'cost-small', messages: 50, poisonEvery: 10 });
-      const large = await runIncident(sqs, {
+      const small = await runIncident(local.sqs, { name: 'cost-small', messages: 50, poisonEvery: 10 });
+      const large = await runIncident(local.sqs, {
         name: 'cost-large',
         messages: 500,
         poisonEvery: 10,

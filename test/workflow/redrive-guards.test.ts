@@ -1,13 +1,11 @@
 import {
   CancelMessageMoveTaskCommand,
   ListMessageMoveTasksCommand,
-  type SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sqsClient } from '#platform/clients.js';
+import { describe, expect, it } from 'vitest';
 import { fixedApprover, silentApprover } from '../../local/approver.js';
-import { type LocalStack, startLocalStack } from '../../local/stack.js';
+import { useWorkflowStack } from '../support/workflow-stack.js';
 import { envelopeStates, MOVING_TASKS, runIncident } from './harness.js';
 
 function movingInvocations(invocations: Record<string, number>): Record<string, number> {
@@ -17,18 +15,10 @@ function movingInvocations(invocations: Record<string, number>): Record<string, 
 }
 
 describe('redrive workflow guards on the local stack (real ASL, real handlers)', () => {
-  let stack: LocalStack;
-  let sqs: SQSClient;
-  beforeAll(async () => {
-    stack = await startLocalStack();
-    sqs = sqsClient();
-  });
-  afterAll(async () => {
-    await stack?.stop();
-  });
+  const local = useWorkflowStack();
 
   it('a sample that fails verification (consumer still broken) halts the run before any move task, samples accounted for', async () => {
-    const run = await runIncident(sqs, {
+    const run = await runIncident(local.sqs, {
       name: 'broken',
       messages: 40,
       poisonEvery: 10,
@@ -65,7 +55,7 @@ describe('redrive workflow guards on the local stack (real ASL, real handlers)',
   });
 
   it('approval rejected: nothing moves and every envelope stays IN_DLQ', async () => {
-    const run = await runIncident(sqs, {
+    const run = await runIncident(local.sqs, {
       name: 'rejected',
       messages: 20,
       approver: fixedApprover('rejected', 'carol'),
@@ -88,7 +78,7 @@ describe('redrive workflow guards on the local stack (real ASL, real handlers)',
 
   it('C17 approval timed out (RequestApproval TimeoutSeconds, shortened to 2 s): ApprovalExpired, nothing moved, late click refused', async () => {
     let token = '';
-    const run = await runIncident(sqs, {
+    const run = await runIncident(local.sqs, {
       name: 'expired',
       messages: 20,
       approver: {
@@ -113,12 +103,12 @@ describe('redrive workflow guards on the local stack (real ASL, real handlers)',
 
   it('C06 a move task already running on the DLQ: the redrive is refused and the workflow starts nothing', async () => {
     let handle = '';
-    const run = await runIncident(sqs, {
+    const run = await runIncident(local.sqs, {
       name: 'busy',
       messages: 20,
       beforeTriage: async (incident) => {
         // Someone pressed "Start DLQ redrive" in the console, at 1 msg/s.
-        const started = await sqs.send(
+        const started = await local.sqs.send(
           new StartMessageMoveTaskCommand({
             SourceArn: incident.queues.dlqArn,
             MaxNumberOfMessagesPerSecond: 1,
@@ -138,11 +128,11 @@ describe('redrive workflow guards on the local stack (real ASL, real handlers)',
       expect(run.result.invocations.RequestApproval).toBeUndefined();
       expect(movingInvocations(run.result.invocations)).toEqual({});
     } finally {
-      const tasks = await sqs.send(
+      const tasks = await local.sqs.send(
         new ListMessageMoveTasksCommand({ SourceArn: run.incident.queues.dlqArn }),
       );
       if (tasks.Results?.[0]?.Status === 'RUNNING')
-        await sqs.send(new CancelMessageMoveTaskCommand({ TaskHandle: handle }));
+        await local.sqs.send(new CancelMessageMoveTaskCommand({ TaskHandle: handle }));
     }
   });
 });

@@ -1,27 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type { SQSClient } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createIncidentStore } from '#incident/incident-store.js';
-import { sqsClient } from '#platform/clients.js';
 import { runTriage } from '../../local/demo/triage-local.js';
 import { DEFINITION_URL, LocalWorkflowRunner } from '../../local/runner.js';
-import { type LocalStack, startLocalStack } from '../../local/stack.js';
+import { useWorkflowStack } from '../support/workflow-stack.js';
 import { envelopeStates, runIncident } from './harness.js';
 
 type AslValidator = (definition: unknown) => { isValid: boolean; errors: unknown[] };
 const aslValidator = createRequire(import.meta.url)('asl-validator') as AslValidator;
 
 describe('redrive workflow on the local stack (real ASL, real handlers)', () => {
-  let stack: LocalStack;
-  let sqs: SQSClient;
-  beforeAll(async () => {
-    stack = await startLocalStack();
-    sqs = sqsClient();
-  });
-  afterAll(async () => {
-    await stack?.stop();
-  });
+  const local = useWorkflowStack();
 
   it('the deployed ASL passes asl-validator and every Task binds to an existing handler', () => {
     const definition = JSON.parse(readFileSync(DEFINITION_URL, 'utf8'));
@@ -38,7 +28,7 @@ describe('redrive workflow on the local stack (real ASL, real handlers)', () => 
   });
 
   it('happy path: every inventoried message is redriven or parked, the counts add up and nothing is lost', async () => {
-    const run = await runIncident(sqs, { name: 'happy', messages: 60, poisonEvery: 10 });
+    const run = await runIncident(local.sqs, { name: 'happy', messages: 60, poisonEvery: 10 });
     const { result, reconcile, incident } = run;
     expect(result.error).toBeNull();
     expect(result.status).toBe('SUCCEEDED');
@@ -70,7 +60,7 @@ describe('redrive workflow on the local stack (real ASL, real handlers)', () => 
 
   it('C19 the same incident started twice (EventBridge retry of the same alarm transition) runs one execution', async () => {
     const name = 'twice';
-    const incidentRun = await runIncident(sqs, { name, messages: 30, poisonEvery: 10 });
+    const incidentRun = await runIncident(local.sqs, { name, messages: 30, poisonEvery: 10 });
     const first = incidentRun.starter.executions[0];
     expect(first).toBeDefined();
     // A second delivery of the same transition, and a direct second start of the same incident.

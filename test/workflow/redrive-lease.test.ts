@@ -1,14 +1,12 @@
-import type { SQSClient } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createWorkflowLeaseStore } from '#incident/workflow-lease.js';
-import { sqsClient } from '#platform/clients.js';
 import { sleep } from '#platform/sleep.js';
 import type { ApprovalRequest, Approver } from '../../local/approver.js';
 import { LocalWorkflowRunner } from '../../local/runner.js';
-import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import type { TaskTokenCallbacks } from '../../local/task-tokens.js';
 import { seedAndInventory } from '../support/redrive-fixtures.js';
 import { queueDepth } from '../support/seed-dlq.js';
+import { useWorkflowStack } from '../support/workflow-stack.js';
 import { MOVING_TASKS } from './harness.js';
 
 /** An approver that holds every request until the test answers it. */
@@ -48,26 +46,18 @@ function heldApprover() {
 const moved = (invocations: Record<string, number>) => MOVING_TASKS.filter((t) => invocations[t]);
 
 describe('one workflow per DLQ (real ASL, real handlers, local stack)', () => {
-  let stack: LocalStack;
-  let sqs: SQSClient;
-  beforeAll(async () => {
-    stack = await startLocalStack();
-    sqs = sqsClient();
-  });
-  afterAll(async () => {
-    await stack?.stop();
-  });
+  const local = useWorkflowStack();
 
   it('a second execution for a DLQ whose first execution waits for approval ends RedriveRefused with nothing moved; after the first ends a third start proceeds', async () => {
     const dlq = await seedAndInventory({
-      sqs,
+      sqs: local.sqs,
       dlqName: 'lease-wf-dlq',
       sourceNames: ['lease-wf-src'],
       messages: Array.from({ length: 8 }, (_, i) => ({ body: `{"n":${i}}` })),
       incidentId: 'inc-lease-wf-first',
     });
     const depth = async () => {
-      const d = await queueDepth(sqs, dlq.dlqUrl);
+      const d = await queueDepth(local.sqs, dlq.dlqUrl);
       return d.visible + d.inFlight;
     };
     expect(await depth()).toBe(8);

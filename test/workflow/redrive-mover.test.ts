@@ -1,27 +1,12 @@
-/**
- * The recording mover through the real ASL (local runner, real handlers, the demo's failing
- * consumer): a selective run takes the mover path (no Park, MoverSample, MoverStep loop), moves
- * exactly the selected cause group and leaves the rest in the DLQ with its envelopes.
- */
-import type { SQSClient } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sqsClient } from '#platform/clients.js';
-import { type LocalStack, startLocalStack } from '../../local/stack.js';
+import { describe, expect, it } from 'vitest';
+import { useWorkflowStack } from '../support/workflow-stack.js';
 import { envelopeStates, runIncident } from './harness.js';
 
 describe('the recording mover in the redrive workflow (real ASL, real handlers)', () => {
-  let stack: LocalStack;
-  let sqs: SQSClient;
-  beforeAll(async () => {
-    stack = await startLocalStack();
-    sqs = sqsClient();
-  });
-  afterAll(async () => {
-    await stack?.stop();
-  });
+  const local = useWorkflowStack();
 
   it('a run selecting one cause group moves exactly that group through MoverSample and MoverStep; the other stays in the DLQ, unparked', async () => {
-    const run = await runIncident(sqs, {
+    const run = await runIncident(local.sqs, {
       name: 'mover-selective',
       messages: 40,
       poisonEvery: 4,

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { scenarioNamed } from '../../local/demo/scenarios/index.js';
-import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { runNamedScenario } from '../support/scenarios.js';
+import { useWorkflowStack } from '../support/workflow-stack.js';
 
 // `npm start -- --scenario fifo-deep-group` on the same path: real triage, real ASL, real task
 // handlers, on a local stack that keeps SQS's FIFO group blocking (the scenario's own stack options).
@@ -10,13 +10,7 @@ const SCENARIO_TIMEOUT_MS = 420_000;
 describe('the FIFO scenario on the local stack (npm start -- --scenario fifo-deep-group)', {
   timeout: SCENARIO_TIMEOUT_MS,
 }, () => {
-  let stack: LocalStack;
-  beforeAll(async () => {
-    stack = await startLocalStack({ ...scenarioNamed('fifo-deep-group')?.stack });
-  });
-  afterAll(async () => {
-    await stack?.stop();
-  });
+  useWorkflowStack({ ...scenarioNamed('fifo-deep-group')?.stack });
 
   it('C08 fifo-deep-group: a group of 100 is redriven in order through the recording mover, the poisoned groups stay in the DLQ from their poison on, nothing parked or missing', async () => {
     const report = await runNamedScenario('fifo-deep-group');

@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { deriveIdempotencyKey } from '#inventory/idempotency-key.js';
 import type { Envelope } from '#inventory/model.js';
-import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { runNamedScenario } from '../support/scenarios.js';
+import { useWorkflowStack } from '../support/workflow-stack.js';
 
 // The recording mover's scenarios, as `npm start -- --scenario NAME` runs them (real triage, real
 // ASL, real task handlers on the local stack).
@@ -12,13 +12,7 @@ const SCENARIO_TIMEOUT_MS = 300_000;
 describe('recording-mover scenarios on the local stack (npm start -- --scenario NAME)', {
   timeout: SCENARIO_TIMEOUT_MS,
 }, () => {
-  let stack: LocalStack;
-  beforeAll(async () => {
-    stack = await startLocalStack();
-  });
-  afterAll(async () => {
-    await stack?.stop();
-  });
+  const local = useWorkflowStack();
 
   it('selective: moves exactly the selected cause group; the poison stays in the DLQ, nothing parked', async () => {
     const report = await runNamedScenario('selective', { messages: 50 });
@@ -42,7 +36,7 @@ describe('recording-mover scenarios on the local stack (npm start -- --scenario 
   it.each(['sns-dlq', 'lambda-dlq'])(
     '%s: a DLQ no SQS redrive policy feeds is triaged with its failure reasons and redriven to its origin by the recording mover',
     async (name) => {
-      const report = await runNamedScenario(name, { messages: 40, standins: stack.standins });
+      const report = await runNamedScenario(name, { messages: 40, standins: local.stack.standins });
       // The scenario's check: the mover path, real failure classes, poison parked, every other order processed once.
       expect(report.problems).toEqual([]);
       expect(report).toMatchObject({ asExpected: true, outcome: 'Done', missing: 0, parked: 4 });
@@ -64,8 +58,11 @@ describe('recording-mover scenarios on the local stack (npm start -- --scenario 
   );
 
   it("eventbridge-dlq: a rule target's DLQ is triaged with ERROR_CODE / ERROR_MESSAGE and each event is put back on its bus once, under its envelope's idempotency key", async () => {
-    const putsBefore = stack.standins.eventbridge.events.length;
-    const report = await runNamedScenario('eventbridge-dlq', { messages: 40, standins: stack.standins });
+    const putsBefore = local.stack.standins.eventbridge.events.length;
+    const report = await runNamedScenario('eventbridge-dlq', {
+      messages: 40,
+      standins: local.stack.standins,
+    });
     expect(report.problems).toEqual([]);
     expect(report).toMatchObject({ asExpected: true, outcome: 'Done', missing: 0, parked: 4 });
     expect(report.redriven).toBe(report.inventoried - 4);
@@ -102,7 +99,7 @@ describe('recording-mover scenarios on the local stack (npm start -- --scenario 
     const redriven = envelopes.filter((e) => e.state === 'REDRIVEN');
     expect(redriven).toHaveLength(report.redriven);
     const perKey = new Map<string, number>();
-    for (const put of stack.standins.eventbridge.events.slice(putsBefore)) {
+    for (const put of local.stack.standins.eventbridge.events.slice(putsBefore)) {
       if (!/:event-bus\/eventbridge-orders-bus$/.test(put.eventBusArn)) continue;
       const { key } = deriveIdempotencyKey({
         sourceArn: 'unknown',

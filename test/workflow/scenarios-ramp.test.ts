@@ -1,9 +1,8 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { GetQueueUrlCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sqsClient } from '#platform/clients.js';
-import { type LocalStack, startLocalStack } from '../../local/stack.js';
+import { describe, expect, it } from 'vitest';
 import { runNamedScenario } from '../support/scenarios.js';
+import { useWorkflowStack } from '../support/workflow-stack.js';
 
 // The fault scenarios of the ramp (npm start -- --scenario NAME), on the same code path as the CLI:
 // the real triage handler, the real ASL and the real task handlers on the local stack.
@@ -23,15 +22,7 @@ async function drainBodies(sqs: SQSClient, queueName: string): Promise<string[]>
 }
 
 describe('ramp fault scenarios on the local stack', { timeout: SCENARIO_TIMEOUT_MS }, () => {
-  let stack: LocalStack;
-  let sqs: SQSClient;
-  beforeAll(async () => {
-    stack = await startLocalStack();
-    sqs = sqsClient();
-  });
-  afterAll(async () => {
-    await stack?.stop();
-  });
+  const local = useWorkflowStack();
 
   it('consumer-breaks-during-ramp: re-inflow behind the backlog is seen by accounting, the task cancelled, the run halted within the exposure bound', async () => {
     const report = await runNamedScenario('consumer-breaks-during-ramp');
@@ -54,7 +45,7 @@ describe('ramp fault scenarios on the local stack', { timeout: SCENARIO_TIMEOUT_
     expect(report).toMatchObject({ asExpected: true, outcome: 'Done', exposed: 0, missing: 0, remaining: 0 });
     expect(report.lateArrivals).toBe(20);
     // Every late poison order sits in the parking queue, beside the poison triage found.
-    const parked = (await drainBodies(sqs, 'late-parking')).map(
+    const parked = (await drainBodies(local.sqs, 'late-parking')).map(
       (b) => (JSON.parse(b) as { orderId: string }).orderId,
     );
     expect(parked.filter((id) => id.startsWith('late-poison-')).sort()).toEqual(

@@ -1,10 +1,9 @@
-import { GetQueueUrlCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sqsClient } from '#platform/clients.js';
+import { GetQueueUrlCommand } from '@aws-sdk/client-sqs';
+import { describe, expect, it } from 'vitest';
 import { queueDepth } from '../../local/demo/queues.js';
 import { exitCodeOf } from '../../local/demo/report.js';
-import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { runNamedScenario } from '../support/scenarios.js';
+import { useWorkflowStack } from '../support/workflow-stack.js';
 
 // Each scenario is the run `npm start -- --scenario NAME` makes (local/demo/run-scenario.ts): the
 // real triage handler, the real ASL and the real task handlers on the local stack.
@@ -14,17 +13,8 @@ const SCENARIO_TIMEOUT_MS = 240_000;
 describe('fault scenarios on the local stack (npm start -- --scenario NAME)', {
   timeout: SCENARIO_TIMEOUT_MS,
 }, () => {
-  let stack: LocalStack;
-  let sqs: SQSClient;
-  beforeAll(async () => {
-    // A crashed receive hides its message this long (the crash scenario's retry waits it out).
-    process.env.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS = '3';
-    stack = await startLocalStack();
-    sqs = sqsClient();
-  });
-  afterAll(async () => {
-    await stack?.stop();
-  });
+  // A crashed receive hides its message this long (the crash scenario's retry waits it out).
+  const local = useWorkflowStack({ env: { REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS: '3' } });
 
   it('healthy: ends Done with every message redriven or parked, nothing exposed and the report as expected', async () => {
     const report = await runNamedScenario('healthy', { messages: 60 });
@@ -46,8 +36,8 @@ describe('fault scenarios on the local stack (npm start -- --scenario NAME)', {
     expect(report.exposed).toBeLessThanOrEqual(5);
     expect(report.exposureBound).toBe(5);
     // The samples came back: everything but the parked poison is in the DLQ again.
-    const dlq = await sqs.send(new GetQueueUrlCommand({ QueueName: 'still-broken-dlq' }));
-    const depth = await queueDepth(sqs, dlq.QueueUrl as string);
+    const dlq = await local.sqs.send(new GetQueueUrlCommand({ QueueName: 'still-broken-dlq' }));
+    const depth = await queueDepth(local.sqs, dlq.QueueUrl as string);
     expect(depth.visible).toBe(report.remaining);
   });
 
