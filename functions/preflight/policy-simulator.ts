@@ -94,6 +94,15 @@ function members<T>(list: unknown): T[] {
   return member === undefined ? [] : Array.isArray(member) ? member : [member];
 }
 
+/** The parsed answer; `{}` for an empty or non-XML body (a proxy's 502 page): the status decides then. */
+function readXml(text: string): Record<string, unknown> {
+  try {
+    return text.trim() === '' ? {} : (parseXML(text) as Record<string, unknown>);
+  } catch {
+    return {};
+  }
+}
+
 interface ResultXml {
   EvalActionName?: string;
   EvalDecision?: string;
@@ -131,7 +140,7 @@ export function createPolicySimulator(options: PolicySimulatorOptions): PolicySi
           action,
         );
         const text = await response.text();
-        const xml = text.trim() === '' ? {} : (parseXML(text) as Record<string, unknown>);
+        const xml = readXml(text);
         if (!response.ok) {
           const error = (xml.ErrorResponse as { Error?: { Code?: string; Message?: string } } | undefined)
             ?.Error;

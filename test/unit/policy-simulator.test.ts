@@ -125,6 +125,10 @@ describe('createPolicySimulator paging and signing', () => {
       body += chunk;
     });
     req.on('end', () => {
+      if (new URLSearchParams(body).get('PolicySourceArn')?.endsWith('/behind-proxy')) {
+        res.writeHead(502, { 'content-type': 'text/html' }).end('<html><body>Bad Gateway</body>');
+        return;
+      }
       bodies.push(body);
       authorizations.push(req.headers.authorization ?? '');
       const second = new URLSearchParams(body).get('Marker') === 'page-2';
@@ -160,6 +164,16 @@ describe('createPolicySimulator paging and signing', () => {
       expect(authorization).toMatch(
         /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/us-east-1\/iam\/aws4_request, SignedHeaders=[^ ]*host[^ ]*, Signature=[0-9a-f]{64}$/,
       );
+  });
+
+  it('reads a 5xx whose body is not IAM XML (a proxy page) as Redrive.Transient', async () => {
+    const simulator = createPolicySimulator({ credentials, endpoint });
+    const role = 'arn:aws:iam::123456789012:role/behind-proxy';
+
+    await expect(simulator.simulate(role, ['kms:Decrypt'], KEY, new Map())).rejects.toMatchObject({
+      name: 'Redrive.Transient',
+      message: expect.stringContaining(`iam:SimulatePrincipalPolicy ${role}: HTTP502`),
+    });
   });
 
   it('encodes the input as awsQuery members, context values listed per entry', () => {
