@@ -13,7 +13,7 @@ import type { ExecutionPlan, Selection } from '#incident/execution-plan.js';
 import type { StoredEnvelope } from '#inventory/envelope-store.js';
 import type { InventoryCoverageRead } from '#inventory/inventory-session.js';
 import type { QueueRegistration } from '#inventory/model.js';
-import { accessTo, targetRefOf } from '#transfer/mover-targets.js';
+import { accessTo, parseArn, targetRefOf } from '#transfer/mover-targets.js';
 import { matchesSelection, needsPayload, notRedrivable, payloadOf } from '#transfer/selection.js';
 
 /** Which engine moves the messages. */
@@ -68,6 +68,8 @@ export function moverReasons(
   if (plan.selection) reasons.push('a selection');
   if (plan.unpark) reasons.push('un-park');
   if (plan.transform) reasons.push('a transform');
+  if (plan.destinationArn && outsideDlqScope(plan.destinationArn, plan.dlqArn))
+    reasons.push('a destination in another account or Region');
   if (nonSqsOrigins > 0) reasons.push(`${nonSqsOrigins} message(s) of a non-SQS origin`);
   if (fifo && fifo.doNotRedrive > 0)
     reasons.push(`FIFO: ${fifo.doNotRedrive} do-not-redrive message(s) hold their message groups`);
@@ -76,6 +78,13 @@ export function moverReasons(
       `FIFO: ${fifo.unseen} message(s) not inventoried yet, taken in group order as the mover reaches them`,
     );
   return reasons;
+}
+
+/** True when `arn` is in another account or Region than the DLQ (a move task cannot reach it). */
+export function outsideDlqScope(arn: string, dlqArn: string): boolean {
+  const target = parseArn(arn);
+  const dlq = parseArn(dlqArn);
+  return !!target && !!dlq && (target.accountId !== dlq.accountId || target.region !== dlq.region);
 }
 
 /**

@@ -87,6 +87,7 @@ import {
   DEFAULT_ORIGIN_RETURN_WINDOW_SECONDS,
   moverReasons,
   moverRefusals,
+  outsideDlqScope,
   type SelectionCount,
   SelectionCounter,
   type TransferPath,
@@ -740,17 +741,27 @@ async function moverPreflight(
     });
 
   const sqsTargets: QueueInfo[] = [];
+  // A queue in another account or Region is reached only through its registered role, which only
+  // the mover assumes (the stack grants sts:AssumeRole to the mover alone): Preflight checks its
+  // type from the ARN; the mover's first step resolves it with the role (URL, MaximumMessageSize)
+  // and fails by name when it is not there.
+  const throughRole: string[] = [];
   for (const arn of counter.targets.keys()) {
     if (kindOfArn(arn) !== 'sqs') continue;
+    if (outsideDlqScope(arn, plan.dlqArn)) {
+      throughRole.push(arn);
+      continue;
+    }
     const info = await describeArn(deps, arn);
     if (!info) return refused(`queue not found: ${arn}`, base);
     sqsTargets.push(info);
   }
-  const mismatch = checkQueueTypes(
-    plan.dlqArn,
-    sqsTargets.map((t) => t.arn),
-  );
+  const mismatch = checkQueueTypes(plan.dlqArn, [...sqsTargets.map((t) => t.arn), ...throughRole]);
   if (mismatch) return refused(mismatch.message, base);
+  for (const arn of throughRole)
+    warnings.push(
+      `${arn} is reached through the registered role of its account and Region: the mover resolves it at its first send (Preflight holds no role to describe it)`,
+    );
 
   const sqsWindow = verifyWindowSeconds(
     sqsTargets.map((t) => ({
@@ -760,11 +771,10 @@ async function moverPreflight(
     })),
     plan.verifyMarginSeconds,
   );
-  const originWindow =
-    counter.targets.size > sqsTargets.length
-      ? ((registration as Partial<QueueRegistration>).origin?.returnWindowSeconds ??
-          DEFAULT_ORIGIN_RETURN_WINDOW_SECONDS) + plan.verifyMarginSeconds
-      : 0;
+  const originWindow = [...counter.targets.keys()].some((arn) => kindOfArn(arn) !== 'sqs')
+    ? ((registration as Partial<QueueRegistration>).origin?.returnWindowSeconds ??
+        DEFAULT_ORIGIN_RETURN_WINDOW_SECONDS) + plan.verifyMarginSeconds
+    : 0;
   const window = Math.max(sqsWindow, originWindow);
 
   // A full redrive of a non-SQS DLQ parks its poison first, as a move-task run does; a selective,

@@ -19,12 +19,14 @@ const timeout = { 'error-class': { DataType: 'String', StringValue: 'UpstreamTim
 describe('a mover destination outside the DLQ account and Region', () => {
   useTransferStack();
 
-  for (const [where, arn] of [
-    ['another account', 'arn:aws:sqs:us-east-1:999999999999:orders-elsewhere'],
-    ['another Region', 'arn:aws:sqs:eu-west-1:000000000000:orders-elsewhere'],
+  for (const [where, arn, selected] of [
+    ['another account', 'arn:aws:sqs:us-east-1:999999999999:orders-elsewhere', true],
+    ['another Region', 'arn:aws:sqs:eu-west-1:000000000000:orders-elsewhere', true],
+    // Without a selection too: a move task cannot reach it either, so the plan takes the mover.
+    ['another account (a full run, no selection)', 'arn:aws:sqs:us-east-1:999999999999:orders-full', false],
   ] as const) {
     it(`is refused in Preflight when the registration names no role for ${where}, naming the destination and the accessRoles entry it needs, with nothing moved or recorded`, async () => {
-      const name = `xacct-${where.replace(/\W/g, '-')}`;
+      const name = `xacct-${where.replace(/\W/g, '-')}`.slice(0, 40);
       const dlq = await seedAndInventory({
         sqs: sqsClient(),
         dlqName: `${name}-dlq`,
@@ -37,7 +39,7 @@ describe('a mover destination outside the DLQ account and Region', () => {
       });
       const plan = planFor(dlq, {
         destinationArn: arn,
-        selection: Selection.parse({ classifications: ['transient'] }),
+        ...(selected ? { selection: Selection.parse({ classifications: ['transient'] }) } : {}),
       });
 
       const result = (await preflightHandler(
@@ -45,7 +47,7 @@ describe('a mover destination outside the DLQ account and Region', () => {
         lambdaContext,
       )) as PreflightResult;
 
-      expect(result.ok).toBe(false);
+      expect([result.ok, result.path]).toEqual([false, 'mover']);
       const [, region, accountId] = /^arn:aws:sqs:([^:]+):(\d+):/.exec(arn)?.slice(0) ?? [];
       expect(result.refusal).toContain(`destination ${arn} is in`);
       expect(result.refusal).toContain(
