@@ -162,7 +162,8 @@ export async function queueDepth(
 
 /**
  * Waits until a queue has no visible, in-flight or delayed messages for `quietMs`.
- * @throws Error when it is still busy after `timeoutMs`.
+ * @throws Error when it has held no fewer messages for `timeoutMs` (a stall; a queue that keeps
+ * draining is waited for however long it takes).
  */
 export async function waitUntilDrained(
   sqs: SQSClient,
@@ -177,12 +178,20 @@ export async function waitUntilDrained(
     progressMs?: number;
   } = {},
 ): Promise<void> {
-  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  // The deadline is for a stall, not for the whole drain: it moves on whenever the queue holds fewer
+  // messages than ever before, so a slow consumer on a loaded machine still drains a deep queue.
+  const stallMs = options.timeoutMs ?? 60_000;
+  let deadline = Date.now() + stallMs;
+  let fewest = Number.POSITIVE_INFINITY;
   const quietMs = options.quietMs ?? 500;
   let quietSince: number | undefined;
   let lastProgress = Date.now();
   for (;;) {
     const { visible, inFlight, delayed } = await queueDepth(sqs, queueUrl);
+    if (visible + inFlight + delayed < fewest) {
+      fewest = visible + inFlight + delayed;
+      deadline = Date.now() + stallMs;
+    }
     if (options.onProgress && Date.now() - lastProgress >= (options.progressMs ?? 3000)) {
       lastProgress = Date.now();
       await options.onProgress(visible + inFlight + delayed);
@@ -193,7 +202,7 @@ export async function waitUntilDrained(
     } else quietSince = undefined;
     if (Date.now() > deadline)
       throw new Error(
-        `queue ${queueUrl} still has ${visible} visible, ${inFlight} in-flight and ${delayed} delayed messages`,
+        `queue ${queueUrl} still has ${visible} visible, ${inFlight} in-flight and ${delayed} delayed messages, and held no fewer for ${stallMs / 1000} s`,
       );
     await sleep(options.pollMs ?? 100);
   }

@@ -200,9 +200,12 @@ describe('deep FIFO groups on the local stack, with SQS FIFO group blocking', ()
     );
     const pre = await preflight({ action: 'preflight', plan });
     expect([pre.ok, pre.path, pre.parkFirst]).toEqual([true, 'mover', false]);
-    expect(pre.warnings).toContain(
-      `FIFO: ${poisonSeen} do-not-redrive message(s) stay in the DLQ, each with every later message of its message group, in order: nothing is parked; the run report names the held groups`,
-    );
+    // How many poison messages triage saw depends on how much SQS handed out (load): none, no warning.
+    if (poisonSeen > 0)
+      expect(pre.warnings).toContain(
+        `FIFO: ${poisonSeen} do-not-redrive message(s) stay in the DLQ, each with every later message of its message group, in order: nothing is parked; the run report names the held groups`,
+      );
+    else expect(pre.warnings.join('\n')).not.toContain('do-not-redrive');
     expect(pre.warnings.join('\n')).toContain(`FIFO: ${127 - seen} message(s) not inventoried yet`);
 
     const { sample, state } = await runMover(plan, { verifyWindowSeconds: 1, fifo: pre.fifo });
