@@ -111,10 +111,17 @@ export async function describeRequest(request: ApprovalRequest, nowMs: number = 
         .getIncident(incidentId)
         .catch(() => undefined)
     : undefined;
-  const report = incident ? buildOnCallReport(incident, [], nowMs) : null;
-  if (report)
-    for (const w of payload.preflight?.warnings ?? [])
-      if (!report.warnings.includes(w)) report.warnings.unshift(w);
+  // This run's preflight warnings stand where a run's recorded warnings stand: they replace the
+  // summary's generic ones they cover (FIFO order, do-not-redrive, no source).
+  const report = incident
+    ? buildOnCallReport(
+        payload.preflight?.warnings
+          ? ({ ...incident, warnings: payload.preflight.warnings } as typeof incident)
+          : incident,
+        [],
+        nowMs,
+      )
+    : null;
   const lines = [
     `Approval requested for execution ${request.executionName}`,
     `incident:       ${incidentId ?? '?'}`,

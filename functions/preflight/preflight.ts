@@ -381,10 +381,6 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
       );
     warnings.push(said);
   }
-  if (dlq.fifo)
-    warnings.push(
-      'FIFO: redriven messages interleave with new traffic; order within a group is not preserved',
-    );
   const session = plan.inventoryId ? await deps.inventories?.get(plan.dlqArn, plan.inventoryId) : undefined;
   // FIFO: what a move task (after Park) would reorder goes through the mover, group by group.
   const reasons = moverReasons(
@@ -404,6 +400,8 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
       warnings,
       inDlq,
     });
+  // C08: a move task moves a FIFO DLQ's messages without keeping their group order.
+  if (dlq.fifo) warnings.push(FIFO_ORDER_NOT_KEPT);
   const allSources = [...sources.keys()];
   // A move task cannot skip messages (C07): do-not-redrive messages leave the DLQ first. A dry run
   // makes every check the real run makes, and refuses where it would refuse.
@@ -692,6 +690,13 @@ async function liveLeaseHolder(
   return held && held.expiresAt > Math.floor(now / 1000) && held.executionName !== self ? held : undefined;
 }
 
+/** C08, the move-task path of a FIFO DLQ: the move task does not keep group order. */
+export const FIFO_ORDER_NOT_KEPT =
+  'FIFO: redriven messages interleave with new traffic; order within a group is not preserved';
+/** The recording mover's path of a FIFO DLQ: each group moves in order (docs/redrive-workflow.md, "Deep FIFO groups"). */
+export const FIFO_ORDER_KEPT =
+  'FIFO: order within each message group is kept: the recording mover moves each group in order and holds a group in the DLQ from its first message that may not move (messages sent to the source queue meanwhile are not ordered against the redriven ones)';
+
 /** The registration setting that lets a console start arrive approved (ValidateInput checks it). */
 export const PRE_APPROVAL_POLICY = 'allowPreApproved: true';
 
@@ -793,6 +798,7 @@ async function moverPreflight(
     warnings.push(
       `${seen.toPark} do-not-redrive message(s) stay in the DLQ (no parking queue): the mover skips them`,
     );
+  if (seen.dlq.fifo) warnings.push(FIFO_ORDER_KEPT);
   const { selected, total } = counter.count;
   warnings.push(
     `the recording mover moves this run (${seen.reasons.join(', ')}): ${selected} of ${total} message(s) selected`,

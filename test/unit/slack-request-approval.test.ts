@@ -5,6 +5,7 @@ import type { SlackMessage } from '#approval/slack-client.js';
 import { approvalRequestMessage, approvalWarnings } from '#approval/slack-messages.js';
 import { createSlackNotifier } from '#approval/slack-notifier.js';
 import type { IncidentSummary } from '#inventory/model.js';
+import { FIFO_ORDER_KEPT } from '../../functions/preflight/preflight.js';
 import {
   APPROVAL_RECORD_MARGIN_SECONDS,
   type RequestApprovalDeps,
@@ -159,6 +160,13 @@ describe('approval message', () => {
         w.includes('ordering within a message group is not preserved relative to new traffic'),
       ),
     ).toBe(true);
+  });
+
+  it('C08 a FIFO run the recording mover moves says group order is kept, and not the generic "not preserved"', () => {
+    const v = view(summary(), { fifo: true });
+    const warnings = approvalWarnings({ ...v, preflight: { ...v.preflight, warnings: [FIFO_ORDER_KEPT] } });
+    expect(warnings).toEqual([FIFO_ORDER_KEPT]);
+    expect(FIFO_ORDER_KEPT).toMatch(/^FIFO: order within each message group is kept/);
   });
 
   it('C07 says poison and permanent messages will be parked first, and names messages without a source', () => {

@@ -10,7 +10,7 @@
  */
 import type { KnownBlock } from '@slack/types';
 import type { AuditPlan } from '#incident/audit-trail.js';
-import { summaryWarnings } from '#incident/on-call-report.js';
+import { summaryWarningsBeside } from '#incident/on-call-report.js';
 import type { Classification, IncidentSummary } from '#inventory/model.js';
 import { clockText, formatDuration, isoUtc } from '#platform/clock-text.js';
 import * as z from '#platform/zod.js';
@@ -139,7 +139,8 @@ export function approvalWarnings(view: ApprovalRequestView): string[] {
     );
   }
   const deadline = summary.earliestRetentionDeadline ?? view.preflight.earliestRetentionDeadline;
-  for (const w of summaryWarnings(
+  for (const w of summaryWarningsBeside(
+    view.preflight.warnings,
     { ...summary, earliestRetentionDeadline: deadline },
     { nowMs: view.nowMs, discardPoison: view.plan.discardPoison, fifo: view.preflight.fifo },
   ))

@@ -151,12 +151,20 @@ export function summaryWarningList(
   return out;
 }
 
-/** {@link summaryWarningList}'s texts. */
-export function summaryWarnings(
+/**
+ * The summary's warnings that preflight's warnings of the same run do not already cover: the
+ * generic FIFO one is left out when preflight said what this run does with group order (its
+ * warnings that start `FIFO:`: order kept by the recording mover, or not kept by a move task).
+ */
+export function summaryWarningsBeside(
+  preflightWarnings: readonly string[],
   summary: IncidentSummary,
   options: { nowMs: number; discardPoison?: boolean; fifo?: boolean },
 ): string[] {
-  return summaryWarningList(summary, options).map((w) => w.text);
+  const saysFifo = preflightWarnings.some((w) => w.startsWith('FIFO:'));
+  return summaryWarningList(summary, options)
+    .filter((w) => !(saysFifo && w.topic === 'fifo'))
+    .map((w) => w.text);
 }
 
 /** Topics whose summary warning preflight's own (exact) warning replaces once a run recorded them. */

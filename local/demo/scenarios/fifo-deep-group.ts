@@ -100,6 +100,7 @@ export const fifoDeepGroup: Scenario = {
           ];
     });
     const held = produced.orderIds.length - [...expected.values()].reduce((n, ids) => n + ids.length, 0);
+    const warnings = (ctx.taskResults.Preflight as { warnings?: string[] } | undefined)?.warnings ?? [];
     return [
       ...conservationProblems(report),
       ...exposureProblems(report),
@@ -112,6 +113,14 @@ export const fifoDeepGroup: Scenario = {
         ? []
         : [`${report.remaining} left in the DLQ, expected ${held} (the held groups)`]),
       ...(notes.heldGroups === 2 ? [] : [`${notes.heldGroups ?? 0} group(s) reported held, expected 2`]),
+      // The mover kept group order: the run's warnings (what the approval and the report show) say
+      // so, and not that order was lost (a move task's warning).
+      ...(warnings.some((w) => /order within each message group is kept/.test(w))
+        ? []
+        : ['the warnings do not say that group order was kept']),
+      ...warnings
+        .filter((w) => /not preserved/.test(w))
+        .map((w) => `the run warns "${w}" although the mover kept group order`),
     ];
   },
 };
