@@ -99,28 +99,34 @@ const TIME_MARGIN_MS = 20_000;
 /** Most messages held invisible by one pass (far below SQS's ~120,000 in flight). */
 const MAX_HELD = 20_000;
 
+/** A count of messages (or steps): an integer, 0 or more. */
+const count = z.number().check(z.int(), z.gte(0));
+
+/** A non-empty string (an id, an ARN, a URL). */
+const id = z.string().check(z.minLength(1));
+
 /** `$.mover`: the state every step returns and the next one takes. Times are epoch milliseconds. */
 export const MoverState = z.looseObject({
   decision: z.enum(MOVER_DECISIONS),
-  rateIndex: z.number().check(z.int(), z.gte(0)),
+  rateIndex: count,
   rate: z.number(),
   /** Messages this run's mover moved (sample included). */
-  moved: z.number().check(z.int(), z.gte(0)),
+  moved: count,
   /** Messages the plan selected (Preflight's count, plus late arrivals selected since). */
-  selected: z.number().check(z.int(), z.gte(0)),
-  steps: z.number().check(z.int(), z.gte(0)),
+  selected: count,
+  steps: count,
   /** When the current rate began. */
   rateSince: z.number(),
   lastSentAt: z.nullable(z.number()),
   drainUntil: z.nullable(z.number()),
   /** Seconds the workflow waits before the next step (drain). */
   waitSeconds: z.number().check(z.gte(0)),
-  reinflow: z.number().check(z.int(), z.gte(0)),
+  reinflow: count,
   reinflowBySource: z.record(z.string(), z.number()),
-  lateArrivals: z.number().check(z.int(), z.gte(0)),
-  duplicateSendsPrevented: z.number().check(z.int(), z.gte(0)),
-  possibleDuplicateSends: z.number().check(z.int(), z.gte(0)),
-  edited: z.number().check(z.int(), z.gte(0)),
+  lateArrivals: count,
+  duplicateSendsPrevented: count,
+  possibleDuplicateSends: count,
+  edited: count,
   /** Messages left in the DLQ by reason, each counted once however many passes saw it. */
   leftBehind: z.record(z.string(), z.number()),
   /**
@@ -134,6 +140,13 @@ export const MoverState = z.looseObject({
    * {@link HELD_GROUP_EXAMPLES} of them as `<group> at <MessageId> (<why>)`.
    */
   fifoGroupsHeld: z.optional(z.object({ groups: z.number(), examples: z.array(z.string()) })),
+  /**
+   * As the latest complete pass saw the queue: messages held behind their FIFO group's first
+   * message that may not move (counted here, not as selected), and messages the plan does not
+   * select (or may not redrive). With `moved` and `leftBehind`, they add up to what the run saw.
+   */
+  heldBehind: z.optional(count),
+  notSelected: z.optional(count),
   /** Moved since the last step without re-inflow: may still come back. */
   exposure: z.object({ returned: z.number(), atRisk: z.number() }),
   reason: z.string(),
@@ -148,11 +161,11 @@ const isObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.i
  * `ExecutionPlan` itself: its schema would take the bundle past 500 KB.
  */
 export const MoverPlan = z.looseObject({
-  incidentId: z.string().check(z.minLength(1)),
+  incidentId: id,
   /** The run that owns this execution's ledger entries (absent in older plans: the incident id). */
-  runId: z.optional(z.string().check(z.minLength(1))),
-  dlqArn: z.string().check(z.minLength(1)),
-  dlqUrl: z.string().check(z.minLength(1)),
+  runId: z.optional(id),
+  dlqArn: id,
+  dlqUrl: id,
   destinationArn: z.nullable(z.string()),
   sampleSize: z.number().check(z.int(), z.gte(1)),
   rampRates: z.array(z.number().check(z.gt(0))).check(z.minLength(1)),
@@ -175,7 +188,7 @@ export const MoverInput = z.object({
     /** The return window of a moved message, seconds. */
     verifyWindowSeconds: z.number().check(z.gte(0)),
     fifo: z.boolean(),
-    selection: z.optional(z.looseObject({ selected: z.number().check(z.int(), z.gte(0)) })),
+    selection: z.optional(z.looseObject({ selected: count })),
   }),
   /** `$.ramp`: the previous step's state, or `{ decision: 'start' }` (the ASL's StartMover) before the first. */
   mover: z.optional(z.union([MoverState, z.looseObject({ decision: z.literal('start') })])),
@@ -248,6 +261,10 @@ interface PassResult {
   sendFailures: string[];
   /** FIFO: message group -> the message that holds it and why (the group stays in the DLQ from there). */
   heldGroups: Map<string, string>;
+  /** FIFO: messages held behind their group's first message that may not move. */
+  heldBehind: number;
+  /** Messages the plan does not select or may not redrive (each held where it is). */
+  notSelected: number;
   /** True when the pass saw the whole queue (it ended on empty receives, not on a limit). */
   complete: boolean;
   lastSentAt: number | null;
@@ -422,6 +439,8 @@ async function pass(
     leftBehindIds: {},
     sendFailures: [],
     heldGroups: new Map(),
+    heldBehind: 0,
+    notSelected: 0,
     complete: false,
     lastSentAt: null,
   };
@@ -460,9 +479,13 @@ async function pass(
           if (why !== undefined && !out.heldGroups.has(group))
             out.heldGroups.set(group, `${message.MessageId} (${why})`);
         };
-        if (group !== undefined && blockedGroups.has(group)) continue;
+        if (group !== undefined && blockedGroups.has(group)) {
+          out.heldBehind += 1;
+          continue;
+        }
         let envelope = envelopes.get(message.MessageId as string);
         if (!envelope && plan.unpark) {
+          out.notSelected += 1;
           hold();
           continue; // a parked copy of another DLQ, or parked by hand
         }
@@ -497,6 +520,7 @@ async function pass(
           !plan.unpark &&
           !envelope.stateReason?.includes(`(run ${ctx.redriveId})`)
         ) {
+          out.notSelected += 1;
           hold();
           continue; // parked or discarded by a step that has not deleted it yet
         }
@@ -511,6 +535,7 @@ async function pass(
         const payload = needsPayload(plan.selection) ? payloadOf(message.Body ?? '') : undefined;
         const refused = notRedrivable(envelope, plan);
         if (!matchesSelection(envelope, plan.selection, payload) || refused) {
+          out.notSelected += 1;
           hold(refused ?? 'not selected');
           continue;
         }
@@ -787,7 +812,7 @@ export async function moverStep(input: MoverInput, deps: MoverDeps): Promise<Mov
     return {
       ...state,
       decision: 'halt',
-      reason: `the mover made ${MAX_MOVER_STEPS} steps, the most one execution can hold within Step Functions' 25,000 history events; ${state.moved} moved, the rest stays in the DLQ: start the redrive again`,
+      reason: `${MAX_MOVER_STEPS} mover steps, the most 25,000 history events hold; ${state.moved} moved, the rest stays in the DLQ: start the redrive again`,
     };
   if (state.drainUntil !== null && now < state.drainUntil) {
     const wait = Math.ceil((state.drainUntil - now) / 1000);
@@ -822,6 +847,10 @@ export async function moverStep(input: MoverInput, deps: MoverDeps): Promise<Mov
   next.leftBehind = Object.fromEntries(
     Object.entries(next.leftBehindIds).map(([reason, ids]) => [reason, ids.length]),
   );
+  if (result.complete) {
+    next.heldBehind = result.heldBehind;
+    next.notSelected = result.notSelected;
+  }
   if (result.heldGroups.size > 0 || (result.complete && state.fifoGroupsHeld))
     next.fifoGroupsHeld = {
       groups: result.heldGroups.size,
@@ -853,7 +882,7 @@ export async function moverStep(input: MoverInput, deps: MoverDeps): Promise<Mov
         .map(([s, n]) => `${s.split(':').pop()}: ${n}`)
         .join(
           ', ',
-        )}): the consumer fails them again; the mover stopped after ${next.moved} moved, and up to ${atRisk} moved since the last clean step may still come back; the rest stays in the DLQ`,
+        )}): the consumer fails them again; stopped after ${next.moved} moved, up to ${atRisk} moved since the last clean step may still come back; the rest stays in the DLQ`,
     };
   }
   if (result.sendFailures.length > 0)
@@ -877,7 +906,7 @@ export async function moverStep(input: MoverInput, deps: MoverDeps): Promise<Mov
         ...next,
         decision: 'drain',
         waitSeconds: ctx.vt,
-        reason: `${inFlight} message(s) of ${ctx.sourceUrl.split('/').pop()} are in flight (received by an invocation that did not finish, or by another reader): waiting ${ctx.vt} s, their visibility timeout, before the next pass; ${next.moved} moved so far`,
+        reason: `${inFlight} message(s) of ${ctx.sourceUrl.split('/').pop()} are in flight (an unfinished invocation or another reader): waiting ${ctx.vt} s, their visibility timeout; ${next.moved} moved so far`,
       };
     // Nothing more to move: the last sends need their return window before the run is complete.
     const until = (next.lastSentAt ?? now) + returnWindowMs;
@@ -889,15 +918,20 @@ export async function moverStep(input: MoverInput, deps: MoverDeps): Promise<Mov
         drainUntil: until,
         waitSeconds: wait,
         exposure: { returned: 0, atRisk: next.moved - (state.moved - state.exposure.atRisk) },
-        reason: `${next.moved} message(s) moved; holding ${wait} s so the last of them have their return window (${input.preflight.verifyWindowSeconds} s) before the run is complete`,
+        reason: `${next.moved} message(s) moved; holding ${wait} s: the last of them need their return window (${input.preflight.verifyWindowSeconds} s)`,
       };
     }
+    // What the run saw, each message once: moved + left + held behind a FIFO group's first
+    // message that may not move + not selected (the last two as the final pass saw the queue).
+    const leftN = Object.values(next.leftBehind).reduce((n, v) => n + v, 0);
+    const fifoHeld = next.heldBehind ?? 0;
+    const notSelected = next.notSelected ?? 0;
     return {
       ...next,
       decision: 'done',
       drainUntil: null,
       exposure: { returned: 0, atRisk: 0 },
-      reason: `the recording mover moved ${next.moved} message(s) of ${next.selected} selected; none came back within the return window (${input.preflight.verifyWindowSeconds} s)${left ? `; left in the DLQ: ${left}` : ''}${held}`,
+      reason: `the recording mover moved ${next.moved} message(s) of ${next.moved + leftN} selected; none came back within the return window (${input.preflight.verifyWindowSeconds} s)${left ? `; left in the DLQ: ${left}` : ''}; ${next.moved} moved + ${leftN} left + ${fifoHeld} FIFO-held + ${notSelected} not selected = ${next.moved + leftN + fifoHeld + notSelected} seen${held}`,
     };
   }
   // A rate is kept for one dwell and one return window without re-inflow before the next one.
