@@ -35,6 +35,19 @@ export type ReconcileCounts = Pick<
     >
   >;
 
+/** A run a scenario started after the main one, as its own execution reported it. */
+export interface LaterRun {
+  executionName: string;
+  status: string;
+  outcome: string | null;
+  /** Why it ended there, from its own states. */
+  reason: string | null;
+  /** Messages it moved: its recording mover's (sample included), or its move tasks'. */
+  moved: number;
+  /** Its Reconcile (the incident across all its runs), when it reconciled. */
+  reconcile: Pick<ReconcileCounts, 'inventoried' | 'redriven' | 'parked' | 'inDlq' | 'missing'> | null;
+}
+
 /** The report of one local run. */
 export interface RunReport {
   /** The scenario that ran (`healthy` for a plain `npm start`). */
@@ -122,6 +135,11 @@ export interface RunReport {
   /** When the run started and ended, ISO-8601 UTC. */
   startedAt?: string;
   endedAt?: string;
+  /**
+   * Runs the scenario started after the main one (an un-park run), each with its own outcome,
+   * reason and counts; the figures above are the main run's.
+   */
+  laterRuns?: LaterRun[];
   /**
    * The on-call report of the incident as it stands after the run (what failed, how many, since
    * when, first expiry, what the redrive did, warnings, audit trail): the same `dlq show` prints.
@@ -222,6 +240,18 @@ export function formatReport(report: RunReport): string {
     ],
     ['duration', `${(report.durationMs / 1000).toFixed(1)} s`],
   ];
+  for (const later of report.laterRuns ?? []) {
+    const r = later.reconcile;
+    rows.push([
+      'then',
+      `${later.executionName} (${later.status}${later.outcome ? `, ${later.outcome}` : ''}): ${later.moved} moved; ${later.reason ?? '-'}`,
+    ]);
+    if (r)
+      rows.push([
+        '  its reconcile',
+        `${r.inventoried} inventoried, ${r.redriven} redriven, ${r.parked} parked, ${r.inDlq} in DLQ, ${r.missing} missing`,
+      ]);
+  }
   const now = Date.now();
   if (report.startedAt) rows.push(['started', clockText(Date.parse(report.startedAt), now)]);
   if (report.endedAt) rows.push(['ended', clockText(Date.parse(report.endedAt), now)]);

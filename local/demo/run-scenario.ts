@@ -32,6 +32,7 @@ import {
   conservationProblems,
   countsAddUp,
   exposureProblems,
+  type LaterRun,
   type ReconcileCounts,
   type RunReport,
 } from './report.js';
@@ -275,6 +276,7 @@ export async function runLocalIncident(options: LocalIncidentOptions): Promise<L
     ramp: undefined,
     notes: {},
     starter: undefined,
+    laterRuns: [],
     standins: options.standins,
   };
   const rampSteps: Array<{ rate: number; dwellSeconds: number }> = [];
@@ -413,8 +415,11 @@ export async function runScenario(scenario: Scenario, options: RunScenarioOption
     ...(options.onPhase ? { onPhase: options.onPhase } : {}),
     ...(options.standins ? { standins: options.standins } : {}),
   });
-  const { ctx, incident, result, chain, triage, execution } = run;
-  await scenario.afterRun?.(ctx);
+  const { incident, result, chain, triage, execution } = run;
+  // The main run's slots as it ended: an afterRun's own executions (an un-park run) write into the
+  // live ones, and are reported apart (laterRuns), each from its own states.
+  const ctx: ScenarioContext = { ...run.ctx, ramp: run.ctx.ramp, taskResults: { ...run.ctx.taskResults } };
+  await scenario.afterRun?.(run.ctx);
   const reconcile = result.taskResults.Reconcile as ReconcileCounts | undefined;
   const outcome = result.path.at(-1) ?? null;
   const dlqNow = await queueDepth(ctx.sqs, incident.queues.dlqUrl);
@@ -490,8 +495,33 @@ export async function runScenario(scenario: Scenario, options: RunScenarioOption
   report.durationMs = Date.now() - run.startedAt;
   report.startedAt = new Date(run.startedAt).toISOString();
   report.endedAt = new Date().toISOString();
+  if (ctx.laterRuns.length > 0) report.laterRuns = ctx.laterRuns.map(laterRunOf);
   report.onCall = report.incidentId ? await onCallReportOf(report.incidentId) : null;
   return report;
+}
+
+/** A later run's line of the report, from its own execution's states. */
+function laterRunOf(result: ExecutionResult): LaterRun {
+  const outcome = result.path.at(-1) ?? null;
+  const lastRamp = result.path.findLast((state) => RAMP_STATES.has(state));
+  const ramp = lastRamp ? (result.taskResults[lastRamp] as Json | undefined) : undefined;
+  const reconcile = result.taskResults.Reconcile as ReconcileCounts | undefined;
+  return {
+    executionName: result.executionName,
+    status: result.status,
+    outcome,
+    reason: reasonOf(outcome, { ramp, taskResults: result.taskResults }, result.cause),
+    moved: num(ramp?.moved) + num(ramp?.movedBefore),
+    reconcile: reconcile
+      ? {
+          inventoried: reconcile.inventoried,
+          redriven: reconcile.redriven,
+          parked: reconcile.parked,
+          inDlq: reconcile.inDlq,
+          missing: reconcile.missing,
+        }
+      : null,
+  };
 }
 
 /** The incident's on-call report as `dlq show` builds it (stores of the environment's stack). */

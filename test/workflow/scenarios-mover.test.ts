@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { deriveIdempotencyKey } from '#inventory/idempotency-key.js';
 import type { Envelope } from '#inventory/model.js';
+import { formatReport } from '../../local/demo/report.js';
 import { runNamedScenario } from '../support/scenarios.js';
 import { useWorkflowStack } from '../support/workflow-stack.js';
 
@@ -31,6 +32,26 @@ describe('recording-mover scenarios on the local stack (npm start -- --scenario 
     expect(report).toMatchObject({ asExpected: true, outcome: 'Done', missing: 0 });
     expect(report.parked).toBeGreaterThan(0);
     expect(report.onCall?.redrive).toMatchObject({ parked: 0, redriven: report.inventoried });
+    // Each run's report is its own: the top-level figures and reason are the first run's (a move
+    // task after the sample), the un-park run has its own line with its reason and counts.
+    expect(report.sampled + report.bulkMoved).toBe(report.redriven);
+    expect(report.reason).toMatch(/^move task\(s\) moved \d+ message\(s\)/);
+    expect(report.laterRuns).toEqual([
+      expect.objectContaining({
+        status: 'SUCCEEDED',
+        outcome: 'Done',
+        moved: report.parked,
+        reason: expect.stringMatching(
+          new RegExp(
+            `^the recording mover moved ${report.parked} message\\(s\\) of ${report.parked} selected`,
+          ),
+        ),
+        reconcile: expect.objectContaining({ parked: 0, redriven: report.inventoried, missing: 0 }),
+      }),
+    ]);
+    expect(formatReport(report)).toMatch(
+      /\| then +\| unpark-\d+ \(SUCCEEDED, Done\): \d+ moved; the recording mover moved/,
+    );
   });
 
   it.each(['sns-dlq', 'lambda-dlq'])(

@@ -8,7 +8,7 @@
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { Standins } from '../../aws-standins/index.js';
-import type { RunnerOptions } from '../../runner.js';
+import type { ExecutionResult, RunnerOptions } from '../../runner.js';
 import type { LocalStackOptions } from '../../stack.js';
 import type { LocalWorkflowStarter } from '../../workflow-starter-local.js';
 import type { RunReport } from '../report.js';
@@ -44,6 +44,12 @@ export interface ScenarioContext {
   readonly starter: LocalWorkflowStarter | undefined;
   /** The in-process stand-ins (SNS, EventBridge, Lambda...), when the run has them: what reached a target. */
   readonly standins: Standins | undefined;
+  /**
+   * Runs an `afterRun` started after the main one (an un-park run of the same incident): each gets
+   * its own line in the report, with its own outcome, reason and counts (the report's top-level
+   * figures are the main run's).
+   */
+  readonly laterRuns: ExecutionResult[];
 }
 
 /** An exposure bound, in messages, with how it was computed (shown beside the figure). */

@@ -80,6 +80,7 @@ export const unpark: Scenario = {
         },
       });
       const result = await starter.executions.find((e) => e.executionName === name)?.result;
+      if (result) ctx.laterRuns.push(result);
       notes.unparkOutcome = result?.path.at(-1) ?? null;
       notes.unparkMoved = (result?.taskResults.MoverStep as { moved?: number } | undefined)?.moved ?? 0;
       notes.unparkReconcile = (result?.taskResults.Reconcile ?? {}) as NonNullable<
