@@ -150,6 +150,9 @@ export async function seedDlq(options: SeedDlqOptions): Promise<SeededDlq> {
       }
     }
   };
+  // A second seeding of the same DLQ (messages that dead-letter after an inventory) waits for its
+  // own messages, not for the depth the DLQ already had.
+  const before = (await queueDepth(sqs, dlqUrl)).visible;
   for (const [index, source] of sources.entries()) {
     await send(
       source.url,
@@ -160,7 +163,7 @@ export async function seedDlq(options: SeedDlqOptions): Promise<SeededDlq> {
   // The failing consumer: receive, "crash" (no delete), repeat. VisibilityTimeout 0 makes each
   // failure visible again at once; SQS moves a message to the DLQ once its receive count passes
   // maxReceiveCount.
-  const expected = options.messages.length;
+  const expected = before + options.messages.length;
   const deadline = Date.now() + (options.timeoutMs ?? 30_000);
   let consumerReceives = 0;
   for (;;) {
@@ -180,7 +183,9 @@ export async function seedDlq(options: SeedDlqOptions): Promise<SeededDlq> {
     const depth = await queueDepth(sqs, dlqUrl);
     if (depth.visible >= expected && received === 0) break;
     if (Date.now() > deadline)
-      throw new Error(`seedDlq: only ${depth.visible}/${expected} messages reached ${options.dlqName}`);
+      throw new Error(
+        `seedDlq: only ${depth.visible - before}/${expected - before} messages reached ${options.dlqName}`,
+      );
   }
   if (options.sendStraightToDlq?.length) await send(dlqUrl, options.sendStraightToDlq);
   return { dlqUrl, dlqArn, sources, consumerReceives };
