@@ -18,7 +18,7 @@ import { type StartArgs, USAGE } from './start-args.js';
  * report; `args` has passed local/start-args.ts.
  *
  * @returns the exit code: 0 the run ended as its scenario expects, 1 it did not, 2 an unknown
- * scenario or approver (nothing started).
+ * scenario or approver, or --dlq-depth for a scenario it cannot seed (nothing started).
  */
 export async function runStart(args: StartArgs, argv: readonly string[]): Promise<number> {
   if (args.help) {
@@ -29,6 +29,22 @@ export async function runStart(args: StartArgs, argv: readonly string[]): Promis
   if (!scenario) {
     process.stderr.write(
       `--scenario: unknown scenario "${args.scenarioName}" (run --scenario list to see them)\n${USAGE}\n`,
+    );
+    return 2;
+  }
+  // --dlq-depth seeds the DLQ of a standard SQS source queue (local/demo/seed.ts): an SNS,
+  // EventBridge or Lambda origin's DLQ, or a FIFO DLQ, has no such seeding (it ignored the flag, or
+  // failed after the stack started).
+  const setup = scenario.incident(args.messages);
+  const unseeded =
+    setup.origin && setup.origin !== 'sqs'
+      ? `its ${setup.origin} origin`
+      : setup.fifo
+        ? 'its FIFO message groups'
+        : '';
+  if (args.dlqDepth !== undefined && unseeded) {
+    process.stderr.write(
+      `--dlq-depth: scenario ${scenario.name} fills its DLQ through ${unseeded}, which --dlq-depth does not seed: give --messages N\n${USAGE}\n`,
     );
     return 2;
   }

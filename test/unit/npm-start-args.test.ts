@@ -28,6 +28,15 @@ describe('npm start refuses bad arguments with exit 2, naming the flag, before s
     [['--dlq-depth', '100001'], '--dlq-depth: must be an integer 20..100000, got "100001"'],
     [['--dlq-depth', '5e4'], '--dlq-depth: must be an integer 20..100000, got "5e4"'],
     [['--messages', '100', '--dlq-depth', '100'], '--dlq-depth: give either --messages'],
+    // --dlq-depth seeds a standard SQS DLQ only: an origin's DLQ ignored it, a FIFO DLQ failed mid-run.
+    [
+      ['--scenario', 'eventbridge-dlq', '--dlq-depth', '30'],
+      '--dlq-depth: scenario eventbridge-dlq fills its DLQ through its eventbridge origin',
+    ],
+    [
+      ['--scenario', 'fifo-deep-group', '--dlq-depth', '30'],
+      '--dlq-depth: scenario fifo-deep-group fills its DLQ through its FIFO message groups',
+    ],
   ])('%j', (args, message) => {
     const out = start(...args);
     expect(out.status).toBe(2);
