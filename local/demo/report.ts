@@ -85,8 +85,10 @@ export interface RunReport {
   returned: number;
   /** Sample messages the pipeline sent one by one. */
   sampled: number;
-  /** Messages the run's move tasks reported moved. */
+  /** Messages moved after the sample: by the run's move tasks, or by the recording mover (`bulkMovedBy`). */
   bulkMoved: number;
+  /** What moved `bulkMoved`: StartMessageMoveTask, or the recording mover (functions/mover). */
+  bulkMovedBy: 'move tasks' | 'the recording mover';
   /**
    * Of `redriven`: messages that left the DLQ outside the run (moved by hand or by another tool)
    * and that a consumer processed after they were last seen there (Reconcile's `redrivenOutside`).
@@ -204,7 +206,7 @@ export function formatReport(report: RunReport): string {
     ['inventoried', String(report.inventoried)],
     [
       'redriven',
-      `${report.redriven} (${report.sampled} sampled, ${report.bulkMoved} moved by move tasks${report.redrivenOutside > 0 ? `, ${report.redrivenOutside} outside the run: moved by hand or another tool, then processed` : ''})`,
+      `${report.redriven} (${report.sampled} sampled, ${report.bulkMoved} moved by ${report.bulkMovedBy}${report.redrivenOutside > 0 ? `, ${report.redrivenOutside} outside the run: moved by hand or another tool, then processed` : ''})`,
     ],
     ['parked', String(report.parked)],
     ['discarded', String(report.discarded)],

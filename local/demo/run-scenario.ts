@@ -331,6 +331,12 @@ export async function runLocalIncident(options: LocalIncidentOptions): Promise<L
         if (RAMP_STATES.has(state)) {
           ctx.ramp = r;
           if (r.taskHandle) rampSteps.push({ rate: num(r.rate), dwellSeconds: num(r.dwellSeconds) });
+          // The recording mover ramps too: each rate it reaches is a step of the plan's dwell.
+          else if (state === 'MoverStep' && num(r.rate) > 0 && rampSteps.at(-1)?.rate !== num(r.rate))
+            rampSteps.push({
+              rate: num(r.rate),
+              dwellSeconds: num((taskResults.ValidateInput as Json | undefined)?.dwellSeconds),
+            });
         }
         await options.onTaskResult?.(ctx, state, result);
         await extra.onTaskResult?.(state, result, executionName);
@@ -454,6 +460,7 @@ export async function runScenario(scenario: Scenario, options: RunScenarioOption
     bulkMoved: byMover
       ? Math.max(0, num(ramp.moved) - num(sample.sent) - num(sample.alreadySent))
       : num(ramp.movedBefore) + num(ramp.moved),
+    bulkMovedBy: byMover ? 'the recording mover' : 'move tasks',
     redrivenOutside: reconcile?.redrivenOutside ?? 0,
     duplicateSendsPrevented: reconcile?.duplicateSendsPrevented ?? 0,
     possibleDuplicateSends: reconcile?.possibleDuplicateSends ?? 0,

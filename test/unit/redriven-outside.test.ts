@@ -52,6 +52,7 @@ describe('redrivenOutside', () => {
       returned: 0,
       sampled: 5,
       bulkMoved: 30,
+      bulkMovedBy: 'move tasks',
       redrivenOutside: 5,
       duplicateSendsPrevented: 0,
       possibleDuplicateSends: 0,

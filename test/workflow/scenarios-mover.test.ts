@@ -23,6 +23,11 @@ describe('recording-mover scenarios on the local stack (npm start -- --scenario 
     expect(report.remaining).toBeGreaterThan(0);
     expect(report.redriven + report.remaining).toBe(report.inventoried);
     expect(report.sampled + report.bulkMoved).toBe(report.redriven);
+    // The mover moved them, at the ramp's rates: the report says so and bounds exposure by its steps.
+    expect(report.bulkMovedBy).toBe('the recording mover');
+    expect(formatReport(report)).toContain(`${report.bulkMoved} moved by the recording mover`);
+    expect(report.exposureBoundBasis).toMatch(/^\d+ sampled \+ \d+ msg\/s x \(/);
+    expect(report.exposureBound).toBeGreaterThan(report.sampled);
   });
 
   it('unpark: an un-park run of the incident brings every parked message back with its key; no envelope stays PARKED', async () => {
