@@ -209,7 +209,10 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
     const state = STATE_OF_KIND[entry.kind];
     changes.push({ messageId: entry.dlqMessageId, state, reason: `${target.reason} (run ${redriveId})` });
   }
-  let remaining = targets.size;
+  // What the scan still has to find: a target whose ledger entry says its DLQ copy is gone (a
+  // crashed attempt parked it) will not be received, and waiting for it would keep the scan
+  // re-receiving what it holds until its budget or the invocation ran out.
+  let remaining = [...targets.keys()].filter((id) => !doneEarlier.has(id)).length;
   // What this run must have parked before the move task: an earlier run's envelope that is gone
   // is history, not a reason to wait or refuse.
   const outstandingNow = () =>

@@ -272,4 +272,66 @@ describe('Park against the local stack', () => {
     expect(await statesOf(dlq.dlqArn, 'IN_DLQ')).toHaveLength(1);
     expect(await drain(sqsClient(), parking)).toHaveLength(3);
   });
+
+  it('after a crash right after its first state flush, the retry parks the rest and stops once it has found them, without re-receiving what it holds', async () => {
+    // 30 to park: the attempt parks 25, flushes their states (one BatchExecuteStatement of 25),
+    // and dies right after; its ledger says those 25 are gone from the DLQ.
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'park-flush-crash-dlq',
+      sourceNames: ['park-flush-crash-src'],
+      messages: Array.from({ length: 40 }, (_, i) =>
+        i % 4 === 0 ? { body: `fine-${i}` } : { body: `poison-${i}`, attributes: badPayload },
+      ),
+      incidentId: 'inc-park-flush-crash',
+    });
+    const parking = await createQueue(sqsClient(), 'park-flush-crash-parking');
+    const plan = planFor(dlq, { parkingQueueUrl: parking });
+    const real = createParkDeps();
+    let flushes = 0;
+    const crashed = createParkDeps({
+      overrides: {
+        envelopeStates: {
+          setStates: async (dlqArn, changes) => {
+            flushes += 1;
+            if (flushes > 1) throw new Error('the process is gone');
+            await real.envelopeStates.setStates(dlqArn, changes);
+            throw new Error('simulated crash right after the first state flush');
+          },
+        },
+      },
+    });
+    await expect(park(ParkInput.parse({ plan }), crashed)).rejects.toThrow('simulated crash');
+    expect(await statesOf(dlq.dlqArn, 'PARKED')).toHaveLength(25);
+
+    // The retry, with a scan budget far above what is left: it must stop at the receive that
+    // brings the last of the 5 it has to park, not go on receiving (and holding) the redrivable
+    // messages until the budget or the invocation runs out.
+    let toFind = 5;
+    let receivesAfterLastFound = 0;
+    const retry = await park(
+      ParkInput.parse({ plan }),
+      createParkDeps({
+        overrides: {
+          maxMessages: 1_000,
+          queues: {
+            ...real.queues,
+            receive: async (url, opts) => {
+              if (toFind === 0) receivesAfterLastFound += 1;
+              const batch = await real.queues.receive(url, opts);
+              toFind -= batch.filter((m) => m.Body?.startsWith('poison-')).length;
+              return batch;
+            },
+          },
+        },
+      }),
+    );
+    expect(retry).toEqual({ parked: 30, discarded: 0, skipped: 0, duplicateSendsPrevented: 0 });
+    expect(await statesOf(dlq.dlqArn, 'PARKED')).toHaveLength(30);
+    expect([toFind, receivesAfterLastFound]).toEqual([0, 0]);
+    expect(await drain(sqsClient(), parking)).toHaveLength(30);
+    expect((await drain(sqsClient(), dlq.dlqUrl)).map((m) => m.Body).sort()).toEqual(
+      Array.from({ length: 10 }, (_, i) => `fine-${i * 4}`).sort(),
+    );
+  });
 });
