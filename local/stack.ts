@@ -135,14 +135,32 @@ function installExitHook(): void {
   }
 }
 
-async function freePort(): Promise<number> {
+/**
+ * A free port, held by a placeholder server until `release()`: a caller that must name the port
+ * before its server can listen (the SQS proxy, whose stand-ins are started with its endpoint) keeps
+ * it reserved meanwhile, so another process's listen(0) cannot take it (EADDRINUSE seen in CI).
+ */
+async function reservePort(): Promise<{ port: number; release: () => Promise<void> }> {
   const server = createServer();
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
+  let released = false;
+  return {
+    port,
+    release: async () => {
+      if (released) return;
+      released = true;
+      server.close();
+      await once(server, 'close');
+    },
+  };
+}
+
+async function freePort(): Promise<number> {
+  const reserved = await reservePort();
+  await reserved.release();
+  return reserved.port;
 }
 
 function dynamoJar(): { jar: string; libDir: string } {
@@ -282,8 +300,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     sharedEndpoint && liveTables.has(baseName) ? `${baseName}-${randomBytes(4).toString('hex')}` : baseName;
   installExitHook();
 
-  const sqsPort = await freePort();
   const proxied = options.sqsEnforcesKms || options.sqsBlocksFifoGroups;
+  // The proxy listens only after the stand-ins (which need its endpoint) have started.
+  const sqsReserved = await reservePort();
+  const sqsPort = sqsReserved.port;
+  if (!proxied) await sqsReserved.release();
   const sqsServer =
     proxied || options.sqsEndpoint
       ? undefined
@@ -305,6 +326,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     if (proxied) {
       const proxy = await startKmsEnforcingSqs({
         port: sqsPort,
+        beforeListen: sqsReserved.release,
         ...(options.sqsEnforcesKms ? { kms: standins.kms } : {}),
         ...(options.sqsBlocksFifoGroups
           ? {
@@ -323,6 +345,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       };
     }
   } catch (error) {
+    await sqsReserved.release();
     if (sqsServer) await closeServer(sqsServer);
     throw error;
   }

@@ -43,6 +43,8 @@ export async function startKmsEnforcingSqs(options: {
   fifoGroups?: FifoGroupGate;
   region: string;
   accountId: string;
+  /** Called right before the proxy listens on `port` (frees a placeholder that held the port). */
+  beforeListen?: () => Promise<void>;
 }): Promise<Standin> {
   const { requestHandler } = createRequestHandler({
     port: options.port,
@@ -60,6 +62,7 @@ export async function startKmsEnforcingSqs(options: {
     endpoint: upstream.origin,
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
+  await options.beforeListen?.();
   return hostStandin(
     'SQS',
     (req, res, { calls }) => {
