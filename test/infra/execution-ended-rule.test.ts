@@ -6,12 +6,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { App, type CfnElement } from 'aws-cdk-lib';
+import type { App, CfnElement } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PipelineStack, REPO_ROOT } from '../../infra/pipeline-stack.js';
-import { stubFunctionsDir } from '../support/stub-functions.js';
+import { stubFunctionsDir, templateOnlyApp } from '../support/stub-functions.js';
 
 const ENV = { account: '111122223333', region: 'us-east-1' };
 type Pattern = { [field: string]: unknown[] | Pattern };
@@ -46,7 +46,7 @@ beforeAll(() => {
 afterAll(() => removeFunctionsDir());
 
 function pipelineApp(executionEndedRule?: boolean): { app: App; pipeline: PipelineStack } {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const app = templateOnlyApp();
   const pipeline = new PipelineStack(app, 'Pipeline', {
     env: ENV,
     functionsDir,

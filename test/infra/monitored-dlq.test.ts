@@ -5,10 +5,8 @@
  * the pipeline from stub function folders, so the file runs in seconds and does not depend on
  * which real handlers exist yet; test/infra/pipeline-stack.test.ts bundles the real ones.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import {
-  App,
+  type App,
   type aws_cloudwatch as cloudwatch,
   Duration,
   aws_kms as kms,
@@ -24,31 +22,25 @@ import { InvalidInputError } from '#platform/errors.js';
 import { DlqCompositeAlarm } from '../../infra/dlq-composite-alarm.js';
 import { FUNCTION_NAMES, pascalOf } from '../../infra/function-catalog.js';
 import { MonitoredDlq, type MonitoredDlqProps, registrationItem } from '../../infra/monitored-dlq.js';
-import { type AlarmDelivery, PipelineStack, REPO_ROOT } from '../../infra/pipeline-stack.js';
+import { type AlarmDelivery, PipelineStack } from '../../infra/pipeline-stack.js';
+import { stubFunctionsDir, templateOnlyApp } from '../support/stub-functions.js';
 
 const ENV = { account: '111122223333', region: 'us-east-1' };
 const DLQ_ARN = 'arn:aws:sqs:us-east-1:111122223333:orders-dlq';
 const QUEUE_ARN = 'arn:aws:sqs:us-east-1:111122223333:orders';
 
 let functionsDir: string;
+let removeFunctionsDir: () => void;
 
 beforeAll(() => {
-  // Under the project root (NodejsFunction requires it); .local/ is git-ignored.
-  mkdirSync(join(REPO_ROOT, '.local'), { recursive: true });
-  functionsDir = mkdtempSync(join(REPO_ROOT, '.local', 'infra-fns-'));
-  for (const name of FUNCTION_NAMES) {
-    mkdirSync(join(functionsDir, name));
-    writeFileSync(join(functionsDir, name, 'handler.ts'), 'export const handler = async () => ({});\n');
-  }
+  ({ dir: functionsDir, remove: removeFunctionsDir } = stubFunctionsDir('infra-fns-'));
 });
 
-afterAll(() => {
-  rmSync(functionsDir, { recursive: true, force: true });
-});
+afterAll(() => removeFunctionsDir());
 
 /** An app whose stacks skip bundling, with a pipeline built from stub handlers. */
 function pipelineApp(alarmDelivery: AlarmDelivery = 'eventbridge'): { app: App; pipeline: PipelineStack } {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const app = templateOnlyApp();
   const pipeline = new PipelineStack(app, 'Pipeline', { env: ENV, functionsDir, alarmDelivery });
   return { app, pipeline };
 }
@@ -448,7 +440,7 @@ describe('KMS grants only on registered keys', () => {
   });
 
   it("gives park GenerateDataKey on the parking queue key, and preflight the users' role ARNs and KMS actions", () => {
-    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const app = templateOnlyApp();
     const keyStack = new Stack(app, 'Keys', { env: ENV });
     const parkingKey = new kms.Key(keyStack, 'ParkingKey', { enableKeyRotation: true });
     const pipeline = new PipelineStack(app, 'Pipeline', {

@@ -1,9 +1,9 @@
-import { App, Stack, aws_sqs as sqs } from 'aws-cdk-lib';
+import { Stack, aws_sqs as sqs } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MonitoredDlq } from '../../infra/monitored-dlq.js';
 import { PipelineStack } from '../../infra/pipeline-stack.js';
-import { stubFunctionsDir } from '../support/stub-functions.js';
+import { stubFunctionsDir, templateOnlyApp } from '../support/stub-functions.js';
 
 const ENV = { account: '111122223333', region: 'us-east-1' };
 let pipeline: Template;
@@ -14,7 +14,7 @@ let stubs: ReturnType<typeof stubFunctionsDir>;
 beforeAll(() => {
   stubs = stubFunctionsDir('monitoring-fns-');
   const functionsDir = stubs.dir;
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const app = templateOnlyApp();
   const stack = new PipelineStack(app, 'Pipeline', { env: ENV, functionsDir });
   const consumerStack = new Stack(app, 'Consumer', { env: ENV });
   new MonitoredDlq(consumerStack, 'Orders', {

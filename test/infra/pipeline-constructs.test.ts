@@ -12,7 +12,7 @@ import { AlarmRouting } from '../../infra/constructs/alarm-routing.js';
 import { SlackEndpoint } from '../../infra/constructs/slack-endpoint.js';
 import { flatLogicalId, uniqueIdOf } from '../../infra/logical-ids.js';
 import { PipelineStack, type PipelineStackProps } from '../../infra/pipeline-stack.js';
-import { stubFunctionsDir } from '../support/stub-functions.js';
+import { stubFunctionsDir, templateOnlyApp } from '../support/stub-functions.js';
 
 const ENV = { account: '111122223333', region: 'us-east-1' };
 let functionsDir: string;
@@ -24,10 +24,7 @@ beforeAll(() => {
 
 afterAll(() => removeFunctionsDir());
 
-function pipeline(
-  props: PipelineStackProps = {},
-  app = new App({ context: { 'aws:cdk:bundling-stacks': [] } }),
-) {
+function pipeline(props: PipelineStackProps = {}, app = templateOnlyApp()) {
   return new PipelineStack(app, 'DlqRedrivePipeline', { env: ENV, functionsDir, ...props });
 }
 

@@ -4,10 +4,14 @@
  * and deletes it on stop. SQS stays one in-process server per stack: queue names are per test
  * file, so sharing it would need every test to pick unique names.
  *
+ * The JVM is launched, not awaited: test files start at once, and only those of a project that
+ * uses DynamoDB wait for it to answer (test/support/dynamo-ready.ts), so unit and infra files run
+ * while it starts. This module loads local/dynamo-local.ts only (no SDK, no stand-ins).
+ *
  * @see https://vitest.dev/config/#globalsetup
  */
 import type { TestProject } from 'vitest/node';
-import { type DynamoLocal, startDynamoLocal } from '../../local/stack.js';
+import { type LaunchedDynamoLocal, launchDynamoLocal } from '../../local/dynamo-local.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -16,7 +20,7 @@ declare module 'vitest' {
   }
 }
 
-let dynamo: DynamoLocal | undefined;
+let dynamo: LaunchedDynamoLocal | undefined;
 
 /**
  * True when the command line names only files or folders that never start a local stack
@@ -29,7 +33,7 @@ function onlyUnitTestsSelected(argv: readonly string[]): boolean {
 
 export async function setup(project: TestProject): Promise<void> {
   if (onlyUnitTestsSelected(process.argv)) return;
-  dynamo = await startDynamoLocal();
+  dynamo ??= await launchDynamoLocal();
   project.provide('dynamoEndpoint', dynamo.endpoint);
 }
 

@@ -1,14 +1,49 @@
 import { spawnSync } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { startMain } from '../../local/start-main.js';
 
-/** Runs `npm start`'s entry point with arguments; every case here must exit before any stack starts. */
-function start(...args: string[]) {
+/** Runs `npm start`'s entry point in a process of its own: the exit code is the process's. */
+function spawnStart(...args: string[]) {
   const out = spawnSync(process.execPath, ['--import', 'tsx', 'local/main.ts', ...args], {
     encoding: 'utf8',
     env: { ...process.env, FORCE_COLOR: '0' },
   });
   return { status: out.status, stderr: out.stderr, stdout: out.stdout };
 }
+
+/**
+ * Runs what the entry point runs (local/start-main.ts) in this worker, capturing what it writes:
+ * a spawn costs a second or more of CPU (tsx, the imports), and every case but the first is about
+ * the flags, not the process.
+ */
+async function start(...args: string[]) {
+  let stdout = '';
+  let stderr = '';
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+    stdout += String(chunk);
+    return true;
+  });
+  vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+    stderr += String(chunk);
+    return true;
+  });
+  try {
+    const status = await startMain(args);
+    return { status, stderr, stdout };
+  } finally {
+    vi.restoreAllMocks();
+  }
+}
+
+describe('npm start, as a process', () => {
+  it('exits 2 on a bad flag, naming it and printing the usage, before starting anything', () => {
+    const out = spawnStart('--frobnicate');
+    expect(out.status).toBe(2);
+    expect(out.stderr).toContain('--frobnicate: unknown flag');
+    expect(out.stderr).toContain('usage: npm start');
+    expect(out.stdout).not.toContain('Starting the local stack');
+  });
+});
 
 describe('npm start refuses bad arguments with exit 2, naming the flag, before starting anything', () => {
   it.each([
@@ -37,8 +72,8 @@ describe('npm start refuses bad arguments with exit 2, naming the flag, before s
       ['--scenario', 'fifo-deep-group', '--dlq-depth', '30'],
       '--dlq-depth: scenario fifo-deep-group fills its DLQ through its FIFO message groups',
     ],
-  ])('%j', (args, message) => {
-    const out = start(...args);
+  ])('%j', async (args, message) => {
+    const out = await start(...args);
     expect(out.status).toBe(2);
     expect(out.stderr).toContain(message);
     expect(out.stderr).toContain('usage: npm start');
