@@ -9,10 +9,13 @@
  * destination is given (a move task could not return it: `CouldNotDetermineMessageSource`).
  * With `plan.discardPoison` such messages are deleted instead, as a recorded decision.
  *
- * Per message, in this order: ledger entry, send to the parking queue, delete from the DLQ; then
- * the envelope state (PARKED / DISCARDED, with the reason), written in bulk (25 PartiQL UPDATEs a
- * call, a flush every {@link STATE_FLUSH} messages and at the end), so a state is always backed by
- * the ledger. A crash anywhere leaves state the retry (or a restart) completes: the ledger entry
+ * The messages to park are gathered as the scan finds them (1 in 20 of a DLQ, say, so a receive
+ * of 10 brings one at most, mostly none) and moved {@link PARK_BATCH} at a time (`park-transfer.ts`):
+ * ledger entries, SendMessageBatch to the parking queue, SENT, DeleteMessageBatch from the DLQ,
+ * deleted; what is gathered when a scan ends is moved then. All the gathered messages are held by
+ * the scan's receives, whose visibility timeout covers the scan. Then the envelope state (PARKED /
+ * DISCARDED, with the reason), written in bulk (25 PartiQL UPDATEs a call, a flush every
+ * {@link STATE_FLUSH} messages and at the end), so a state is always backed by the ledger. A crash anywhere leaves state the retry (or a restart) completes: the ledger entry
  * names the DLQ MessageId (stable while the message stays in the DLQ), so a retry deletes an
  * already-sent copy instead of sending it again, and sets the state of an envelope the crash left
  * IN_DLQ although its ledger entry says the message is gone (so does Reconcile). Messages are
@@ -38,8 +41,16 @@ import { RedriveRefusedError, TransientError } from '#platform/errors.js';
 import { sleep } from '#platform/sleep.js';
 import { queueDepth, type SqsQueues } from '#platform/sqs-queues.js';
 import * as z from '#platform/zod.js';
-import { outgoingOf, type TransferPorts, transferMessage } from '#transfer/message-transfer.js';
+import { outgoingOf } from '#transfer/message-transfer.js';
+import type { RedriveLedger } from '#transfer/redrive-ledger.js';
 import { parkReason } from '#transfer/redrive-plan.js';
+import {
+  PARK_BATCH,
+  type ParkTransferPorts,
+  type ParkTransferRequest,
+  type ParkTransferResult,
+  parkBatch,
+} from './park-transfer.js';
 import { createRedriveHistory } from './redrive-history.js';
 
 /** Input of the Park function. */
@@ -55,7 +66,9 @@ export interface ParkResult {
 }
 
 /** Ports of {@link park}. */
-export interface ParkDeps extends TransferPorts {
+export interface ParkDeps extends ParkTransferPorts {
+  /** The ledger: the batches' rare paths, and the entries a retry reads first. */
+  ledger: ParkTransferPorts['ledger'] & Pick<RedriveLedger, 'list'>;
   queues: Pick<SqsQueues, 'receive' | 'changeVisibility' | 'describe'>;
   envelopes: Pick<EnvelopeStore, 'listEnvelopes'>;
   /** The PARKED / DISCARDED states, written in bulk. */
@@ -202,6 +215,8 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
   // (its ledger entry says the message is gone, the envelope is still IN_DLQ) are written first.
   const changes: StateChange[] = [];
   const flush = () => deps.envelopeStates.setStates(plan.dlqArn, changes.splice(0));
+  // One BatchExecuteStatement's worth; the rest waits for the next (batches of 10 come in past 25).
+  const flushSome = () => deps.envelopeStates.setStates(plan.dlqArn, changes.splice(0, STATE_FLUSH));
   for (const entry of ledgered) {
     const target = targets.get(entry.dlqMessageId);
     if (!entry.dlqDeleted || entry.incidentId !== plan.incidentId || target?.envelope.state !== 'IN_DLQ')
@@ -219,6 +234,57 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
     [...targets.keys()].filter((id) => !earlierRuns.has(id) && !doneEarlier.has(id)).length;
   const maxMessages = deps.maxMessages ?? PARK_MAX_MESSAGES;
   const busy = new Set<string>();
+  // Targets this run could not move (SQS refused the copy, the delete failed, another run took the
+  // entry over): released back to the DLQ; the run then fails rather than leave them to the move task.
+  const refused: string[] = [];
+  const notParked: string[] = [];
+  // Targets received and kept (the scan counts them consumed) until a batch is full or the scan ends.
+  const gathered: ParkTransferRequest[] = [];
+  const discard = plan.discardPoison || !plan.parkingQueueUrl;
+  const settle = async (requests: ParkTransferRequest[]): Promise<void> => {
+    if (requests.length === 0) return;
+    const outcomes = await parkBatch(requests, deps);
+    const release: string[] = [];
+    requests.forEach((request, i) => {
+      const messageId = request.message.MessageId as string;
+      const target = targets.get(messageId);
+      const outcome = outcomes[i] as ParkTransferResult;
+      if (!target) return;
+      if ((outcome.result === 'sent' || outcome.result === 'duplicate-prevented') && outcome.deleted) {
+        if (outcome.result === 'duplicate-prevented') result.duplicateSendsPrevented += 1;
+        // The state follows the ledger entry (a taken-over entry keeps its earlier decision),
+        // written once the DLQ copy is gone: an envelope state is always backed by the ledger.
+        const state = STATE_OF_KIND[outcome.kind];
+        const reason =
+          outcome.kind === 'redrive'
+            ? `sample redrive taken over (run ${redriveId})`
+            : `${target.reason} (run ${redriveId})`;
+        if (target.envelope.state !== state || target.envelope.stateReason !== reason)
+          changes.push({ messageId: target.envelope.messageId, state, reason });
+        remaining -= 1;
+        targets.delete(messageId);
+        return;
+      }
+      release.push(request.message.ReceiptHandle as string);
+      if (outcome.result === 'busy') busy.add(outcome.owner);
+      else if (outcome.result === 'send-failed' && outcome.senderFault)
+        refused.push(`${messageId} (${outcome.code}: ${outcome.message})`);
+      else
+        notParked.push(
+          outcome.result === 'send-failed'
+            ? `${messageId} (send failed, ${outcome.code}: ${outcome.message})`
+            : outcome.result === 'taken-over'
+              ? `${messageId} (taken over by another run)`
+              : `${messageId} (sent, not yet deleted from the DLQ)`,
+        );
+    });
+    // What stays in the DLQ is visible again at once, for the retry (or this scan's next pass).
+    if (release.length > 0) await deps.queues.changeVisibility(plan.dlqUrl, release, 0);
+    while (changes.length >= STATE_FLUSH) await flushSome();
+  };
+  const settleGathered = () => settle(gathered.splice(0));
+  // The batch being visited: its messages are the scan's to release only once the visit returns.
+  let visiting: string[] = [];
   const scan = await scanUntilFound(
     deps.queues,
     {
@@ -229,8 +295,11 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
       // ~120,000 in-flight limit): releasing them early would hand them back to this same scan.
       maxHeld: maxMessages,
       ...(deps.sleep ? { sleep: deps.sleep } : {}),
+      settle: settleGathered,
     },
     async (batch) => {
+      visiting = batch.map((m) => m.ReceiptHandle as string);
+      const receivedAt = (deps.now ?? Date.now)();
       const results = new Map<string, VisitResult>();
       for (const message of batch) {
         const target = targets.get(message.MessageId as string);
@@ -243,13 +312,13 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
           throw new RedriveRefusedError(
             `message ${message.MessageId} must stay out of the bulk move (${target.reason}) but no parking queue is configured and discardPoison is not set`,
           );
-        const discard = plan.discardPoison || !plan.parkingQueueUrl;
-        const request = {
+        const request: ParkTransferRequest = {
           message,
+          receivedAt,
           key: parkLedgerKey(target.envelope),
           incidentId: plan.incidentId,
           redriveId: runId,
-          kind: discard ? ('discard' as const) : ('park' as const),
+          kind: discard ? 'discard' : 'park',
           dlqArn: plan.dlqArn,
           dlqUrl: plan.dlqUrl,
           destinationMaxBytes: discard ? null : parkingMaxBytes,
@@ -269,33 +338,26 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
           results.set(message.MessageId as string, 'hold');
           continue;
         }
-        const outcome = await transferMessage(request, deps);
-        if (outcome.result === 'busy') busy.add(outcome.owner);
-        if (outcome.result === 'sent' || outcome.result === 'duplicate-prevented') {
-          if (outcome.result === 'duplicate-prevented') result.duplicateSendsPrevented += 1;
-          // The state follows the ledger entry (a taken-over entry keeps its earlier decision),
-          // written once the DLQ copy is gone: an envelope state is always backed by the ledger.
-          const state = STATE_OF_KIND[outcome.kind];
-          const reason =
-            outcome.kind === 'redrive'
-              ? `sample redrive taken over (run ${redriveId})`
-              : `${target.reason} (run ${redriveId})`;
-          if (target.envelope.state !== state || target.envelope.stateReason !== reason)
-            changes.push({ messageId: target.envelope.messageId, state, reason });
-          if (changes.length >= STATE_FLUSH) await flush();
-          remaining -= 1;
-          targets.delete(message.MessageId as string);
-          results.set(message.MessageId as string, 'consumed');
-        } else {
-          results.set(message.MessageId as string, 'hold');
-        }
+        gathered.push(request);
+        results.set(message.MessageId as string, 'consumed');
       }
+      while (gathered.length >= PARK_BATCH) await settle(gathered.splice(0, PARK_BATCH));
+      // Every target still to move is gathered: move them now and end the scan.
+      if (remaining - gathered.length <= 0) await settleGathered();
+      visiting = [];
       return { results, stop: remaining <= 0 };
     },
     outstandingNow,
   ).catch(async (error: unknown) => {
-    // What was moved before the failure keeps its state; a flush that fails too is left to the
-    // retry (it writes the states of this run's finished ledger entries first).
+    // What this attempt still holds goes back to the DLQ for the retry (gathered messages, and the
+    // batch being visited: a message already deleted fails its entry, harmlessly; one sent and not
+    // deleted is deleted by the retry without a second send); what was moved before the failure
+    // keeps its state; a flush that fails too is left to the retry (it writes the states of this
+    // run's finished ledger entries first).
+    const handles = [
+      ...new Set([...visiting, ...gathered.splice(0).map((r) => r.message.ReceiptHandle as string)]),
+    ];
+    if (handles.length > 0) await deps.queues.changeVisibility(plan.dlqUrl, handles, 0).catch(() => 0);
     await flush().catch(() => undefined);
     throw error;
   });
@@ -308,6 +370,14 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
   if (outstandingNow() > 0 && scan.truncated)
     throw new RedriveRefusedError(
       `${outstandingNow()} message(s) to park were not reached within ${maxMessages} received messages; the move task would carry them back to their source`,
+    );
+  if (refused.length > 0)
+    throw new RedriveRefusedError(
+      `${refused.length} message(s) to park were refused by the parking queue and stay in the DLQ, where the move task would carry them back to their source: ${refused.slice(0, 5).join(', ')}${refused.length > 5 ? ', ...' : ''}`,
+    );
+  if (notParked.length > 0)
+    throw new TransientError(
+      `${notParked.length} message(s) to park are not parked yet and stay in the DLQ; the retry finishes them without sending twice: ${notParked.slice(0, 5).join(', ')}${notParked.length > 5 ? ', ...' : ''}`,
     );
   if (busy.size > 0)
     throw new TransientError(

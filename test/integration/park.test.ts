@@ -274,13 +274,14 @@ describe('Park against the local stack', () => {
   });
 
   it('after a crash right after its first state flush, the retry parks the rest and stops once it has found them, without re-receiving what it holds', async () => {
-    // 30 to park: the attempt parks 25, flushes their states (one BatchExecuteStatement of 25),
-    // and dies right after; its ledger says those 25 are gone from the DLQ.
+    // 45 to park: the attempt parks 30 (three batches of 10), flushes 25 of their states (one
+    // BatchExecuteStatement of 25), and dies right after; its ledger says those 30 are gone from
+    // the DLQ, 5 of their envelopes are still IN_DLQ, and 15 are still to be found.
     const dlq = await seedAndInventory({
       sqs: sqsClient(),
       dlqName: 'park-flush-crash-dlq',
       sourceNames: ['park-flush-crash-src'],
-      messages: Array.from({ length: 40 }, (_, i) =>
+      messages: Array.from({ length: 60 }, (_, i) =>
         i % 4 === 0 ? { body: `fine-${i}` } : { body: `poison-${i}`, attributes: badPayload },
       ),
       incidentId: 'inc-park-flush-crash',
@@ -305,9 +306,9 @@ describe('Park against the local stack', () => {
     expect(await statesOf(dlq.dlqArn, 'PARKED')).toHaveLength(25);
 
     // The retry, with a scan budget far above what is left: it must stop at the receive that
-    // brings the last of the 5 it has to park, not go on receiving (and holding) the redrivable
+    // brings the last of the 15 it has to park, not go on receiving (and holding) the redrivable
     // messages until the budget or the invocation runs out.
-    let toFind = 5;
+    let toFind = 15;
     let receivesAfterLastFound = 0;
     const retry = await park(
       ParkInput.parse({ plan }),
@@ -326,12 +327,12 @@ describe('Park against the local stack', () => {
         },
       }),
     );
-    expect(retry).toEqual({ parked: 30, discarded: 0, skipped: 0, duplicateSendsPrevented: 0 });
-    expect(await statesOf(dlq.dlqArn, 'PARKED')).toHaveLength(30);
+    expect(retry).toEqual({ parked: 45, discarded: 0, skipped: 0, duplicateSendsPrevented: 0 });
+    expect(await statesOf(dlq.dlqArn, 'PARKED')).toHaveLength(45);
     expect([toFind, receivesAfterLastFound]).toEqual([0, 0]);
-    expect(await drain(sqsClient(), parking)).toHaveLength(30);
+    expect(await drain(sqsClient(), parking)).toHaveLength(45);
     expect((await drain(sqsClient(), dlq.dlqUrl)).map((m) => m.Body).sort()).toEqual(
-      Array.from({ length: 10 }, (_, i) => `fine-${i * 4}`).sort(),
+      Array.from({ length: 15 }, (_, i) => `fine-${i * 4}`).sort(),
     );
   });
 });

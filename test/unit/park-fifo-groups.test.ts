@@ -58,33 +58,33 @@ function fifoDeps(
         for (const c of changes) calls.push(`setState ${c.messageId} ${c.state}`);
       },
     },
-    ledger: {
-      begin: async (request) => ({
-        outcome: 'new',
-        entry: {
-          ...request,
-          status: 'IN_PROGRESS',
-          sentMessageId: null,
-          dlqDeleted: false,
-          duplicatePrevented: false,
-          resent: false,
-          takenOverFrom: [],
-          updatedAt: '',
-        },
-      }),
-      markSent: async () => {},
+    ledgerBatch: {
+      begin: async (requests) =>
+        requests.map((request) => ({
+          outcome: 'new' as const,
+          entry: {
+            ...request,
+            status: 'IN_PROGRESS' as const,
+            sentMessageId: null,
+            dlqDeleted: false,
+            duplicatePrevented: false,
+            resent: false,
+            takenOverFrom: [],
+            updatedAt: '',
+          },
+        })),
+      markSent: async () => new Set<string>(),
       markDeleted: async () => {},
-      abandon: async () => {},
-      get: async () => undefined,
-      list: async () => [],
     },
+    ledger: { abandon: async () => {}, list: async () => [] },
     sqs: {
-      send: async () => {
+      sendBatch: async (_url, batch) => {
         calls.push('send');
-        return 'x';
+        return batch.map(() => ({ ok: true as const, sentId: 'x' }));
       },
-      delete: async () => {
+      deleteBatch: async () => {
         calls.push('delete');
+        return new Set<string>();
       },
     },
     sleep: async () => {},

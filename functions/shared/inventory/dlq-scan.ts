@@ -103,6 +103,12 @@ export interface ScanUntilFoundOptions extends ScanOptions {
   /** Extra scans after waiting out a visibility timeout. @default 2 */
   rescans?: number;
   sleep?: (ms: number) => Promise<void>;
+  /**
+   * Called when each scan ends without an error, before `outstanding()` is read: a visitor that
+   * answered `'consumed'` for messages it keeps to handle together (Park's batches of 10) handles
+   * the rest of them here, before the scan's end counts what is still missing or sleeps.
+   */
+  settle?: () => Promise<void>;
 }
 
 /** What {@link scanUntilFound} saw: the scans' totals, what is still outstanding and the DLQ's in-flight count. */
@@ -146,6 +152,7 @@ export async function scanUntilFound(
   const scanOptions: ScanOptions = { waitTimeSeconds: 1, emptyReceives: 1, ...options };
   for (let pass = 0; ; pass++) {
     const scan = await scanDlq(queues, scanOptions, visit);
+    await options.settle?.();
     total.received += scan.received;
     total.consumed += scan.consumed;
     total.released += scan.released;

@@ -29,7 +29,7 @@ import { sqsClient } from '#platform/clients.js';
 import { awsErrorName, errorMessage, isRetryable, RedriveError, TransientError } from '#platform/errors.js';
 import { adaptSqsError } from '#platform/sqs-queues.js';
 import { type CopyRefusal, type OutgoingMessage, outgoingOf } from './outgoing-copy.js';
-import type { LedgerKind, RedriveLedger } from './redrive-ledger.js';
+import type { LedgerEntry, LedgerKind, RedriveLedger } from './redrive-ledger.js';
 
 export {
   type CopyRefusal,
@@ -66,6 +66,11 @@ let globalFaultHook: TransferFaultHook | undefined;
  */
 export function setTransferFaultHook(hook: TransferFaultHook | undefined): void {
   globalFaultHook = hook;
+}
+
+/** The hook installed with {@link setTransferFaultHook}, for the other transfer paths (Park's batches). */
+export function transferFaultHook(): TransferFaultHook | undefined {
+  return globalFaultHook;
 }
 
 /** Ports of {@link transferMessage}. */
@@ -112,7 +117,7 @@ export interface TransferRequest {
  * access-denied errors this module maps them to): the message was not accepted. Anything else (a
  * 5xx, a timeout, a dropped connection, a crash) may have been accepted.
  */
-function refusedOutright(error: unknown): boolean {
+export function refusedOutright(error: unknown): boolean {
   if (error instanceof RedriveError)
     return error.code === 'QUEUE_NOT_FOUND' || error.code === 'ACCESS_DENIED';
   const status = (error as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode;
@@ -120,6 +125,26 @@ function refusedOutright(error: unknown): boolean {
   return (
     typeof status === 'number' && status >= 400 && status < 500 && !/Throttl|RequestThrottled/.test(name)
   );
+}
+
+/**
+ * The copy to send for `req` under the ledger entry `begin` returned: an entry taken over from
+ * another run keeps that run's decision (its kind and destination), so its copy is built for them;
+ * `checked` is `outgoingOf(req).outgoing`, reused when the entry agrees with the request.
+ */
+export function outgoingOfEntry(
+  req: TransferRequest,
+  entry: Pick<LedgerEntry, 'kind' | 'destinationUrl'>,
+  checked = outgoingOf(req).outgoing,
+): OutgoingMessage | undefined {
+  return entry.destinationUrl === req.destinationUrl && entry.kind === req.kind
+    ? checked
+    : outgoingOf({
+        ...req,
+        kind: entry.kind,
+        destinationUrl: entry.destinationUrl,
+        destinationMaxBytes: null,
+      }).outgoing;
 }
 
 /**
@@ -160,15 +185,7 @@ export async function transferMessage(req: TransferRequest, ports: TransferPorts
   await hook?.('after-record', req.key);
   let sentMessageId: string | null = null;
   // A taken-over entry keeps the earlier run's decision: its kind and destination.
-  const outgoing =
-    entry.destinationUrl === req.destinationUrl && entry.kind === req.kind
-      ? checked.outgoing
-      : outgoingOf({
-          ...req,
-          kind: entry.kind,
-          destinationUrl: entry.destinationUrl,
-          destinationMaxBytes: null,
-        }).outgoing;
+  const outgoing = outgoingOfEntry(req, entry, checked.outgoing);
   if (entry.destinationUrl && outgoing) {
     try {
       sentMessageId = await ports.sqs.send(entry.destinationUrl, outgoing);
@@ -334,7 +351,9 @@ export async function transferBatch(
  * The SQS side of a transfer.
  * @param options.client - @default the shared SQS client
  */
-export function createTransferSqs(options: { client?: SQSClient } = {}): TransferSqs {
+export function createTransferSqs(
+  options: { client?: SQSClient } = {},
+): TransferSqs & Required<Pick<TransferSqs, 'deleteBatch'>> {
   const client = () => options.client ?? sqsClient();
   const call = async <T>(action: string, url: string, fn: () => Promise<T>): Promise<T> => {
     try {
