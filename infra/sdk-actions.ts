@@ -52,8 +52,9 @@ const DOCUMENT_CLIENT: Readonly<Record<string, readonly string[]>> = {
   BatchGetCommand: ['dynamodb:BatchGetItem'],
   BatchWriteCommand: ['dynamodb:BatchWriteItem'],
   // PartiQL is authorised per statement kind; the pipeline's batched statements are UPDATEs
-  // (envelope observation fields, functions/shared/inventory/envelope-store.ts).
-  BatchExecuteStatementCommand: ['dynamodb:PartiQLUpdate'],
+  // (envelope observation fields and states, the ledger's marks) and INSERTs (Park's ledger
+  // entries, functions/park/ledger-batch.ts).
+  BatchExecuteStatementCommand: ['dynamodb:PartiQLUpdate', 'dynamodb:PartiQLInsert'],
   TransactWriteCommand: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'],
   TransactGetCommand: ['dynamodb:GetItem'],
   paginateQuery: ['dynamodb:Query'],

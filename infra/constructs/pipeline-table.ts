@@ -27,8 +27,10 @@ export const TABLE_WRITE_ACTIONS = [
   'dynamodb:UpdateItem',
   'dynamodb:DeleteItem',
   'dynamodb:BatchWriteItem',
-  // BatchExecuteStatement's UPDATEs (batched envelope observations).
+  // BatchExecuteStatement's UPDATEs (batched envelope observations and states, Park's ledger marks)
+  // and INSERTs (Park's ledger entries, functions/park/ledger-batch.ts).
   'dynamodb:PartiQLUpdate',
+  'dynamodb:PartiQLInsert',
 ] as const;
 
 /** Properties of {@link PipelineTable}. */

@@ -20,6 +20,7 @@ import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { readJsonPath } from '#inventory/idempotency-key.js';
 import { sqsClient } from '#platform/clients.js';
 import { createSqsQueues } from '#platform/sqs-queues.js';
+import { PARK_BATCH } from '../../functions/park/park-transfer.js';
 import type { ReconcileResult } from '../../functions/reconcile/reconcile.js';
 import { createTriageHandler } from '../../functions/triage/handler.js';
 import { createAlarmEvaluator } from '../../local/alarm-evaluator.js';
@@ -304,8 +305,14 @@ export async function runCell(spec: CellSpec): Promise<CellOutcome> {
  *   in DLQ + in flight = the DLQ, redriven = DLQ messages delivered after the approval (a key the
  *   DLQ held twice may arrive twice), inventoried + late + returned = every state;
  * - every duplicate delivery is recorded: a key delivered in more copies than the DLQ held is in
- *   `possibleDuplicates`, and the report records at most one possible duplicate per injected crash.
+ *   `possibleDuplicates`, and the report records at most one possible duplicate per message a
+ *   crashed call had in hand: {@link MESSAGES_IN_HAND_PER_CRASH} per injected crash (Park moves
+ *   ten messages at a time, so a crash between its record and its SENT leaves up to ten entries a
+ *   retry must send again; each of them at most once more).
  */
+/** Messages one call of the pipeline moves at once (Park's batches, functions/park/park-transfer.ts). */
+export const MESSAGES_IN_HAND_PER_CRASH = PARK_BATCH;
+
 export function judge(
   spec: CellSpec,
   report: ReconcileResult | undefined,
@@ -372,8 +379,14 @@ export function judge(
   const unrecordedParked = parked.beyond.filter((k) => !recorded('park').has(k));
   if (unrecordedParked.length > 0)
     problems.push(`unrecorded duplicate copies in the parking queue: ${unrecordedParked.join(', ')}`);
-  if (report.possibleDuplicateSends > crashes)
-    problems.push(`${report.possibleDuplicateSends} possible duplicates recorded for ${crashes} crash(es)`);
+  if (report.possibleDuplicateSends > crashes * MESSAGES_IN_HAND_PER_CRASH)
+    problems.push(
+      `${report.possibleDuplicateSends} possible duplicates recorded for ${crashes} crash(es) of at most ${MESSAGES_IN_HAND_PER_CRASH} messages in hand`,
+    );
+  // Each message at most one extra copy per crash, however many a batch had in hand.
+  const twice = [...parkedCount].filter(([k, n]) => n - copiesOf(k) > crashes).map(([k]) => k);
+  if (twice.length > 0)
+    problems.push(`more duplicate copies in the parking queue than crashes: ${twice.join(', ')}`);
   if (spec.crash && crashes === 0)
     problems.push('the crash was never injected (its call site was not reached)');
   return problems;
