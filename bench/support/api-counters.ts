@@ -47,6 +47,16 @@ const WRITES = new Set([
  * there too (the UpdateItems they replace measured 4.0 each).
  */
 const WRITE_UNITS_PER_STATEMENT = 4;
+/**
+ * A statement on a ledger entry (`LEDGER#<messageId>`: Park's INSERTs and SENT / deleted UPDATEs,
+ * functions/park/ledger-batch.ts): a small item outside the index, 1 write unit, as the PutItem and
+ * UpdateItems they replace measured.
+ */
+const WRITE_UNITS_PER_LEDGER_STATEMENT = 1;
+const unitsOfStatement = (statement: unknown) =>
+  JSON.stringify((statement as { Parameters?: unknown }).Parameters ?? []).includes('"LEDGER#')
+    ? WRITE_UNITS_PER_LEDGER_STATEMENT
+    : WRITE_UNITS_PER_STATEMENT;
 
 type Stack = { middlewareStack: { add: (m: unknown, o: unknown) => void } };
 
@@ -77,8 +87,10 @@ export function countCalls(client: unknown, options: { capacity?: boolean } = {}
           0,
         );
         if (name === 'BatchExecuteStatementCommand')
-          counts.wcu +=
-            ((args.input?.Statements as unknown[] | undefined)?.length ?? 0) * WRITE_UNITS_PER_STATEMENT;
+          counts.wcu += ((args.input?.Statements as unknown[] | undefined) ?? []).reduce(
+            (n: number, statement) => n + unitsOfStatement(statement),
+            0,
+          );
         else if (WRITES.has(name)) counts.wcu += units;
         else counts.rcu += units;
         return result;
