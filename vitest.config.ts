@@ -10,15 +10,16 @@ const scaled = (ms: number) => Math.round(ms * Math.min(4, load));
 /**
  * Test files long by nature: fault suites that wait out a dead session's hold or a move task, the
  * conservation property's random fault schedules, the scenario suite (every `npm start -- --scenario`
- * end to end), the deep-DLQ and cost runs. They are the `long` project: `npm run test:long`, which
- * `.ci/run` runs right after `npm test`. Every other file is `npm test` (projects `unit` and
- * `integration`).
+ * end to end), the deep-DLQ and cost runs, Preflight over 50,000 envelopes. They are the `long`
+ * project: `npm run test:long`, which `.ci/run` runs right after `npm test`. Every other file is
+ * `npm test` (projects `unit` and `integration`).
  */
 const LONG = [
   'test/crash/**/*.test.ts',
   'test/workflow/scenarios*.test.ts',
   'test/workflow/big-incident.test.ts',
   'test/workflow/redrive-cost.test.ts',
+  'test/integration/preflight-at-scale.test.ts',
 ];
 
 // One DynamoDB Local JVM for the run; every local stack gets a table of its own on it. The global

@@ -1,4 +1,5 @@
-/** Park's ports: the transfer ports it shares with SampleRedrive (`#transfer/transfer-deps.js`), its batched SQS calls and ledger, and the bulk envelope states. */
+/** Park's ports: the transfer ports it shares with SampleRedrive (`#transfer/transfer-deps.js`), its batched SQS calls and ledger, the bulk envelope states and the projected envelope listing. */
+import { createEnvelopeListing } from '#inventory/envelope-listing.js';
 import { createEnvelopeStates } from '#inventory/envelope-states.js';
 import { tableAccess } from '#platform/clients.js';
 import { type DepsOptions, pipelineConfig } from '#platform/config.js';
@@ -17,6 +18,7 @@ export function createParkDeps(options: DepsOptions<ParkDeps> = {}): ParkDeps {
     sqs: { sendBatch: createParkSendBatch(), deleteBatch: transfer.sqs.deleteBatch },
     ledgerBatch: createLedgerBatch({ ledger: transfer.ledger, ...tableAccess(config) }),
     envelopeStates: createEnvelopeStates(tableAccess(config)),
+    listing: createEnvelopeListing(tableAccess(config)),
     ...options.overrides,
   };
 }

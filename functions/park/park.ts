@@ -34,6 +34,11 @@
 
 import { ExecutionPlan, runIdOf } from '#incident/execution-plan.js';
 import { scanUntilFound, type VisitResult } from '#inventory/dlq-scan.js';
+import {
+  CANDIDATE_FIELDS,
+  type EnvelopeCandidate,
+  type EnvelopeListing,
+} from '#inventory/envelope-listing.js';
 import type { EnvelopeStates, StateChange } from '#inventory/envelope-states.js';
 import type { EnvelopeStore, StoredEnvelope } from '#inventory/envelope-store.js';
 import { DEFAULT_HOLD_LIMIT } from '#inventory/inventory-session.js';
@@ -71,6 +76,11 @@ export interface ParkDeps extends ParkTransferPorts {
   ledger: ParkTransferPorts['ledger'] & Pick<RedriveLedger, 'list'>;
   queues: Pick<SqsQueues, 'receive' | 'changeVisibility' | 'describe'>;
   envelopes: Pick<EnvelopeStore, 'listEnvelopes'>;
+  /**
+   * The envelope listing with projections (envelope-listing.ts): only {@link CANDIDATE_FIELDS}
+   * come back. The handler always passes it. @default `envelopes.listEnvelopes` (full envelopes)
+   */
+  listing?: EnvelopeListing;
   /** The PARKED / DISCARDED states, written in bulk. */
   envelopeStates: Pick<EnvelopeStates, 'setStates'>;
   /** Visibility timeout of each receive, seconds. @default {@link parkVisibilityTimeoutSeconds} of the DLQ's depth */
@@ -82,7 +92,7 @@ export interface ParkDeps extends ParkTransferPorts {
 
 /** What Park keeps of an envelope it may park (no body). */
 type ParkCandidate = Pick<
-  StoredEnvelope,
+  EnvelopeCandidate,
   | 'messageId'
   | 'idempotencyKey'
   | 'state'
@@ -150,7 +160,8 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
   // it decides on: those are kept (without their bodies) and decided after the listing.
   const history = createRedriveHistory();
   const candidates: ParkCandidate[] = [];
-  for await (const envelope of deps.envelopes.listEnvelopes(plan.dlqArn)) {
+  const listing: EnvelopeListing = deps.listing ?? deps.envelopes;
+  for await (const envelope of listing.listEnvelopes(plan.dlqArn, CANDIDATE_FIELDS)) {
     history.add(envelope);
     if (envelope.state === 'REDRIVEN') continue;
     const { messageId, idempotencyKey, state, stateReason, classification, redriveCount, sourceArn } =

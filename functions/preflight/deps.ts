@@ -5,6 +5,7 @@ import { createIncidentUpdater } from '#incident/incident-update.js';
 import { createOpenIncidents } from '#incident/open-incident.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import { createWorkflowLeaseStore } from '#incident/workflow-lease.js';
+import { createEnvelopeListing } from '#inventory/envelope-listing.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { createCoverageReader } from '#inventory/inventory-session.js';
 import { createPayloadObjects } from '#inventory/payload-objects.js';
@@ -37,6 +38,7 @@ export function createPreflightDeps(
     queues,
     moveTasks: createMoveTasks({ client: sqsClient() }),
     envelopes,
+    listing: createEnvelopeListing(table),
     leases: createWorkflowLeaseStore(table),
     payloads,
     keys: {

@@ -14,7 +14,13 @@ import type { StoredEnvelope } from '#inventory/envelope-store.js';
 import type { InventoryCoverageRead } from '#inventory/inventory-session.js';
 import type { QueueRegistration } from '#inventory/model.js';
 import { accessTo, parseArn, targetRefOf } from '#transfer/mover-targets.js';
-import { matchesSelection, needsPayload, notRedrivable, payloadOf } from '#transfer/selection.js';
+import {
+  matchesSelection,
+  needsPayload,
+  notRedrivable,
+  payloadOf,
+  type SelectableEnvelope,
+} from '#transfer/selection.js';
 
 /** Which engine moves the messages. */
 export type TransferPath = 'move-task' | 'mover';
@@ -87,6 +93,10 @@ export function outsideDlqScope(arn: string, dlqArn: string): boolean {
   return !!target && !!dlq && (target.accountId !== dlq.accountId || target.region !== dlq.region);
 }
 
+/** What {@link SelectionCounter} reads of an envelope (`inlineBody` only for a selection with body conditions). */
+export type CountedEnvelope = SelectableEnvelope &
+  Pick<StoredEnvelope, 'state' | 'inlineBody' | 'origin' | 'sourceArn' | 'payload' | 'payloadGoneAt'>;
+
 /**
  * Counts what the plan selects, one envelope at a time (the envelopes the run looks at: IN_DLQ,
  * or PARKED when un-parking), and collects the targets of the selected ones and why some have none.
@@ -105,7 +115,7 @@ export class SelectionCounter {
     return envelope.state === (this.plan.unpark ? 'PARKED' : 'IN_DLQ');
   }
 
-  public add(envelope: StoredEnvelope): void {
+  public add(envelope: CountedEnvelope): void {
     if (!this.looksAt(envelope)) return;
     this.count.total += 1;
     // A body condition needs the body: a chunked one is not read here and counts as selected

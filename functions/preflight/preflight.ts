@@ -52,6 +52,7 @@ import {
   type WorkflowLease,
   type WorkflowLeaseStore,
 } from '#incident/workflow-lease.js';
+import { type EnvelopeListing, PREFLIGHT_FIELDS } from '#inventory/envelope-listing.js';
 import type { EnvelopeStore } from '#inventory/envelope-store.js';
 import type { InventoryCoverageRead } from '#inventory/inventory-session.js';
 import type { Envelope, QueueRegistration } from '#inventory/model.js';
@@ -81,6 +82,7 @@ import {
   type RampForecast,
   verifyWindowSeconds,
 } from '#transfer/redrive-plan.js';
+import { needsPayload } from '#transfer/selection.js';
 import { checkQueueKeys, type KeyedQueue } from './key-check.js';
 import type { KeyAccess } from './kms-keys.js';
 import {
@@ -153,6 +155,12 @@ export interface PreflightDeps {
   queues: Pick<SqsQueues, 'describe' | 'resolveByName' | 'listDeadLetterSourceQueues'>;
   moveTasks: Pick<MoveTasks, 'list'>;
   envelopes: Pick<EnvelopeStore, 'listEnvelopes' | 'markPayloadGone'>;
+  /**
+   * The envelope listing with projections (envelope-listing.ts): only {@link PREFLIGHT_FIELDS} come
+   * back (and the body when the selection has body conditions). The handler always passes it.
+   * @default `envelopes.listEnvelopes` (full envelopes)
+   */
+  listing?: EnvelopeListing;
   /**
    * The per-DLQ workflow lease (check 7). The handler always passes it; without it check 7 is
    * skipped (tests of checks 1-6 only).
@@ -307,7 +315,12 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
   const receiveCounts: Array<Pick<Envelope, 'messageId' | 'receiveCount' | 'state'>> = [];
   let nonSqsOrigins = 0;
   const counter = new SelectionCounter(plan);
-  for await (const envelope of deps.envelopes.listEnvelopes(plan.dlqArn)) {
+  const listing: EnvelopeListing = deps.listing ?? deps.envelopes;
+  // The body only for a selection's body conditions (SelectionCounter); nothing else reads it here.
+  const fields = needsPayload(plan.selection)
+    ? [...PREFLIGHT_FIELDS, 'inlineBody' as const]
+    : PREFLIGHT_FIELDS;
+  for await (const envelope of listing.listEnvelopes(plan.dlqArn, fields)) {
     counter.add(envelope);
     if (envelope.state !== 'IN_DLQ') continue;
     inDlq += 1;

@@ -4,6 +4,7 @@ import { createProcessedKeys } from '#consumer/processed-keys.js';
 import { createIncidentStore } from '#incident/incident-store.js';
 import { createOpenIncidents } from '#incident/open-incident.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
+import { createEnvelopeListing } from '#inventory/envelope-listing.js';
 import { createEnvelopeStates } from '#inventory/envelope-states.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { sqsClient, tableAccess } from '#platform/clients.js';
@@ -28,6 +29,7 @@ export function createReconcileDeps(
     queues: createSqsQueues({ client: sqsClient() }),
     envelopes: createEnvelopeStore(table),
     envelopeStates: createEnvelopeStates(table),
+    listing: createEnvelopeListing(table),
     ledger: createRedriveLedger(table),
     moveTasks: createMoveTasks({ client: sqsClient() }),
     registrations: createQueueRegistry(table),

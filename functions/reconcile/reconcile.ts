@@ -33,6 +33,11 @@ import type { ProcessedKeysReader } from '#consumer/processed-keys.js';
 import { ExecutionPlan } from '#incident/execution-plan.js';
 import { type REDRIVE_OUTCOMES, type RunRecorder, recordRunOnIncident } from '#incident/notifier.js';
 import type { OpenIncidents } from '#incident/open-incident.js';
+import {
+  CANDIDATE_FIELDS,
+  type EnvelopeCandidate,
+  type EnvelopeListing,
+} from '#inventory/envelope-listing.js';
 import type { EnvelopeStates, StateChange } from '#inventory/envelope-states.js';
 import type { EnvelopeStore, StoredEnvelope } from '#inventory/envelope-store.js';
 import { type InventoryDeps, inventoryDlq, inventoryRefusal } from '#inventory/inventory.js';
@@ -154,6 +159,11 @@ export function emptyReconcileResult(): ReconcileResult {
 export interface ReconcileDeps {
   queues: SqsQueues;
   envelopes: EnvelopeStore;
+  /**
+   * The envelope listing with projections (envelope-listing.ts): only {@link CANDIDATE_FIELDS}
+   * come back. The handler always passes it. @default `envelopes.listEnvelopes` (full envelopes)
+   */
+  listing?: EnvelopeListing;
   /** The envelopes' state changes, written in bulk. */
   envelopeStates: EnvelopeStates;
   ledger: Pick<RedriveLedger, 'list'>;
@@ -195,7 +205,7 @@ const named = (e: Pick<StoredEnvelope, 'messageId' | 'idempotencyKey'>): NamedMe
 });
 
 /** True when the envelope belongs to the incident's accounting (see the module comment). */
-function belongs(envelope: StoredEnvelope, incidentId: string, entry: LedgerEntry | undefined): boolean {
+function belongs(envelope: EnvelopeCandidate, incidentId: string, entry: LedgerEntry | undefined): boolean {
   return (
     envelope.state === 'IN_DLQ' ||
     envelope.incidentId === incidentId ||
@@ -312,7 +322,7 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
   const change = (messageId: string, state: EnvelopeState, reason: string | undefined) => {
     changes.push({ messageId, state, reason });
   };
-  const settle = (envelope: StoredEnvelope, state: EnvelopeState, reason: string | undefined) => {
+  const settle = (envelope: EnvelopeCandidate, state: EnvelopeState, reason: string | undefined) => {
     if (state !== envelope.state || (reason !== undefined && reason !== envelope.stateReason))
       change(envelope.messageId, state, reason);
     if (state === 'REDRIVEN') {
@@ -322,7 +332,8 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
     else if (state === 'DISCARDED') result.discarded += 1;
     else result.inDlq += 1;
   };
-  for await (const envelope of deps.envelopes.listEnvelopes(plan.dlqArn)) {
+  const listing: EnvelopeListing = deps.listing ?? deps.envelopes;
+  for await (const envelope of listing.listEnvelopes(plan.dlqArn, CANDIDATE_FIELDS)) {
     const entry = ledger.get(envelope.messageId);
     if (!belongs(envelope, incidentId, entry)) continue;
     if (isLate(envelope)) late.push({ key: envelope.idempotencyKey, messageId: envelope.messageId });

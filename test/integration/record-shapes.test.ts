@@ -13,6 +13,7 @@ import { createOpenIncidents } from '#incident/open-incident.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import { createWorkflowLeaseStore } from '#incident/workflow-lease.js';
 import { buildEnvelope } from '#inventory/envelope.js';
+import { createEnvelopeListing } from '#inventory/envelope-listing.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { createInventorySessionStore } from '#inventory/inventory-session.js';
 import { emptySummary } from '#inventory/summary.js';
@@ -241,6 +242,11 @@ describe('record shape versions on DynamoDB Local', () => {
       for await (const _ of envelopes.listEnvelopes(DLQ));
     })();
     await expect(listing).rejects.toBeInstanceOf(UnknownShapeVersionError);
+    // The projected listing (Preflight, Park, Reconcile) reads the version too, whatever fields it asks for.
+    const projected = (async () => {
+      for await (const _ of createEnvelopeListing().listEnvelopes(DLQ, ['state']));
+    })();
+    await expect(projected).rejects.toThrow(`envelope m-v2 in ${DLQ} has shapeVersion 2`);
 
     await putRaw({
       pk: keys.dlq(DLQ),
