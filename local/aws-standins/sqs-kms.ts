@@ -24,10 +24,10 @@ import {
   ReceiveMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import { createRequestHandler } from 'local-aws-sqs';
 import type { KmsStandin } from './kms.js';
 import { callerOf, hostStandin, type Standin } from './server.js';
 import type { FifoGroupGate } from './sqs-fifo-groups.js';
+import { createRequestHandler } from './sqs-indexed.js';
 
 const USES_KEY = new Set(['ReceiveMessage', 'SendMessage', 'SendMessageBatch']);
 

@@ -6,8 +6,8 @@ import {
   SendMessageBatchCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import { createSqsServer } from 'local-aws-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSqsServer } from '../../local/aws-standins/sqs-indexed.js';
 import { rampDisplay, startRampProgress } from '../../local/demo/progress.js';
 import { queueDepth } from '../../local/demo/queues.js';
 
