@@ -116,12 +116,15 @@ async function scenario(sqs: SQSClient) {
         }),
       )
     ).Attributes;
+  // A long poll (1 s): on a loaded machine the stand-in's 40 ms short poll can end before its
+  // first 10 ms scan (both packages; measured with load average 19).
   const receive = (QueueUrl: string, MaxNumberOfMessages: number, VisibilityTimeout: number) =>
     sqs.send(
       new ReceiveMessageCommand({
         QueueUrl,
         MaxNumberOfMessages,
         VisibilityTimeout,
+        WaitTimeSeconds: 1,
         AttributeNames: ['All'],
         MessageAttributeNames: ['All'],
       }),
