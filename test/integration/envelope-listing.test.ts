@@ -14,6 +14,7 @@ import {
   PREFLIGHT_FIELDS,
 } from '#inventory/envelope-listing.js';
 import { createEnvelopeStore, type StoredEnvelope } from '#inventory/envelope-store.js';
+import { documentClient } from '#platform/clients.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 
 const DLQ = 'arn:aws:sqs:us-east-1:123456789012:listing-dlq';
@@ -139,5 +140,52 @@ describe('the projected envelope listing', () => {
     expect(nextPageLimit(1000, 15)).toBe(15);
     expect(nextPageLimit(15, 15)).toBe(30);
     expect(nextPageLimit(250, 3)).toBe(10);
+  });
+  it("the store's own count and full listing page with a Limit across more than one page (linear on DynamoDB Local)", async () => {
+    const DEEP = 'arn:aws:sqs:us-east-1:123456789012:listing-deep-dlq';
+    const n = 1_205;
+    const envelopes = Array.from({ length: n }, (_, i) =>
+      buildEnvelope(
+        {
+          MessageId: `deep-${i}`,
+          Body: `{"orderId":${i}}`,
+          Attributes: { SentTimestamp: String(now - i), DeadLetterQueueSourceArn: SOURCE },
+        },
+        {
+          dlqArn: DEEP,
+          fifo: false,
+          retentionPeriodSeconds: 345_600,
+          now,
+          registration: {},
+          incidentId: 'inc-deep',
+        },
+      ),
+    );
+    const store = createEnvelopeStore();
+    expect((await store.putEnvelopes(envelopes, { deadlineMs: 60_000 })).created).toBe(n);
+    await store.setState(DEEP, 'deep-7', 'PARKED', 'classified poison: do not redrive (run inc-deep)');
+
+    const queries: Array<{ Limit?: number; Select?: string }> = [];
+    const client = documentClient();
+    const spy = 'count-query-limits';
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'QueryCommand') queries.push(args.input as { Limit?: number });
+        return next(args);
+      },
+      { step: 'initialize', name: spy },
+    );
+    try {
+      expect(await store.countEnvelopes(DEEP, 'IN_DLQ')).toBe(n - 1);
+      expect(await store.countEnvelopes(DEEP, 'PARKED')).toBe(1);
+      let listed = 0;
+      for await (const _ of store.listEnvelopes(DEEP)) listed += 1;
+      expect(listed).toBe(n);
+    } finally {
+      client.middlewareStack.remove(spy);
+    }
+    // Two counts and one listing, each at least two pages of at most 1,000 items.
+    expect(queries.length).toBeGreaterThanOrEqual(6);
+    expect(queries.filter((q) => !(q.Limit !== undefined && q.Limit > 0 && q.Limit <= 1000))).toEqual([]);
   });
 });

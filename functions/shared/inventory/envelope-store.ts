@@ -368,17 +368,30 @@ async function getEnvelopes(
   return found;
 }
 
+/**
+ * Items one Query page of the store may evaluate (`Limit`). Without a `Limit`, DynamoDB Local reads
+ * every item from the page's start to the end of the key range and then cuts the page at 1 MB, so a
+ * full listing or count of a deep DLQ costs the square of its depth there (the count of the ramp's
+ * first accounting took 66 s at 20,000 envelopes: bench/envelope-listing, docs/cost-model.md). On
+ * DynamoDB a 1 MB page holds about 450 envelopes, so the limit adds no calls there.
+ * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Query.Pagination.html
+ */
+const QUERY_PAGE_ITEMS = 1000;
+
 async function* queryItems(
   db: Db,
   input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>,
 ): AsyncGenerator<Record<string, unknown>> {
   let start: Record<string, unknown> | undefined;
   do {
-    const out = await db
-      .client()
-      .send(
-        new QueryCommand({ ...input, TableName: db.table, ...(start ? { ExclusiveStartKey: start } : {}) }),
-      );
+    const out = await db.client().send(
+      new QueryCommand({
+        ...input,
+        TableName: db.table,
+        Limit: QUERY_PAGE_ITEMS,
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }),
+    );
     yield* out.Items ?? [];
     start = out.LastEvaluatedKey;
   } while (start);
@@ -412,6 +425,7 @@ async function countEnvelopes(db: Db, dlqArn: string, state: EnvelopeState): Pro
           ':state': state,
         },
         Select: 'COUNT',
+        Limit: QUERY_PAGE_ITEMS,
         ...(start ? { ExclusiveStartKey: start } : {}),
       }),
     );
