@@ -307,6 +307,16 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
       maxHeld: maxMessages,
       ...(deps.sleep ? { sleep: deps.sleep } : {}),
       settle: settleGathered,
+      // A gathered message whose visibility ended before its batch moved, received again: only
+      // its latest receipt handle deletes it (an older one succeeds and may delete nothing), and
+      // its lease starts again.
+      receivedAgain: (message) => {
+        const request = gathered.find((r) => r.message.MessageId === message.MessageId);
+        if (!request) return false;
+        request.message = { ...request.message, ReceiptHandle: message.ReceiptHandle as string };
+        request.receivedAt = (deps.now ?? Date.now)();
+        return true;
+      },
     },
     async (batch) => {
       visiting = batch.map((m) => m.ReceiptHandle as string);

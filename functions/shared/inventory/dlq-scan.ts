@@ -27,6 +27,13 @@ export interface ScanOptions {
   emptyReceives?: number;
   /** Long-poll wait per receive, seconds. @default 0 */
   waitTimeSeconds?: number;
+  /**
+   * A message received again in this scan (its visibility timeout ended first), with its new
+   * receipt handle. Returns true when the caller keeps that handle (a message it consumed but has
+   * not deleted yet: SQS deletes a message only with its latest receipt handle); otherwise the
+   * scan holds it.
+   */
+  receivedAgain?: (message: Message) => boolean;
 }
 
 /** What {@link scanDlq} saw. */
@@ -73,7 +80,7 @@ export async function scanDlq(
       // At-least-once delivery: a message can come twice in one scan; hold the copy, skip the visit.
       const fresh = batch.filter((m) => {
         if (seen.has(m.MessageId as string)) {
-          held.push(m.ReceiptHandle as string);
+          if (!options.receivedAgain?.(m)) held.push(m.ReceiptHandle as string);
           return false;
         }
         seen.add(m.MessageId as string);
