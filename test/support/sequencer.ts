@@ -5,24 +5,49 @@
  * A file's length is its duration in vitest's results cache (`node_modules/.vite`, written by the
  * previous run on this checkout). A fresh clone, as CI has, has no cache: vitest's own order is
  * then by file size, which starts the short-sourced but long-running workflow scenarios last. For
- * a file without a cached duration the folder's typical duration stands in (measured on the 2-core
- * machine: the workflow scenarios and the infra synth tests take tens of seconds each, unit files
- * well under a second).
+ * a file without a cached duration its measured duration (the long files are named) or its
+ * folder's typical one stands in.
  *
  * @see https://vitest.dev/config/#sequence-sequencer
  */
 import { relative } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
-/** Typical duration of a file by folder, milliseconds, for a file the cache does not know. */
+/**
+ * Typical duration of a file the cache does not know, milliseconds: the long files by name, then
+ * by folder (first match wins). Measured on the 2-core machine, quiet (npm test of e022e75 and
+ * after the changes in docs/local-run.md); a file's order matters only against the others.
+ */
 const TYPICAL_MS: ReadonlyArray<readonly [prefix: string, ms: number]> = [
   // npm run test:long: the restart after a crashed triage waits out a hold (~180 s), the property ~140 s.
   ['test/crash/', 120_000],
-  ['test/workflow/', 40_000],
-  ['test/infra/', 25_000],
-  ['packages/', 15_000],
-  ['test/integration/', 10_000],
-  ['test/cli/', 8_000],
+  ['test/workflow/redrive-happy.test.ts', 48_000],
+  ['packages/consumer-idempotency/test/local-stack.test.ts', 32_000],
+  ['test/workflow/redrive-guards.test.ts', 30_000],
+  ['test/integration/verify-sample.test.ts', 28_000],
+  ['test/integration/reconcile.test.ts', 28_000],
+  ['test/workflow/redrive-crash.test.ts', 27_000],
+  ['test/integration/redrive-hostile-sample.test.ts', 26_000],
+  ['test/integration/mover.test.ts', 26_000],
+  ['test/integration/redrive-hostile.test.ts', 24_000],
+  ['test/integration/sample-redrive.test.ts', 23_000],
+  ['test/integration/park.test.ts', 23_000],
+  // The real bundles of all 14 functions (its beforeAll) and the CloudFormation validation.
+  ['test/infra/pipeline-stack.test.ts', 22_000],
+  ['test/workflow/redrive-mover.test.ts', 20_000],
+  ['test/cli/cli-arguments.test.ts', 18_000],
+  ['test/workflow/mover-cross-account.test.ts', 17_000],
+  ['test/workflow/cli-runs.test.ts', 16_000],
+  ['test/unit/big-incident-payloads.test.ts', 15_000],
+  ['test/integration/ledger-ownership.test.ts', 14_000],
+  ['test/integration/slack-workflow.test.ts', 13_000],
+  ['test/integration/triage.test.ts', 12_000],
+  ['test/unit/crash-matrix-plan.test.ts', 11_000],
+  ['test/workflow/', 5_000],
+  ['test/infra/', 5_000],
+  ['packages/', 3_000],
+  ['test/integration/', 3_000],
+  ['test/cli/', 3_000],
 ];
 const OTHER_MS = 1_000;
 
