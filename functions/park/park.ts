@@ -83,7 +83,7 @@ export interface ParkDeps extends ParkTransferPorts {
   listing?: EnvelopeListing;
   /** The PARKED / DISCARDED states, written in bulk. */
   envelopeStates: Pick<EnvelopeStates, 'setStates'>;
-  /** Visibility timeout of each receive, seconds. @default {@link parkVisibilityTimeoutSeconds} of the DLQ's depth */
+  /** Visibility timeout of each receive, seconds, raised where the DLQ's depth needs longer ({@link parkVisibilityTimeoutSeconds}). @default {@link parkVisibilityTimeoutSeconds} of the DLQ's depth */
   visibilityTimeoutSeconds?: number;
   /** Most messages received in one invocation. @default {@link PARK_MAX_MESSAGES} */
   maxMessages?: number;
@@ -126,10 +126,19 @@ export const PARK_TIMEOUT_SECONDS = 900;
  * must stay hidden for its whole scan, or the scan receives it again and never gets past it; 30 s
  * up to 3,750 messages, then the scan's time at {@link PARK_SCAN_RATE_FLOOR}, at most the
  * function's timeout (longer would hide messages beyond any run of Park).
+ *
+ * A configured timeout (`REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS`, short on the local stack so a
+ * crashed attempt's messages come back soon) is kept where it covers the scan at that rate and
+ * raised to the scan's time where it does not: with 5 s on a 100,000-message DLQ the messages Park
+ * held came back within seconds, the scan received them again and again, and Park refused after
+ * 110,000 receives having reached 216 of its 5,000 targets.
+ *
+ * @param depth - the DLQ's depth (visible + in flight + delayed), messages.
+ * @param configured - the configured visibility timeout, seconds, when one is set.
  */
-export function parkVisibilityTimeoutSeconds(depth: number): number {
+export function parkVisibilityTimeoutSeconds(depth: number, configured?: number): number {
   const scanSeconds = Number.isFinite(depth) ? Math.ceil(depth / PARK_SCAN_RATE_FLOOR) : 0;
-  return Math.min(PARK_TIMEOUT_SECONDS, Math.max(30, scanSeconds));
+  return Math.min(PARK_TIMEOUT_SECONDS, Math.max(configured ?? 30, scanSeconds));
 }
 
 /** Envelope states Park writes per flush: one BatchExecuteStatement of 25. */
@@ -202,9 +211,10 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
       `${ownTargets} message(s) must stay out of the bulk move but no parking queue is configured (registration parkingQueueArn or PARKING_QUEUE_URL); set discardPoison to discard them instead`,
     );
 
-  const vt =
-    deps.visibilityTimeoutSeconds ??
-    parkVisibilityTimeoutSeconds(queueDepth(await deps.queues.describe(plan.dlqUrl)));
+  const vt = parkVisibilityTimeoutSeconds(
+    queueDepth(await deps.queues.describe(plan.dlqUrl)),
+    deps.visibilityTimeoutSeconds,
+  );
   const runId = runIdOf(plan);
   const parkingMaxBytes =
     !plan.discardPoison && plan.parkingQueueUrl

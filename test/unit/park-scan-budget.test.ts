@@ -21,6 +21,15 @@ describe("Park's scan budget on a deep DLQ", () => {
     expect(parkVisibilityTimeoutSeconds(Number.NaN)).toBe(30);
   });
 
+  it('keeps a configured visibility timeout where it covers the scan and raises it where the depth needs longer (a 5 s timeout on 100,000 messages re-received what Park held)', () => {
+    expect(parkVisibilityTimeoutSeconds(600, 5)).toBe(5);
+    expect(parkVisibilityTimeoutSeconds(30, 2)).toBe(2);
+    expect(parkVisibilityTimeoutSeconds(10_000, 5)).toBe(80);
+    expect(parkVisibilityTimeoutSeconds(100_000, 5)).toBe(800);
+    expect(parkVisibilityTimeoutSeconds(100_000, 5_000)).toBe(PARK_TIMEOUT_SECONDS);
+    expect(parkVisibilityTimeoutSeconds(Number.NaN, 5)).toBe(5);
+  });
+
   it("never hides a message longer than Park's function can run, and the function's timeout is the one the catalog deploys", () => {
     expect(parkVisibilityTimeoutSeconds(DEFAULT_HOLD_LIMIT * 10)).toBe(PARK_TIMEOUT_SECONDS);
     expect(FUNCTION_ACCESS.park.timeoutSeconds).toBe(PARK_TIMEOUT_SECONDS);
