@@ -13,9 +13,10 @@ export const CRASH_POINTS: ReadonlyArray<{ functionFolder: string; command: stri
   { functionFolder: 'triage', command: 'PutItemCommand' },
   { functionFolder: 'validate-input', command: 'GetQueueUrlCommand' },
   { functionFolder: 'preflight', command: 'PutItemCommand' },
-  { functionFolder: 'park', command: 'PutItemCommand' },
-  { functionFolder: 'park', command: 'SendMessageCommand' },
-  { functionFolder: 'park', command: 'DeleteMessageCommand' },
+  // Park moves its messages 10 at a time: the ledger INSERTs, the send, the delete (park-transfer.ts).
+  { functionFolder: 'park', command: 'BatchExecuteStatementCommand' },
+  { functionFolder: 'park', command: 'SendMessageBatchCommand' },
+  { functionFolder: 'park', command: 'DeleteMessageBatchCommand' },
   { functionFolder: 'sample-redrive', command: 'PutItemCommand' },
   { functionFolder: 'sample-redrive', command: 'SendMessageCommand' },
   { functionFolder: 'sample-redrive', command: 'UpdateItemCommand' },
