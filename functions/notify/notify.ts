@@ -204,7 +204,9 @@ export function outcomeText(outcome: RedriveOutcome | string, run: Run): string 
       return `Bulk move of ${dlq} refused: the inventory is a sample of ${num(inv.inventoried) ?? 0} of about ${num(inv.depthAtStart) ?? 0} messages (the DLQ was deeper than one inventory can hold invisible), so a move task would move about ${num(inv.unseen) ?? 0} messages that have no envelope; they stay in the DLQ for a path that records each message before it moves it. Parking and the verified sample are done: ${tally}.`;
     }
     case 'failed':
-      return `Redrive of ${dlq} failed at a step: ${run.error?.Error ?? 'error'}: ${causeMessage(run.error?.Cause)}.`;
+      // A failure between the approval and the bulk move was reconciled first (ReconcileAfterFailure):
+      // say where the messages are, parked ones included; else the counts are not known.
+      return `Redrive of ${dlq} failed at a step: ${run.error?.Error ?? 'error'}: ${causeMessage(run.error?.Cause)}.${run.reconcile ? ` ${tally}.` : ''}`;
     default:
       return `Redrive of ${dlq} ended: ${outcome}.`;
   }

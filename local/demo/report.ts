@@ -35,6 +35,17 @@ export type ReconcileCounts = Pick<
     >
   >;
 
+/**
+ * The Reconcile result of one execution: its `Reconcile` state's, or, when a step between the
+ * approval and the bulk move failed, `ReconcileAfterFailure`'s (the same function, run before
+ * RecordFailure reports the failure); undefined when the execution reconciled nothing.
+ */
+export function reconcileOf(result: { taskResults: Record<string, unknown> }): ReconcileCounts | undefined {
+  return (result.taskResults.Reconcile ?? result.taskResults.ReconcileAfterFailure) as
+    | ReconcileCounts
+    | undefined;
+}
+
 /** A run a scenario started after the main one, as its own execution reported it. */
 export interface LaterRun {
   executionName: string;

@@ -33,8 +33,8 @@ import {
   countsAddUp,
   exposureProblems,
   type LaterRun,
-  type ReconcileCounts,
   type RunReport,
+  reconcileOf,
 } from './report.js';
 import { type PreparedIncident, prepareIncident, type ScenarioOptions } from './scenario.js';
 import type { ExposureBound, Scenario, ScenarioContext } from './scenarios/types.js';
@@ -110,6 +110,7 @@ const PHASE_OF_STATE: Record<string, RunPhase> = {
   WaitForVerification: 'verify',
   StartMoveTask: 'ramp',
   Reconcile: 'reconcile',
+  ReconcileAfterFailure: 'reconcile',
   Notify: 'done',
   RecordFailure: 'done',
 };
@@ -426,7 +427,7 @@ export async function runScenario(scenario: Scenario, options: RunScenarioOption
   // live ones, and are reported apart (laterRuns), each from its own states.
   const ctx: ScenarioContext = { ...run.ctx, ramp: run.ctx.ramp, taskResults: { ...run.ctx.taskResults } };
   await scenario.afterRun?.(run.ctx);
-  const reconcile = result.taskResults.Reconcile as ReconcileCounts | undefined;
+  const reconcile = reconcileOf(result);
   const outcome = result.path.at(-1) ?? null;
   const dlqNow = await queueDepth(ctx.sqs, incident.queues.dlqUrl);
   const inventoried = reconcile?.inventoried ?? incident.dlqDepth;
@@ -512,7 +513,7 @@ function laterRunOf(result: ExecutionResult): LaterRun {
   const outcome = result.path.at(-1) ?? null;
   const lastRamp = result.path.findLast((state) => RAMP_STATES.has(state));
   const ramp = lastRamp ? (result.taskResults[lastRamp] as Json | undefined) : undefined;
-  const reconcile = result.taskResults.Reconcile as ReconcileCounts | undefined;
+  const reconcile = reconcileOf(result);
   return {
     executionName: result.executionName,
     status: result.status,

@@ -26,6 +26,7 @@ import { createTriageHandler } from '../../functions/triage/handler.js';
 import { createAlarmEvaluator } from '../../local/alarm-evaluator.js';
 import { autoApprover } from '../../local/approver.js';
 import { waitUntilDrained } from '../../local/demo/queues.js';
+import { reconcileOf } from '../../local/demo/report.js';
 import { prepareIncident } from '../../local/demo/scenario.js';
 import { type CrashPlan, FaultInjector } from '../../local/fault-injection.js';
 import { lambdaContext } from '../../local/lambda-context.js';
@@ -262,7 +263,8 @@ export async function runCell(spec: CellSpec): Promise<CellOutcome> {
   // keeps (a restart after a crash that came after Reconcile wrote it has nothing left to settle).
   const incidentId = (executions[0]?.taskResults.ValidateInput as { incidentId?: string } | undefined)
     ?.incidentId;
-  const report = ([...executions].reverse().find((e) => e.taskResults.Reconcile)?.taskResults.Reconcile ??
+  const lastReconciled = [...executions].reverse().find((e) => reconcileOf(e) !== undefined);
+  const report = ((lastReconciled ? reconcileOf(lastReconciled) : undefined) ??
     (incidentId
       ? ((await createIncidentStore().getIncident(incidentId)) as { reconcile?: unknown } | undefined)
           ?.reconcile

@@ -26,6 +26,18 @@ const tasks = Object.entries(definition.States).filter(([, s]) => s.Type === 'Ta
 /** The continuation of a long run: a Step Functions Task (states:startExecution), not a Lambda. */
 const START_EXECUTION = 'arn:aws:states:::states:startExecution';
 const lambdaTasks = tasks.filter(([, s]) => s.Resource !== START_EXECUTION);
+/**
+ * The steps between the approval and the bulk move: a failure there is reconciled before it is
+ * reported (no move task of the run is running yet, so a final inventory is true).
+ */
+const RECONCILED_ON_FAILURE = [
+  'Park',
+  'MoverSample',
+  'SampleRedrive',
+  'VerifySample',
+  'ReverifySample',
+  'MoverStep',
+];
 
 /** Replaces `${XFunctionArn}` placeholders the way CDK definition substitutions (and the local runner) do. */
 function substituted(): unknown {
@@ -73,6 +85,14 @@ function happyHandlers(overrides: Handlers = {}): Handlers {
     },
     StepUp: () => ramp('hold', 1),
     Reconcile: () => ({ inventoried: 12, redriven: 11, parked: 1, discarded: 0, inDlq: 0, missing: 0 }),
+    ReconcileAfterFailure: () => ({
+      inventoried: 12,
+      redriven: 0,
+      parked: 1,
+      discarded: 0,
+      inDlq: 11,
+      missing: 0,
+    }),
     Notify: (input) => ({ notified: true, outcome: (input as { outcome: string }).outcome }),
     RecordFailure: () => ({ notified: true, outcome: 'failed' }),
     ...overrides,
@@ -119,8 +139,38 @@ describe('redrive.asl.json', () => {
       expect(retry[0]?.ErrorEquals, name).toEqual(RETRYABLE);
       const catches = state.Catch as Array<{ ErrorEquals: string[]; Next: string }>;
       const all = catches.find((c) => c.ErrorEquals.includes('States.ALL'));
-      expect(all?.Next, name).toBe(name === 'RecordFailure' ? 'Failed' : 'RecordFailure');
+      expect(all?.Next, name).toBe(
+        name === 'RecordFailure'
+          ? 'Failed'
+          : RECONCILED_ON_FAILURE.includes(name)
+            ? 'ReconcileAfterFailure'
+            : 'RecordFailure',
+      );
     }
+  });
+
+  it('accounts for what a failed step between approval and bulk move did before RecordFailure reports it', () => {
+    const after = definition.States.ReconcileAfterFailure as {
+      Resource: string;
+      Parameters: Record<string, string>;
+      ResultPath: string;
+      Next: string;
+      Catch: Array<{ ErrorEquals: string[]; ResultPath: string; Next: string }>;
+    };
+    // The same function as Reconcile, its result where Notify reads the counts, and a failure of its
+    // own must not overwrite $.error (the cause RecordFailure names).
+    expect(after.Resource).toBe(definition.States.Reconcile?.Resource);
+    expect(after.ResultPath).toBe('$.reconcile');
+    expect(after.Parameters).toEqual({ 'plan.$': '$.plan', outcome: 'failed' });
+    expect(after.Next).toBe('RecordFailure');
+    expect(after.Catch).toEqual([
+      { ErrorEquals: ['States.ALL'], ResultPath: '$.reconcileError', Next: 'RecordFailure' },
+    ]);
+    // Every state that reaches it runs before a move task of the run can exist: none of the ramp's.
+    const reaching = lambdaTasks
+      .filter(([, s]) => (s.Catch as Array<{ Next: string }>).some((c) => c.Next === 'ReconcileAfterFailure'))
+      .map(([n]) => n);
+    expect(reaching.sort()).toEqual([...RECONCILED_ON_FAILURE].sort());
   });
 
   it('bounds RequestApproval with TimeoutSeconds and routes States.Timeout to ApprovalExpired (C17)', () => {
@@ -369,7 +419,62 @@ describe('redrive.asl.json routing, run locally with stub tasks', () => {
       }),
     );
     expect(result.error?.name).toBe('Redrive.Failed');
-    expect(result.visited.slice(-2)).toEqual(['Park', 'RecordFailure']);
+    expect(result.visited.slice(-3)).toEqual(['Park', 'ReconcileAfterFailure', 'RecordFailure']);
+  });
+
+  it('reports a failed Park with the counts of a final inventory, and its cause even when that inventory fails too', async () => {
+    let recorded: Record<string, unknown> = {};
+    const parkFails = () => {
+      const error = new Error('4784 message(s) to park were not reached');
+      error.name = 'Redrive.Refused';
+      throw error;
+    };
+    const reconciled = await run(
+      happyHandlers({
+        Park: parkFails,
+        RecordFailure: (input) => {
+          recorded = (input as { run: Record<string, unknown> }).run;
+          return { notified: true, outcome: 'failed' };
+        },
+      }),
+    );
+    expect(reconciled.error?.name).toBe('Redrive.Failed');
+    expect((recorded.error as { Error: string }).Error).toBe('Redrive.Refused');
+    expect(recorded.reconcile).toMatchObject({ parked: 1, inDlq: 11 });
+    expect(recorded.ramp).toBeUndefined();
+
+    const bothFail = await run(
+      happyHandlers({
+        Park: parkFails,
+        ReconcileAfterFailure: () => {
+          const error = new Error('table gone');
+          error.name = 'Redrive.TableNotFound';
+          throw error;
+        },
+        RecordFailure: (input) => {
+          recorded = (input as { run: Record<string, unknown> }).run;
+          return { notified: true, outcome: 'failed' };
+        },
+      }),
+    );
+    expect(bothFail.visited.slice(-3)).toEqual(['Park', 'ReconcileAfterFailure', 'RecordFailure']);
+    expect((recorded.error as { Error: string }).Error).toBe('Redrive.Refused');
+    expect((recorded.reconcileError as { Error: string }).Error).toBe('Redrive.TableNotFound');
+    expect(recorded.reconcile).toBeUndefined();
+  });
+
+  it('does not reconcile a failure in the ramp (its move task may still be running): RecordFailure cancels it', async () => {
+    const result = await run(
+      happyHandlers({
+        CheckProgress: () => {
+          const error = new Error('boom');
+          error.name = 'Redrive.QueueNotFound';
+          throw error;
+        },
+      }),
+    );
+    expect(result.visited.slice(-2)).toEqual(['CheckProgress', 'RecordFailure']);
+    expect(result.visited).not.toContain('ReconcileAfterFailure');
   });
 
   it('retries a Redrive.Transient failure of a task and then carries on', async () => {

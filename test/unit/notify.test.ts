@@ -145,6 +145,30 @@ describe('Notify', () => {
     expect(notifier.sent[0]?.incidentId).toBe('inc-9');
   });
 
+  it('says where the messages are when a failed step was reconciled first (parked counted as parked)', async () => {
+    const notifier = createMemoryNotifier();
+    const cause = JSON.stringify({
+      errorType: 'Redrive.Refused',
+      errorMessage: 'redrive refused: 4784 message(s) to park were not reached',
+    });
+    const out = await notify(
+      {
+        outcome: 'failed',
+        run: {
+          input: { incidentId: 'inc-9' },
+          error: { Error: 'Redrive.Refused', Cause: cause },
+          reconcile: { inventoried: 100, redriven: 0, parked: 7, discarded: 0, inDlq: 93, missing: 0 },
+        },
+      },
+      { notifier, incidents: recorder() },
+    );
+    expect(out.text).toBe(
+      'Redrive of the DLQ failed at a step: Redrive.Refused: redrive refused: 4784 message(s) to park were not reached. ' +
+        '0 redriven, 7 parked, 0 discarded, 93 still in the DLQ, 0 missing.',
+    );
+    expect(notifier.sent[0]?.fields).toMatchObject({ parked: 7, inDlq: 93 });
+  });
+
   it('still notifies when there is no incident record (console start), and says it was not recorded', async () => {
     const notifier = createMemoryNotifier();
     const out = await notify(

@@ -10,7 +10,7 @@ import type { EnvelopeState, QueueRegistration } from '#inventory/model.js';
 import type { TriageResult } from '../../functions/triage/triage.js';
 import { type Approver, autoApprover } from '../../local/approver.js';
 import { queueDepth } from '../../local/demo/queues.js';
-import type { ReconcileCounts } from '../../local/demo/report.js';
+import { type ReconcileCounts, reconcileOf } from '../../local/demo/report.js';
 import { runLocalIncident } from '../../local/demo/run-scenario.js';
 import type { PreparedIncident } from '../../local/demo/scenario.js';
 import type { ExecutionResult, LocalWorkflowRunner, RunnerOptions } from '../../local/runner.js';
@@ -37,6 +37,8 @@ export interface IncidentOptions {
   registration?: Partial<QueueRegistration>;
   /** Runs after the DLQ is full and before the alarm fires. */
   beforeTriage?: (incident: PreparedIncident) => Promise<void>;
+  /** Runs after each Task state's result (a fault between two steps: a queue changed by hand...). */
+  afterTask?: (state: string, incident: PreparedIncident) => Promise<void>;
   /** Execution input fields triage does not set (selection, unpark, transform). */
   input?: Record<string, unknown>;
 }
@@ -59,7 +61,7 @@ export interface IncidentRun {
 export async function runIncident(sqs: SQSClient, options: IncidentOptions): Promise<IncidentRun> {
   const approver = options.approver ?? autoApprover();
   const fix = options.fixOnApproval ?? true;
-  const { beforeTriage, runner } = options;
+  const { beforeTriage, runner, afterTask } = options;
   const run = await runLocalIncident({
     setup: {
       name: options.name,
@@ -75,6 +77,7 @@ export async function runIncident(sqs: SQSClient, options: IncidentOptions): Pro
     },
     ...(beforeTriage ? { beforeTriage: (ctx) => beforeTriage(ctx.incident) } : {}),
     ...(runner ? { runner: () => runner } : {}),
+    ...(afterTask ? { onTaskResult: (ctx, state) => afterTask(state, ctx.incident) } : {}),
     retryIntervalMs: 100,
     lambdaTimeoutMs: 60_000,
     ...(options.input ? { input: options.input } : {}),
@@ -88,7 +91,7 @@ export async function runIncident(sqs: SQSClient, options: IncidentOptions): Pro
     alarmEvent: run.alarmEvent,
     incidentId: run.triage.queues[0]?.incidentId ?? '',
     result: run.result,
-    reconcile: run.result.taskResults.Reconcile as ReconcileCounts | undefined,
+    reconcile: reconcileOf(run.result),
     dlqDepthAfter: after.visible + after.inFlight,
   };
 }

@@ -1,10 +1,13 @@
 import {
   CancelMessageMoveTaskCommand,
   ListMessageMoveTasksCommand,
+  SendMessageCommand,
+  SetQueueAttributesCommand,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { fixedApprover, silentApprover } from '../../local/approver.js';
+import { queueDepth } from '../../local/demo/queues.js';
 import { useWorkflowStack } from '../support/workflow-stack.js';
 import { envelopeStates, MOVING_TASKS, runIncident } from './harness.js';
 
@@ -52,6 +55,56 @@ describe('redrive workflow guards on the local stack (real ASL, real handlers)',
         reconcile.inventoried + (reconcile.returned ?? 0),
       );
     expect(run.dlqDepthAfter).toBe(36);
+  });
+
+  it('N01 a Park that fails after parking some (the parking queue shrunk by hand after the recheck) is reconciled before the failure is reported: parked counted as parked', async () => {
+    const run = await runIncident(local.sqs, {
+      name: 'park-fails',
+      messages: 30,
+      poisonEvery: 10,
+      // Preflight and the recheck refuse a target larger than the parking queue takes: someone
+      // lowers its MaximumMessageSize after both passed, so only Park meets it.
+      afterTask: async (state, incident) => {
+        if (state !== 'CheckDlqStillHasMessages') return;
+        await local.sqs.send(
+          new SetQueueAttributesCommand({
+            QueueUrl: incident.queues.parkingUrl,
+            Attributes: { MaximumMessageSize: '1024' },
+          }),
+        );
+      },
+      beforeTriage: async (incident) => {
+        // One permanent failure of 1.5 KB, sent straight to the DLQ.
+        await local.sqs.send(
+          new SendMessageCommand({
+            QueueUrl: incident.queues.dlqUrl,
+            MessageBody: JSON.stringify({ orderId: 'too-large-to-park', blob: 'y'.repeat(1500) }),
+            MessageAttributes: { 'error-class': { DataType: 'String', StringValue: 'SyntaxError' } },
+          }),
+        );
+      },
+    });
+    const { result, reconcile } = run;
+    expect(result.status).toBe('FAILED');
+    expect(result.path.slice(-4)).toEqual(['Park', 'ReconcileAfterFailure', 'RecordFailure', 'Failed']);
+    expect(result.invocations.StartMoveTask).toBeUndefined();
+    expect(result.invocations.SampleRedrive).toBeUndefined();
+    const parking = await queueDepth(local.sqs, run.incident.queues.parkingUrl);
+    const dlq = await queueDepth(local.sqs, run.incident.queues.dlqUrl);
+    // The three poison orders are in the parking queue and the report says so; the large one and
+    // the 27 others are still in the DLQ, and the counts add up.
+    expect(parking.visible + parking.inFlight).toBe(3);
+    expect(reconcile).toMatchObject({ inventoried: 31, parked: 3, redriven: 0, inDlq: 28, missing: 0 });
+    expect((reconcile?.inDlq ?? 0) + (reconcile?.inFlight ?? 0)).toBe(dlq.visible + dlq.inFlight);
+    expect(await envelopeStates(run.incident.queues.dlqArn)).toEqual({
+      IN_DLQ: 28,
+      REDRIVEN: 0,
+      PARKED: 3,
+      DISCARDED: 0,
+    });
+    const failure = result.taskResults.RecordFailure as { text: string };
+    expect(failure.text).toMatch(/larger than the parking queue's MaximumMessageSize/);
+    expect(failure.text).toMatch(/0 redriven, 3 parked, 0 discarded, 28 still in the DLQ, 0 missing\.$/);
   });
 
   it('approval rejected: nothing moves and every envelope stays IN_DLQ', async () => {
