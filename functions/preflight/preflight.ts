@@ -313,6 +313,10 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
     Pick<Envelope, 'messageId' | 'sourceArn' | 'messageAttributes' | 'bodyBytes' | 'idempotencyKey'>
   > = [];
   const receiveCounts: Array<Pick<Envelope, 'messageId' | 'receiveCount' | 'state'>> = [];
+  /** Messages Park will move to the parking queue: checked against its MaximumMessageSize (N01). */
+  const parkTargets: Array<
+    Pick<Envelope, 'messageId' | 'messageAttributes' | 'bodyBytes' | 'idempotencyKey'>
+  > = [];
   let nonSqsOrigins = 0;
   const counter = new SelectionCounter(plan);
   const listing: EnvelopeListing = deps.listing ?? deps.envelopes;
@@ -332,9 +336,11 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
     if (envelope.origin && envelope.origin.kind !== 'sqs') nonSqsOrigins += 1;
     // A pointer is checked again on every run (its object may be back): its old mark decides nothing here.
     const { classification, redriveCount, sourceArn, origin } = envelope;
-    if (parkReason({ classification, redriveCount, sourceArn, ...(origin ? { origin } : {}) }, plan))
+    if (parkReason({ classification, redriveCount, sourceArn, ...(origin ? { origin } : {}) }, plan)) {
       toPark += 1;
-    else {
+      const { messageId, messageAttributes, bodyBytes, idempotencyKey } = envelope;
+      parkTargets.push({ messageId, messageAttributes, bodyBytes, idempotencyKey });
+    } else {
       const { messageId, messageAttributes, bodyBytes, idempotencyKey } = envelope;
       redrivable.push({ messageId, sourceArn, messageAttributes, bodyBytes, idempotencyKey });
       if (envelope.payload)
@@ -424,6 +430,8 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
         `${toPark} message(s) must not be redriven (poison, permanent, over maxRedrives, without a source or with a gone extended-client payload) and a move task cannot skip them; configure a parking queue (registration parkingQueueArn or PARKING_QUEUE_URL) or set discardPoison`,
         { dlqDepth },
       );
+    const tooLarge = plan.discardPoison ? null : await parkingSizeRefusal(deps, plan, parkTargets);
+    if (tooLarge) return refused(tooLarge, { dlqDepth });
     warnings.push(
       plan.discardPoison
         ? `${toPark} do-not-redrive message(s) will be deleted before the bulk move (discardPoison), each recorded as DISCARDED`
@@ -593,6 +601,38 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
 
 /** How many messages {@link unsampleableWarning} names. */
 const UNSAMPLEABLE_NAMED = 10;
+
+/**
+ * The refusal when messages Park must move are larger than the parking queue's MaximumMessageSize
+ * (N01): Park would park the others and then refuse, after the approval, with those left in the
+ * DLQ for the move task to carry back to their source; refused here, nothing moves. A parking queue
+ * that does not exist is left to the KMS check (6a) and Park, which name it.
+ *
+ * @returns the refusal naming the messages (at most {@link UNSAMPLEABLE_NAMED}), or null.
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SetQueueAttributes.html
+ */
+async function parkingSizeRefusal(
+  deps: PreflightDeps,
+  plan: ExecutionPlan,
+  parkTargets: ReadonlyArray<
+    Pick<Envelope, 'messageId' | 'messageAttributes' | 'bodyBytes' | 'idempotencyKey'>
+  >,
+): Promise<string | null> {
+  if (!plan.parkingQueueUrl || parkTargets.length === 0) return null;
+  let limit: number;
+  try {
+    limit = (await deps.queues.describe(plan.parkingQueueUrl)).maximumMessageSize;
+  } catch (error) {
+    if (error instanceof QueueNotFoundError) return null;
+    throw error;
+  }
+  const ids = parkTargets
+    .filter((e) => sampleCopyProblem(e, plan.incidentId, limit, 'park') === 'too-large')
+    .map((e) => e.messageId);
+  if (ids.length === 0) return null;
+  const which = `${ids.slice(0, UNSAMPLEABLE_NAMED).join(', ')}${ids.length > UNSAMPLEABLE_NAMED ? `, ... (${ids.length - UNSAMPLEABLE_NAMED} more)` : ''}`;
+  return `${ids.length} message(s) to park are larger than the parking queue's MaximumMessageSize (${limit} bytes) and would stay in the DLQ, where the move task would carry them back to their source: ${which}; raise the parking queue's MaximumMessageSize or set discardPoison`;
+}
 
 /**
  * The warning for messages the sample cannot copy (breaker F3): their attributes leave no room for

@@ -9,7 +9,7 @@ import { handler } from '../../functions/preflight/handler.js';
 import { type PreflightDeps, type PreflightResult, preflight } from '../../functions/preflight/preflight.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { createQueue, drain, lambdaContext, planFor, seedAndInventory } from '../support/redrive-fixtures.js';
-import { seedDlq } from '../support/seed-dlq.js';
+import { queueDepth, seedDlq } from '../support/seed-dlq.js';
 
 /** Real ports, with every AWS call counted. */
 function countingDeps(): PreflightDeps & { calls: string[] } {
@@ -270,6 +270,39 @@ describe('Preflight against the local stack', () => {
     expect(warning).toContain(ids.get('big'));
     expect(warning).not.toContain(ids.get('plain-1'));
     expect(warning).not.toContain(ids.get('plain-2'));
+  });
+
+  it('N01 refuses before approval when a message to park is larger than the parking queue takes, naming it, and nothing moves', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'n01-pf-dlq',
+      sourceNames: ['n01-pf-src'],
+      messages: [{ body: '{"orderId":"o-1"}' }],
+      sendStraightToDlq: [{ body: `not json ${'z'.repeat(1100)}` }, { body: 'not json either' }],
+      incidentId: 'inc-n01-pf',
+    });
+    const parking = await createQueue(sqsClient(), 'n01-pf-parking');
+    const plan = planFor(dlq, { incidentId: 'inc-n01-pf', parkingQueueUrl: parking });
+    // 1 MiB: both fit, the run may go on.
+    const fits = await run({ action: 'preflight', plan });
+    expect(fits.ok).toBe(true);
+    await sqsClient().send(
+      new SetQueueAttributesCommand({ QueueUrl: parking, Attributes: { MaximumMessageSize: '1024' } }),
+    );
+    let big = '';
+    for await (const e of createEnvelopeStore().listEnvelopes(dlq.dlqArn))
+      if (e.bodyBytes > 1024) big = e.messageId;
+    expect(big).not.toBe('');
+    const result = await run({ action: 'recheck', plan });
+    expect(result.ok).toBe(false);
+    expect(result.refusal).toBe(
+      `redrive refused: 1 message(s) to park are larger than the parking queue's MaximumMessageSize (1024 bytes) and would stay in the DLQ, where the move task would carry them back to their source: ${big}; raise the parking queue's MaximumMessageSize or set discardPoison`,
+    );
+    expect((await queueDepth(sqsClient(), dlq.dlqUrl)).visible).toBe(3);
+    expect((await queueDepth(sqsClient(), parking)).visible).toBe(0);
+    // discardPoison deletes instead of parking: the size does not matter.
+    const discard = await run({ action: 'recheck', plan: { ...plan, discardPoison: true } });
+    expect(discard.ok).toBe(true);
   });
 
   it('C04 recheck reports an emptied DLQ as dlqDepth 0', async () => {

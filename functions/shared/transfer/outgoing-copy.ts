@@ -128,12 +128,15 @@ export function outgoingOf(req: OutgoingRequest): { outgoing?: OutgoingMessage; 
  * (Preflight, breaker F3): `no-room` when its attributes leave no room for the pipeline's three
  * (SQS allows 10), `too-large` when the copy with them would exceed `destinationMaxBytes`; null
  * when the sample can copy it. The same rules as {@link outgoingOf}, from the envelope's stored
- * attributes and body size (the body itself is not read).
+ * attributes and body size (the body itself is not read). `kind` `park`: the copy Park would send
+ * to the parking queue (the message's own attributes, none of the pipeline's), so Preflight can
+ * refuse before the approval what Park would refuse after parking the others (N01).
  */
 export function sampleCopyProblem(
   envelope: Pick<Envelope, 'messageAttributes' | 'bodyBytes' | 'idempotencyKey'>,
   incidentId: string,
   destinationMaxBytes: number,
+  kind: 'redrive' | 'park' = 'redrive',
 ): 'no-room' | 'too-large' | null {
   const attributes: Record<string, MessageAttributeValue> = {};
   for (const [name, a] of Object.entries(envelope.messageAttributes))
@@ -148,10 +151,11 @@ export function sampleCopyProblem(
     message: { Body: '', MessageAttributes: attributes },
     key: envelope.idempotencyKey,
     incidentId,
-    kind: 'redrive',
-    destinationUrl: 'sample',
+    kind,
+    destinationUrl: kind,
     destinationMaxBytes: destinationMaxBytes - envelope.bodyBytes,
-    addPipelineAttributes: true,
+    // A parked copy carries the message's own attributes only (Park, functions/park/park.ts).
+    addPipelineAttributes: kind === 'redrive',
   });
   return result?.result ?? null;
 }
