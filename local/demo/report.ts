@@ -202,6 +202,23 @@ export function exitCodeOf(report: RunReport): number {
   return report.balanced ? 0 : 3;
 }
 
+/** Widest value column of {@link formatReport}, characters: longer values wrap onto more lines. */
+export const REPORT_VALUE_WIDTH = 120;
+
+/** `text` cut into lines of at most `width` characters, at spaces where it can (a longer word is split). */
+export function wrapText(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let rest = text;
+  while (rest.length > width) {
+    const space = rest.lastIndexOf(' ', width);
+    const cut = space > 0 ? space : width;
+    lines.push(rest.slice(0, cut));
+    rest = rest.slice(space > 0 ? cut + 1 : cut);
+  }
+  lines.push(rest);
+  return lines;
+}
+
 /** The report as an aligned two-column table. */
 export function formatReport(report: RunReport): string {
   const rows: Array<[string, string]> = [
@@ -269,9 +286,18 @@ export function formatReport(report: RunReport): string {
   if (report.startedAt) rows.push(['started', clockText(Date.parse(report.startedAt), now)]);
   if (report.endedAt) rows.push(['ended', clockText(Date.parse(report.endedAt), now)]);
   const width = Math.max(...rows.map(([k]) => k.length));
-  const line = `+${'-'.repeat(width + 2)}+${'-'.repeat(Math.max(...rows.map(([, v]) => v.length)) + 2)}+`;
-  const valueWidth = line.length - width - 7;
-  const table = [line, ...rows.map(([k, v]) => `| ${k.padEnd(width)} | ${v.padEnd(valueWidth)} |`), line];
+  // A long value (a failure's cause, a refusal) wraps at spaces instead of widening every row.
+  const valueWidth = Math.min(REPORT_VALUE_WIDTH, Math.max(...rows.map(([, v]) => v.length)));
+  const line = `+${'-'.repeat(width + 2)}+${'-'.repeat(valueWidth + 2)}+`;
+  const table = [
+    line,
+    ...rows.flatMap(([k, v]) =>
+      wrapText(v, valueWidth).map(
+        (part, i) => `| ${(i === 0 ? k : '').padEnd(width)} | ${part.padEnd(valueWidth)} |`,
+      ),
+    ),
+    line,
+  ];
   const onCall = report.onCall
     ? ['', 'The incident, for the on-call engineer:', ...onCallReportLines(report.onCall, now)]
     : [];

@@ -178,7 +178,9 @@ function reasonOf(
     case 'Done':
       return ramp ?? field('VerifySample', 'reason');
     case 'Failed':
-      return cause;
+      // RecordFailure's sentence names the failed step's error (and, when the failure was
+      // reconciled, where the messages are); the Fail state's own cause only points at $.error.
+      return field('RecordFailure', 'text') ?? cause;
     default:
       return null;
   }

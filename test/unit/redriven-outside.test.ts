@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type OnCallReport, onCallReportLines } from '#incident/on-call-report.js';
 import { notify } from '../../functions/notify/notify.js';
-import { formatReport, type RunReport } from '../../local/demo/report.js';
+import { formatReport, type RunReport, wrapText } from '../../local/demo/report.js';
 import { createMemoryNotifier } from '../support/memory-notifier.js';
 
 // Messages moved out of the DLQ by hand and then processed by a consumer are counted by Reconcile
@@ -79,6 +79,20 @@ describe('redrivenOutside', () => {
     expect(formatReport({ ...report, redrivenOutside: 0 })).toMatch(
       /\| redriven +\| 40 \(5 sampled, 30 moved by move tasks\) +\|/,
     );
+    // A long reason wraps at spaces under its key instead of widening every row.
+    const reason = `Redrive failed at a step: Redrive.Refused: ${'word '.repeat(60)}end.`;
+    const lines = formatReport({ ...report, reason }).split('\n');
+    const widths = new Set(lines.filter((l) => l.startsWith('|') || l.startsWith('+')).map((l) => l.length));
+    expect(widths.size).toBe(1);
+    const at = lines.findIndex((l) => l.startsWith('| reason '));
+    expect(lines[at]).toMatch(/^\| reason +\| Redrive failed at a step: Redrive\.Refused: word/);
+    expect(lines[at + 1]).toMatch(/^\| +\| word /);
+    const joined = lines
+      .slice(at, at + 4)
+      .map((l) => l.split('|')[2]?.trim())
+      .join(' ');
+    expect(joined).toContain(reason);
+    expect(wrapText('aaaa bbbb cccccccccc', 6)).toEqual(['aaaa', 'bbbb', 'cccccc', 'cccc']);
     const onCall = {
       incidentId: 'inc-1',
       dlqArn: plan.dlqArn,

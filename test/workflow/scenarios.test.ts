@@ -61,6 +61,29 @@ describe('fault scenarios on the local stack (npm start -- --scenario NAME)', {
     expect(exitCodeOf(report)).toBe(3);
   });
 
+  it('N01 parking-queue-shrunk: Park refuses a message the shrunk parking queue cannot take; the run fails, reconciled first: parked = the parking queue, the rest in the DLQ', async () => {
+    const report = await runNamedScenario('parking-queue-shrunk', { messages: 40 });
+    expect(report.problems).toEqual([]);
+    expect(report).toMatchObject({ asExpected: true, outcome: 'Failed', status: 'FAILED', missing: 0 });
+    expect(report.countsAddUp).toBe(true);
+    // What the consumer dead-lettered, plus the oversized order sent straight to the DLQ: every
+    // poison order but that one is parked, the oversized one and the rest are still in the DLQ.
+    expect(report.inventoried).toBe(report.deadLettered + 1);
+    expect(report.parked).toBeGreaterThan(0);
+    expect(report.remaining).toBe(report.inventoried - report.parked);
+    expect(report.redriven).toBe(0);
+    expect(report.reason).toMatch(
+      /1 message\(s\) to park are larger than the parking queue's MaximumMessageSize/,
+    );
+    expect(report.reason).toMatch(
+      new RegExp(`${report.parked} parked, 0 discarded, ${report.remaining} still in the DLQ, 0 missing\\.$`),
+    );
+    const parking = await local.sqs.send(new GetQueueUrlCommand({ QueueName: 'parking-shrunk-parking' }));
+    const depth = await queueDepth(local.sqs, parking.QueueUrl as string);
+    expect(depth.visible).toBe(report.parked);
+    expect(exitCodeOf(report)).toBe(0);
+  });
+
   it('crash-after-send: the retry after a crash between SendMessage and the ledger update sends again, and the report names that duplicate', async () => {
     const report = await runNamedScenario('crash-after-send', { messages: 40 });
     expect(report.problems).toEqual([]);

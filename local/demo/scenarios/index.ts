@@ -14,6 +14,7 @@ import { handDeleted } from './hand-deleted.js';
 import { healthy } from './healthy.js';
 import { latePoisonArrivals } from './late-poison-arrivals.js';
 import { eventBridgeDlq, lambdaDlq, snsDlq } from './origin-dlq.js';
+import { parkingQueueShrunk } from './parking-queue-shrunk.js';
 import { selective } from './selective.js';
 import type { Scenario } from './types.js';
 import { unpark } from './unpark.js';
@@ -30,6 +31,7 @@ export const SCENARIOS: readonly Scenario[] = [
   consoleMoveTask,
   handDeleted,
   crashAfterSend,
+  parkingQueueShrunk,
   selective,
   unpark,
   snsDlq,
