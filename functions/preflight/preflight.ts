@@ -418,6 +418,7 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
       earliest,
       warnings,
       inDlq,
+      parkTargets,
     });
   // C08: a move task moves a FIFO DLQ's messages without keeping their group order.
   if (dlq.fifo) warnings.push(FIFO_ORDER_NOT_KEPT);
@@ -773,6 +774,10 @@ async function moverPreflight(
     earliest: number | null;
     warnings: string[];
     inDlq: number;
+    /** Messages Park will move to the parking queue when the run parks first (N01). */
+    parkTargets: ReadonlyArray<
+      Pick<Envelope, 'messageId' | 'messageAttributes' | 'bodyBytes' | 'idempotencyKey'>
+    >;
   },
 ): Promise<PreflightResult> {
   const { plan } = input;
@@ -843,6 +848,11 @@ async function moverPreflight(
   const fullRun = !plan.selection && !plan.unpark && !plan.transform;
   const parkFirst =
     fullRun && !seen.dlq.fifo && seen.toPark > 0 && (plan.parkingQueueUrl !== null || plan.discardPoison);
+  // N01: Park would park the others and then refuse, after the approval, as on the move-task path.
+  if (parkFirst && !plan.discardPoison) {
+    const tooLarge = await parkingSizeRefusal(deps, plan, seen.parkTargets);
+    if (tooLarge) return refused(tooLarge, base);
+  }
   if (seen.dlq.fifo && seen.toPark > 0 && !plan.unpark)
     warnings.push(
       `FIFO: ${seen.toPark} do-not-redrive message(s) stay in the DLQ, each with every later message of its message group, in order: nothing is parked${plan.discardPoison ? ' or discarded (discardPoison does not apply to FIFO groups)' : ''}; the run report names the held groups`,
