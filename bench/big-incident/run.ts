@@ -7,7 +7,9 @@
  * - inventory (triage + ContinueInventory) throughput against a bare receive-and-BatchWrite loop
  *   over the same DLQ (ratio), and its API calls per message;
  * - API calls, DynamoDB read/write units and SQS requests per message for the whole run;
- * - peak RSS of the pipeline's process during the inventory and the whole run;
+ * - peak RSS of the pipeline's process during the inventory and the whole run, and the heap the
+ *   inventory retains (after a full collection at the end of each of its invocations, above the heap
+ *   before it began);
  * - state transitions and Lambda invocations per execution, GB-seconds;
  * - the redrive's wall time against the ideal time of its ramp plan (ratio);
  * - the price of the run at AWS list prices (docs/cost-model.md says which prices and how).
@@ -70,7 +72,7 @@ async function measure(size: number, dynamoEndpoint: string): Promise<IncidentMe
   try {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', fileURLToPath(new URL('./child.ts', import.meta.url)), String(size)],
+      ['--expose-gc', '--import', 'tsx', fileURLToPath(new URL('./child.ts', import.meta.url)), String(size)],
       {
         env: {
           ...process.env,
@@ -156,6 +158,8 @@ function figures(m: IncidentMeasure) {
     wcuPerMsg: wcu / n,
     peakRssInventory: inventory.peakRss,
     peakHeapInventory: inventory.peakHeap,
+    retainedHeapInventory: m.retainedHeapInventory,
+    gcMs: m.gcMs,
     peakRssRun: Math.max(...run.map((x) => x?.peakRss ?? 0)),
     executions: report.executions,
     transitionsPerExecution: report.stateTransitions / report.executions,
@@ -221,6 +225,7 @@ async function main() {
           'DynamoDB RCU / WCU per msg': `${f3(r.rcuPerMsg)} / ${f3(r.wcuPerMsg)}`,
           'peak RSS inventory / run': `${mb(r.peakRssInventory)} / ${mb(r.peakRssRun)}`,
           'peak heap inventory': mb(r.peakHeapInventory),
+          'heap retained by the inventory': mb(r.retainedHeapInventory),
           executions: r.executions,
           'transitions / execution': Number(r.transitionsPerExecution.toFixed(1)),
           'Lambda invocations / execution': Number(r.lambdaPerExecution.toFixed(1)),
@@ -235,7 +240,7 @@ async function main() {
   if (results.length >= 2) {
     const [a, b] = [results[0], results.at(-1)] as [ReturnType<typeof figures>, ReturnType<typeof figures>];
     console.log(
-      `memory ${a.n} -> ${b.n}: peak RSS of the inventory x${(b.peakRssInventory / a.peakRssInventory).toFixed(2)}, peak heap x${(b.peakHeapInventory / a.peakHeapInventory).toFixed(2)} (flat means within 1.5x)`,
+      `memory ${a.n} -> ${b.n}: heap retained by the inventory x${(b.retainedHeapInventory / a.retainedHeapInventory).toFixed(2)} (${mb(a.retainedHeapInventory)} -> ${mb(b.retainedHeapInventory)}), peak RSS of the inventory x${(b.peakRssInventory / a.peakRssInventory).toFixed(2)}, peak heap (garbage included) x${(b.peakHeapInventory / a.peakHeapInventory).toFixed(2)} (flat means within 1.5x)`,
     );
     console.log(
       `state transitions ${a.n} -> ${b.n}: x${((b.transitionsPerExecution * b.executions) / (a.transitionsPerExecution * a.executions)).toFixed(2)} for x${(b.n / a.n).toFixed(0)} messages`,
