@@ -23,6 +23,9 @@ export interface Measure {
   sqs: number;
   /** DynamoDB calls the run made. */
   dynamo: number;
+  /** DynamoDB read and write capacity units the run consumed (table and indexes). */
+  rcu: number;
+  wcu: number;
 }
 
 /** Counts API calls per service and measures runs against those counts. */
@@ -39,14 +42,24 @@ export function apiCallMeter(): ApiCallMeter {
   const calls = (service: 'sqs' | 'dynamo') => totalCalls(counters[service] ?? { calls: {}, rcu: 0, wcu: 0 });
   return {
     count(client, service) {
-      counters[service] = countCalls(client);
+      counters[service] = countCalls(client, { capacity: service === 'dynamo' });
     },
     async measure(label, fn) {
-      const before = { sqs: calls('sqs'), dynamo: calls('dynamo') };
+      const units = () => ({ rcu: counters.dynamo?.rcu ?? 0, wcu: counters.dynamo?.wcu ?? 0 });
+      const before = { sqs: calls('sqs'), dynamo: calls('dynamo'), ...units() };
       const t0 = performance.now();
       const messages = await fn();
       const ms = performance.now() - t0;
-      return { label, messages, ms, sqs: calls('sqs') - before.sqs, dynamo: calls('dynamo') - before.dynamo };
+      const after = units();
+      return {
+        label,
+        messages,
+        ms,
+        sqs: calls('sqs') - before.sqs,
+        dynamo: calls('dynamo') - before.dynamo,
+        rcu: after.rcu - before.rcu,
+        wcu: after.wcu - before.wcu,
+      };
     },
   };
 }
@@ -124,6 +137,8 @@ export function printMeasures(measures: readonly Measure[]): void {
       'SQS calls/msg': Number((m.sqs / m.messages).toFixed(3)),
       'DynamoDB calls/msg': Number((m.dynamo / m.messages).toFixed(3)),
       'API calls/msg': Number(((m.sqs + m.dynamo) / m.messages).toFixed(3)),
+      'DynamoDB RCU/msg': Number((m.rcu / m.messages).toFixed(3)),
+      'DynamoDB WCU/msg': Number((m.wcu / m.messages).toFixed(3)),
     })),
   );
 }
