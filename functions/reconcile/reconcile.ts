@@ -109,7 +109,9 @@ export interface ReconcileResult {
   /**
    * Messages a retry or a restart sent again after a crash between ledger record and send, to a
    * standard queue: the destination may have received them twice (consumers skip them by
-   * `idempotency-key`).
+   * `idempotency-key`); and messages an attempt that died between its record and SENT may have
+   * sent while they are still in the DLQ (nothing resumed the entry yet: a failed run reconciled
+   * before its restart), so a copy may be at the destination and another in the DLQ.
    */
   possibleDuplicateSends: number;
   /**
@@ -285,7 +287,11 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
     if (entry.incidentId !== incidentId) continue;
     if (entry.duplicatePrevented) result.duplicateSendsPrevented += 1;
     if (entry.takenOverFrom.length > 0) result.takenOver += 1;
-    if (entry.resent && entry.destinationUrl && !entry.destinationUrl.endsWith('.fifo')) {
+    // A copy may be at the destination as well as in the DLQ: sent again by a retry (`resent`), or
+    // sent by an attempt that died before its entry said SENT and that nothing resumed yet (a run
+    // that failed and was reconciled before a restart: ReconcileAfterFailure, N01).
+    const copyMayExist = entry.resent || (!entryDone(entry) && entry.kind !== 'discard');
+    if (copyMayExist && entry.destinationUrl && !entry.destinationUrl.endsWith('.fifo')) {
       result.possibleDuplicateSends += 1;
       // Park's ledger key is `<idempotency key>@<messageId>`: name the message by its own key.
       const suffix = `@${entry.dlqMessageId}`;
