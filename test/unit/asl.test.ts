@@ -37,6 +37,8 @@ const RECONCILED_ON_FAILURE = [
   'VerifySample',
   'ReverifySample',
   'MoverStep',
+  // The ramp parks late poison only once its task has stopped (move-task.ts examine).
+  'ParkLateArrivals',
 ];
 
 /** Replaces `${XFunctionArn}` placeholders the way CDK definition substitutions (and the local runner) do. */

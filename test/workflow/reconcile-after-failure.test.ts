@@ -1,9 +1,10 @@
+import { SendMessageCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ReconcileResult } from '../../functions/reconcile/reconcile.js';
 import { queueDepth } from '../../local/demo/queues.js';
 import { FaultInjector } from '../../local/fault-injection.js';
 import { useWorkflowStack } from '../support/workflow-stack.js';
-import { runIncident } from './harness.js';
+import { envelopeStates, runIncident } from './harness.js';
 
 // A step between the approval and the bulk move dies (a console restart is the recovery, so the
 // execution fails at once): ReconcileAfterFailure's report is what the operator reads before the
@@ -42,5 +43,58 @@ describe('ReconcileAfterFailure after a crashed step (real ASL, real handlers, l
     const namedCopies = report.possibleDuplicates.filter((d) => d.kind === 'park').length;
     expect(report.parked + namedCopies).toBe(inParking);
     expect(report.possibleDuplicateSends).toBe(namedCopies);
+  });
+  it('N01 ParkLateArrivals (the ramp stopped its task to park late poison) fails on a late message larger than the parking queue takes: reconciled before the failure is reported', async () => {
+    let sent = false;
+    const run = await runIncident(local.sqs, {
+      name: 'raf-late-park',
+      messages: 60,
+      poisonEvery: 10,
+      registration: { sampleSize: 3, rampRates: [2, 50], dwellSeconds: 2 },
+      beforeTriage: async (incident) => {
+        await local.sqs.send(
+          new SetQueueAttributesCommand({
+            QueueUrl: incident.queues.parkingUrl,
+            Attributes: { MaximumMessageSize: '1024' },
+          }),
+        );
+      },
+      afterTask: async (state, incident) => {
+        if (state !== 'StartMoveTask' || sent) return;
+        sent = true;
+        // A permanent failure of 1.5 KB dead-letters after triage, while the move task runs: no
+        // Preflight saw it, so only Park meets its size.
+        await local.sqs.send(
+          new SendMessageCommand({
+            QueueUrl: incident.queues.dlqUrl,
+            MessageBody: JSON.stringify({ orderId: 'late-oversized', notes: 'n'.repeat(1500) }),
+            MessageAttributes: { 'error-class': { DataType: 'String', StringValue: 'SyntaxError' } },
+          }),
+        );
+      },
+    });
+    expect(sent).toBe(true);
+    expect(run.result.status).toBe('FAILED');
+    expect(run.result.path).toContain('ParkLateArrivals');
+    expect(run.result.path.slice(-3)).toEqual(['ReconcileAfterFailure', 'RecordFailure', 'Failed']);
+    const report = run.result.taskResults.ReconcileAfterFailure as ReconcileResult | undefined;
+    expect(report).toBeDefined();
+    if (!report) return;
+    const parking = await queueDepth(local.sqs, run.incident.queues.parkingUrl);
+    const dlq = await queueDepth(local.sqs, run.incident.queues.dlqUrl);
+    expect(report.parked).toBe(parking.visible + parking.inFlight);
+    expect(report.inDlq + report.inFlight).toBe(dlq.visible + dlq.inFlight);
+    expect(report.missing).toBe(0);
+    expect(report.redriven).toBeGreaterThan(0);
+    expect(report.inventoried + report.lateArrivals + report.returned).toBe(
+      report.redriven + report.parked + report.discarded + report.inDlq + report.inFlight + report.missing,
+    );
+    const states = await envelopeStates(run.incident.queues.dlqArn);
+    expect(states.PARKED).toBe(report.parked);
+    const failure = run.result.taskResults.RecordFailure as { text: string };
+    expect(failure.text).toMatch(/larger than the parking queue's MaximumMessageSize/);
+    expect(failure.text).toMatch(
+      /\d+ redriven, \d+ parked, 0 discarded, \d+ still in the DLQ, 0 missing[.;]/,
+    );
   });
 });
