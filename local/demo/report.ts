@@ -205,17 +205,22 @@ export function exitCodeOf(report: RunReport): number {
 /** Widest value column of {@link formatReport}, characters: longer values wrap onto more lines. */
 export const REPORT_VALUE_WIDTH = 120;
 
-/** `text` cut into lines of at most `width` characters, at spaces where it can (a longer word is split). */
+/**
+ * `text` cut into lines of at most `width` characters, at its own line breaks (a failure's cause
+ * can carry them) and at spaces where it can (a longer word is split).
+ */
 export function wrapText(text: string, width: number): string[] {
   const lines: string[] = [];
-  let rest = text;
-  while (rest.length > width) {
-    const space = rest.lastIndexOf(' ', width);
-    const cut = space > 0 ? space : width;
-    lines.push(rest.slice(0, cut));
-    rest = rest.slice(space > 0 ? cut + 1 : cut);
+  for (const paragraph of text.split(/\r?\n/)) {
+    let rest = paragraph;
+    while (rest.length > width) {
+      const space = rest.lastIndexOf(' ', width);
+      const cut = space > 0 ? space : width;
+      lines.push(rest.slice(0, cut));
+      rest = rest.slice(space > 0 ? cut + 1 : cut);
+    }
+    lines.push(rest);
   }
-  lines.push(rest);
   return lines;
 }
 
@@ -287,7 +292,10 @@ export function formatReport(report: RunReport): string {
   if (report.endedAt) rows.push(['ended', clockText(Date.parse(report.endedAt), now)]);
   const width = Math.max(...rows.map(([k]) => k.length));
   // A long value (a failure's cause, a refusal) wraps at spaces instead of widening every row.
-  const valueWidth = Math.min(REPORT_VALUE_WIDTH, Math.max(...rows.map(([, v]) => v.length)));
+  const valueWidth = Math.min(
+    REPORT_VALUE_WIDTH,
+    Math.max(...rows.flatMap(([, v]) => v.split(/\r?\n/).map((l) => l.length))),
+  );
   const line = `+${'-'.repeat(width + 2)}+${'-'.repeat(valueWidth + 2)}+`;
   const table = [
     line,

@@ -93,6 +93,19 @@ describe('redrivenOutside', () => {
       .join(' ');
     expect(joined).toContain(reason);
     expect(wrapText('aaaa bbbb cccccccccc', 6)).toEqual(['aaaa', 'bbbb', 'cccccc', 'cccc']);
+    // A value with line breaks (a failure's cause can carry them) stays inside the table.
+    expect(wrapText('first line\nsecond line', 120)).toEqual(['first line', 'second line']);
+    const withBreak = formatReport({
+      ...report,
+      reason: 'Redrive.InvalidInput: bad input:\n  plan.dlqArn: required',
+    }).split('\n');
+    const first = withBreak.findIndex((l) => l.startsWith('+'));
+    const last = withBreak.findIndex((l, i) => i > first && l.startsWith('+'));
+    const table = withBreak.slice(first, last + 1);
+    expect(table.length).toBeGreaterThan(3);
+    expect(table.every((l) => /^[|+].*[|+]$/.test(l))).toBe(true);
+    expect(new Set(table.map((l) => l.length)).size).toBe(1);
+    expect(table.some((l) => /^\| +\| {3}plan\.dlqArn: required +\|$/.test(l))).toBe(true);
     const onCall = {
       incidentId: 'inc-1',
       dlqArn: plan.dlqArn,
