@@ -1,5 +1,5 @@
 /**
- * MoveTask (states `StartMoveTask`, `CheckProgress`, `StepUp`, `ResumeRamp`):
+ * MoveTask (states `StartMoveTask`, `CheckProgress`, `StepUp`, `ResumeRamp`, `StopRampAfterFailure`):
  * `{ action, plan, preflight, ramp?, executionName? }` in, `$.ramp` out. After each action the
  * ramp's progress goes to the incident's Slack thread (move-task/slack-progress.ts; never fails the
  * step).

@@ -45,7 +45,12 @@ import { sleep as realSleep } from '#platform/sleep.js';
 import { queueDepth, type SqsQueues } from '#platform/sqs-queues.js';
 import * as z from '#platform/zod.js';
 import { countBySource, type Newcomers } from '#transfer/late-arrivals.js';
-import { isOwnIntent, type MoveTaskOwner, type MoveTaskRecords } from '#transfer/move-task-record.js';
+import {
+  cancelOrphanedTask,
+  isOwnIntent,
+  type MoveTaskOwner,
+  type MoveTaskRecords,
+} from '#transfer/move-task-record.js';
 import { activeTask, type MoveTask, type MoveTasks } from '#transfer/move-tasks.js';
 import { checkRampRates } from '#transfer/redrive-plan.js';
 
@@ -91,7 +96,7 @@ export type RampState = z.infer<typeof RampState>;
 
 /** Input of the MoveTask function. */
 export const MoveTaskInput = z.object({
-  action: z.enum(['start', 'check', 'step-up', 'resume']),
+  action: z.enum(['start', 'check', 'step-up', 'resume', 'stop']),
   plan: ExecutionPlan,
   preflight: z.looseObject({
     sourceArns: z.array(z.string()),
@@ -272,6 +277,7 @@ export async function moveTask(input: MoveTaskInput, deps: MoveTaskDeps): Promis
     now: deps.now ?? Date.now,
   };
   const out = base(input);
+  if (input.action === 'stop') return stopAfterFailure(ctx, out);
   const cancel = await deps.cancelRequests?.get(input.plan.incidentId, ctx.owner.executionName);
   if (cancel) return cancelled(ctx, out, cancel);
   if (input.action === 'start') return first(ctx, out);
@@ -306,6 +312,39 @@ async function cancelled(ctx: Ctx, out: RampResult, request: CancelRequest): Pro
     pendingRateIndex: null,
     reason: `cancelled by ${request.by} (${request.via}) at ${new Date(request.at).toISOString()}${request.reason ? `: ${request.reason}` : ''}; ${out.movedBefore + moved} message(s) moved before the cancel`,
   };
+}
+
+/**
+ * StopRampAfterFailure (`action: 'stop'`): a step of the ramp failed, so no health gate watches the
+ * run's move task any more. Cancels the task the run's record attributes to this run, if it still
+ * runs (a task someone else started is left alone), and waits (bounded by `cancelWaitMs`) until it
+ * has stopped, so that ReconcileAfterFailure counts what it moved and nothing moves after the
+ * report. `decision: 'halt'`, the reason says what was done; `status` is the task's last status.
+ *
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_CancelMessageMoveTask.html
+ */
+async function stopAfterFailure(ctx: Ctx, out: RampResult): Promise<RampResult> {
+  const { deps } = ctx;
+  const { plan } = ctx.input;
+  const orphan = await cancelOrphanedTask(plan.dlqArn, ctx.owner, deps);
+  if (!orphan)
+    return { ...out, decision: 'halt', reason: 'a ramp step failed; no move task of this run was running' };
+  const sleep = deps.sleep ?? realSleep;
+  const waitUntil = ctx.now() + (deps.cancelWaitMs ?? 20_000);
+  for (;;) {
+    const task = (await deps.moveTasks.list(plan.dlqArn)).find((t) => t.taskHandle === orphan.taskHandle);
+    const stopping = task?.status === 'RUNNING' || task?.status === 'CANCELLING';
+    if (!stopping || ctx.now() >= waitUntil)
+      return {
+        ...out,
+        decision: 'halt',
+        taskHandle: orphan.taskHandle,
+        status: task?.status ?? 'CANCELLED',
+        moved: task?.moved ?? orphan.moved,
+        reason: `a ramp step failed: its move task ${orphan.taskHandle} was ${orphan.cancelled ? 'cancelled' : 'no longer running'} after ${task?.moved ?? orphan.moved} message(s) moved${stopping ? ` and had not stopped within ${Math.round((deps.cancelWaitMs ?? 20_000) / 1000)} s (${task?.status})` : ''}`,
+      };
+    await sleep(1000);
+  }
 }
 
 /** StartMoveTask: late arrivals since Park first, then the first task at `rampRates[0]`. */

@@ -40,6 +40,8 @@ const RECONCILED_ON_FAILURE = [
   // The ramp parks late poison only once its task has stopped (move-task.ts examine).
   'ParkLateArrivals',
 ];
+/** The ramp's steps: a failure there stops the run's move task first (StopRampAfterFailure). */
+const RAMP_STEPS = ['StartMoveTask', 'CheckProgress', 'StepUp', 'ResumeRamp'];
 
 /** Replaces `${XFunctionArn}` placeholders the way CDK definition substitutions (and the local runner) do. */
 function substituted(): unknown {
@@ -87,6 +89,7 @@ function happyHandlers(overrides: Handlers = {}): Handlers {
     },
     StepUp: () => ramp('hold', 1),
     Reconcile: () => ({ inventoried: 12, redriven: 11, parked: 1, discarded: 0, inDlq: 0, missing: 0 }),
+    StopRampAfterFailure: () => ({ ...ramp('halt'), reason: 'no move task of this run was running' }),
     ReconcileAfterFailure: () => ({
       inventoried: 12,
       redriven: 0,
@@ -146,7 +149,9 @@ describe('redrive.asl.json', () => {
           ? 'Failed'
           : RECONCILED_ON_FAILURE.includes(name)
             ? 'ReconcileAfterFailure'
-            : 'RecordFailure',
+            : RAMP_STEPS.includes(name)
+              ? 'StopRampAfterFailure'
+              : 'RecordFailure',
       );
     }
   });
@@ -168,11 +173,26 @@ describe('redrive.asl.json', () => {
     expect(after.Catch).toEqual([
       { ErrorEquals: ['States.ALL'], ResultPath: '$.reconcileError', Next: 'RecordFailure' },
     ]);
-    // Every state that reaches it runs before a move task of the run can exist: none of the ramp's.
+    // Every state that reaches it runs when no move task of the run is running: before the ramp,
+    // ParkLateArrivals, and StopRampAfterFailure once it has stopped the ramp's task.
     const reaching = lambdaTasks
       .filter(([, s]) => (s.Catch as Array<{ Next: string }>).some((c) => c.Next === 'ReconcileAfterFailure'))
       .map(([n]) => n);
     expect(reaching.sort()).toEqual([...RECONCILED_ON_FAILURE].sort());
+    const stop = definition.States.StopRampAfterFailure as {
+      Resource: string;
+      Parameters: Record<string, string>;
+      ResultPath: string;
+      Next: string;
+      Catch: Array<{ ErrorEquals: string[]; ResultPath: string; Next: string }>;
+    };
+    expect(stop.Resource).toBe(definition.States.CheckProgress?.Resource);
+    expect(stop.Parameters.action).toBe('stop');
+    expect(stop.ResultPath).toBe('$.rampStop');
+    expect(stop.Next).toBe('ReconcileAfterFailure');
+    expect(stop.Catch).toEqual([
+      { ErrorEquals: ['States.ALL'], ResultPath: '$.stopError', Next: 'RecordFailure' },
+    ]);
   });
 
   it('bounds RequestApproval with TimeoutSeconds and routes States.Timeout to ApprovalExpired (C17)', () => {
@@ -465,18 +485,56 @@ describe('redrive.asl.json routing, run locally with stub tasks', () => {
     expect(recorded.reconcile).toBeUndefined();
   });
 
-  it('does not reconcile a failure in the ramp (its move task may still be running): RecordFailure cancels it', async () => {
-    const result = await run(
+  it("stops the move task of a failed ramp step before it reconciles, and reports the step's cause even when the stop fails", async () => {
+    let recorded: Record<string, unknown> = {};
+    const checkFails = () => {
+      const error = new Error('boom');
+      error.name = 'Redrive.QueueNotFound';
+      throw error;
+    };
+    const stopInputs: unknown[] = [];
+    const stopped = await run(
       happyHandlers({
-        CheckProgress: () => {
-          const error = new Error('boom');
-          error.name = 'Redrive.QueueNotFound';
-          throw error;
+        CheckProgress: checkFails,
+        StopRampAfterFailure: (input) => {
+          stopInputs.push(input);
+          return { ...ramp('halt'), reason: 'cancelled' };
+        },
+        RecordFailure: (input) => {
+          recorded = (input as { run: Record<string, unknown> }).run;
+          return { notified: true, outcome: 'failed' };
         },
       }),
     );
-    expect(result.visited.slice(-2)).toEqual(['CheckProgress', 'RecordFailure']);
-    expect(result.visited).not.toContain('ReconcileAfterFailure');
+    expect(stopped.visited.slice(-4)).toEqual([
+      'CheckProgress',
+      'StopRampAfterFailure',
+      'ReconcileAfterFailure',
+      'RecordFailure',
+    ]);
+    expect(stopInputs[0]).toMatchObject({ action: 'stop', plan, executionName: 'local-run' });
+    expect((recorded.error as { Error: string }).Error).toBe('Redrive.QueueNotFound');
+    expect(recorded.rampStop).toMatchObject({ decision: 'halt' });
+    expect(recorded.reconcile).toMatchObject({ inDlq: 11 });
+
+    const stopFails = await run(
+      happyHandlers({
+        CheckProgress: checkFails,
+        StopRampAfterFailure: () => {
+          const error = new Error('throttled');
+          error.name = 'Redrive.Refused';
+          throw error;
+        },
+        RecordFailure: (input) => {
+          recorded = (input as { run: Record<string, unknown> }).run;
+          return { notified: true, outcome: 'failed' };
+        },
+      }),
+    );
+    // Not reconciled while the task may still run; RecordFailure cancels it and says so.
+    expect(stopFails.visited.slice(-3)).toEqual(['CheckProgress', 'StopRampAfterFailure', 'RecordFailure']);
+    expect((recorded.error as { Error: string }).Error).toBe('Redrive.QueueNotFound');
+    expect((recorded.stopError as { Error: string }).Error).toBe('Redrive.Refused');
   });
 
   it('retries a Redrive.Transient failure of a task and then carries on', async () => {

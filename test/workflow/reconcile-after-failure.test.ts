@@ -1,4 +1,8 @@
-import { SendMessageCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import {
+  ListMessageMoveTasksCommand,
+  SendMessageCommand,
+  SetQueueAttributesCommand,
+} from '@aws-sdk/client-sqs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ReconcileResult } from '../../functions/reconcile/reconcile.js';
 import { queueDepth } from '../../local/demo/queues.js';
@@ -96,5 +100,61 @@ describe('ReconcileAfterFailure after a crashed step (real ASL, real handlers, l
     expect(failure.text).toMatch(
       /\d+ redriven, \d+ parked, 0 discarded, \d+ still in the DLQ, 0 missing[.;]/,
     );
+  });
+
+  it('StartMoveTask dies right after StartMessageMoveTask: StopRampAfterFailure cancels the task it started, and the Failed report counts what it moved', async () => {
+    faults = new FaultInjector();
+    faults.install();
+    faults.arm({ functionFolder: 'move-task', command: 'StartMessageMoveTaskCommand', mode: 'restart' });
+    const run = await runIncident(local.sqs, {
+      name: 'raf-ramp-start',
+      messages: 60,
+      poisonEvery: 10,
+      // 2 msg/s: the task is still moving when the failure is handled.
+      registration: { sampleSize: 3, rampRates: [2, 50], dwellSeconds: 2 },
+      runner: { faults },
+    });
+    expect(faults.crashes).toHaveLength(1);
+    expect(run.result.status).toBe('FAILED');
+    expect(run.result.path.slice(-5)).toEqual([
+      'StartMoveTask',
+      'StopRampAfterFailure',
+      'ReconcileAfterFailure',
+      'RecordFailure',
+      'Failed',
+    ]);
+    const stop = run.result.taskResults.StopRampAfterFailure as {
+      status: string;
+      reason: string;
+      taskHandle: string;
+    };
+    expect(stop.reason).toMatch(
+      /^a ramp step failed: its move task \S+ was cancelled after \d+ message\(s\) moved$/,
+    );
+    expect(['CANCELLED', 'COMPLETED']).toContain(stop.status);
+    // Nothing moves after the report: no task of the DLQ is running.
+    const tasks = await local.sqs.send(
+      new ListMessageMoveTasksCommand({ SourceArn: run.incident.queues.dlqArn, MaxResults: 10 }),
+    );
+    expect((tasks.Results ?? []).filter((t) => t.Status === 'RUNNING' || t.Status === 'CANCELLING')).toEqual(
+      [],
+    );
+    const report = run.result.taskResults.ReconcileAfterFailure as ReconcileResult | undefined;
+    expect(report).toBeDefined();
+    if (!report) return;
+    const dlq = await queueDepth(local.sqs, run.incident.queues.dlqUrl);
+    const parking = await queueDepth(local.sqs, run.incident.queues.parkingUrl);
+    expect(report.missing).toBe(0);
+    expect(report.parked).toBe(parking.visible + parking.inFlight);
+    expect(report.inDlq + report.inFlight).toBe(dlq.visible + dlq.inFlight);
+    // The sample (3) and what the task moved before its cancel are redriven, not still in the DLQ.
+    expect(report.redriven).toBe(3 + report.movedByTask);
+    expect(report.inventoried + report.lateArrivals + report.returned).toBe(
+      report.redriven + report.parked + report.discarded + report.inDlq + report.inFlight + report.missing,
+    );
+    const failure = run.result.taskResults.RecordFailure as { text: string; orphanedTask: unknown };
+    expect(failure.text).toMatch(new RegExp(`${report.redriven} redriven, ${report.parked} parked`));
+    // StopRampAfterFailure already cancelled it: RecordFailure found nothing left running.
+    expect(failure.orphanedTask).toBeNull();
   });
 });
