@@ -18,6 +18,20 @@ import { CliError, type CliIO } from './output.js';
 /** The first line of a message (commander's and ours are one line; an SDK error may not be). */
 const firstLine = (text: string) => text.trim().split('\n')[0] ?? '';
 
+/**
+ * What to do about an SDK error that only says what is missing: the Region (the SDK throws it on the
+ * first call, with nothing naming the variables). Empty for any other error.
+ */
+export function hintFor(message: string): string {
+  if (/^Region is missing/i.test(message))
+    return (
+      ' (set AWS_REGION. For the local stack: run `npm run local` and export the variables it prints, ' +
+      'or `source` the file `npm run local -- --write-env FILE` writes; for an account: AWS_REGION and ' +
+      'credentials, with TABLE_NAME and STATE_MACHINE_ARN from the pipeline stack, see docs/cli.md)'
+    );
+  return '';
+}
+
 /** Builds the program with every command registered on `ctx`. */
 export function buildProgram(ctx: CliContext): Command {
   const program = new Command('dlq')
@@ -63,7 +77,8 @@ export async function runCli(argv: readonly string[], io: CliIO, context?: CliCo
       io.stderr.write(`dlq: ${error.message}\n`);
       return error.exitCode;
     }
-    io.stderr.write(`dlq: ${firstLine(errorMessage(error))}\n`);
+    const message = firstLine(errorMessage(error));
+    io.stderr.write(`dlq: ${message}${hintFor(message)}\n`);
     return 1;
   }
 }
