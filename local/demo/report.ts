@@ -224,6 +224,34 @@ export function wrapText(text: string, width: number): string[] {
   return lines;
 }
 
+/**
+ * The consumer row: what it processed, keys it processed twice (must be 0) and, when a redrive sent
+ * a copy twice (a possible duplicate send), the copies its idempotency key made it skip: a duplicate
+ * send with no key processed twice is that skip, not a contradiction.
+ */
+export function consumerText(consumer: RunReport['consumer']): string {
+  const skipped =
+    consumer.duplicatesSkipped > 0
+      ? `; duplicates skipped by idempotency key: ${consumer.duplicatesSkipped}`
+      : '';
+  return `${consumer.processed} (keys processed twice: ${consumer.processedTwice}${skipped})`;
+}
+
+/**
+ * The story's line for an execution that did not succeed. A `Failed` run's reason is RecordFailure's
+ * sentence (the report's reason row: the failed step's error and where the messages are), so the
+ * Fail state's cause, which only points at `$.error` in an execution history that `npm start`'s
+ * stack no longer has once it ends, is left out; without RecordFailure's sentence it is kept.
+ */
+export function workflowEndedLine(
+  result: { status: string; error: string | null; cause: string | null },
+  recordFailureText: string | null,
+): string {
+  if (recordFailureText)
+    return `Workflow ended ${result.status}${result.error ? `: ${result.error}` : ''}; why, and where the messages are: the reason below.`;
+  return `Workflow ended ${result.status}: ${result.error ?? ''} ${result.cause ?? ''}`.trim();
+}
+
 /** The report as an aligned two-column table. */
 export function formatReport(report: RunReport): string {
   const rows: Array<[string, string]> = [
@@ -269,10 +297,7 @@ export function formatReport(report: RunReport): string {
       `${report.executions} (largest history ${report.historyEvents} events, largest payload ${report.largestPayloadBytes} bytes)`,
     ],
     ['inventory invocations', String(report.inventoryInvocations)],
-    [
-      'consumer processed',
-      `${report.consumer.processed} (keys processed twice: ${report.consumer.processedTwice})`,
-    ],
+    ['consumer processed', consumerText(report.consumer)],
     ['duration', `${(report.durationMs / 1000).toFixed(1)} s`],
   ];
   for (const later of report.laterRuns ?? []) {

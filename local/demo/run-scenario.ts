@@ -35,6 +35,7 @@ import {
   type LaterRun,
   type RunReport,
   reconcileOf,
+  workflowEndedLine,
 } from './report.js';
 import { type PreparedIncident, prepareIncident, type ScenarioOptions } from './scenario.js';
 import type { ExposureBound, Scenario, ScenarioContext } from './scenarios/types.js';
@@ -159,6 +160,12 @@ function defaultExposureBound(
   return rampExposureBound(worst.rate, returnWindowSeconds, worst.dwellSeconds, report.sampled);
 }
 
+/** RecordFailure's sentence (a Failed run's reason), if the run got that far. */
+function recordFailureText(taskResults: Record<string, unknown>): string | null {
+  const text = (taskResults.RecordFailure as Json | undefined)?.text;
+  return typeof text === 'string' && text.length > 0 ? text : null;
+}
+
 /** Why the run ended where it did, from the slot of the state that decided it. */
 function reasonOf(
   outcome: string | null,
@@ -180,7 +187,7 @@ function reasonOf(
     case 'Failed':
       // RecordFailure's sentence names the failed step's error (and, when the failure was
       // reconciled, where the messages are); the Fail state's own cause only points at $.error.
-      return field('RecordFailure', 'text') ?? cause;
+      return recordFailureText(ctx.taskResults) ?? cause;
     default:
       return null;
   }
@@ -374,7 +381,7 @@ export async function runLocalIncident(options: LocalIncidentOptions): Promise<L
         if (!(state in result.taskResults)) result.taskResults[state] = value;
     options.onPhase?.('done', { sqs, queues: phaseQueues, total: undefined, incidentId });
     if (result.status !== 'SUCCEEDED')
-      ctx.say(`Workflow ended ${result.status}: ${result.error ?? ''} ${result.cause ?? ''}`.trim());
+      ctx.say(workflowEndedLine(result, recordFailureText(result.taskResults)));
     return {
       ctx,
       incident,

@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { formatReport, type RunReport, workflowEndedLine } from '../../local/demo/report.js';
+
+const BASE = {
+  scenario: 'hand-moved',
+  expected: 'Done: ...',
+  asExpected: true,
+  problems: [],
+  incidentId: 'inc-1',
+  executionName: 'inc-1',
+  status: 'SUCCEEDED',
+  outcome: 'Done',
+  reason: null,
+  inventoried: 40,
+  redriven: 40,
+  parked: 0,
+  discarded: 0,
+  remaining: 0,
+  inFlight: 0,
+  missing: 0,
+  missingMessages: [],
+  lateArrivals: 0,
+  lateMovedUnclassified: 0,
+  returned: 0,
+  sampled: 5,
+  bulkMoved: 30,
+  bulkMovedBy: 'move tasks',
+  redrivenOutside: 5,
+  duplicateSendsPrevented: 0,
+  possibleDuplicateSends: 0,
+  possibleDuplicates: [],
+  countsAddUp: true,
+  balanced: true,
+  exposed: 0,
+  exposureBound: 5,
+  exposureBoundBasis: '5 sampled',
+  deadLettered: 40,
+  stateTransitions: 30,
+  executions: 1,
+  historyEvents: 99,
+  largestPayloadBytes: 4000,
+  inventoryInvocations: 1,
+  taskInvocations: {},
+  taskInvocationMs: {},
+  consumer: { processed: 40, duplicatesSkipped: 0, processedTwice: 0 },
+  durationMs: 1000,
+} satisfies RunReport;
+
+const row = (report: RunReport, key: string) =>
+  formatReport(report)
+    .split('\n')
+    .find((l) => l.startsWith(`| ${key} `));
+
+describe('npm start report rows', () => {
+  it('the consumer row names the duplicates its idempotency key skipped (crash-after-send)', () => {
+    const report: RunReport = {
+      ...BASE,
+      possibleDuplicateSends: 1,
+      possibleDuplicates: [{ messageId: 'm-26', idempotencyKey: 'crash-after-send-000026' }],
+      consumer: { processed: 57, duplicatesSkipped: 1, processedTwice: 0 },
+    };
+    expect(row(report, 'consumer processed')).toMatch(
+      /\| 57 \(keys processed twice: 0; duplicates skipped by idempotency key: 1\) +\|$/,
+    );
+    expect(row(BASE, 'consumer processed')).toMatch(/\| 40 \(keys processed twice: 0\) +\|$/);
+  });
+
+  it("a Failed run's story line leaves out the Fail state's pointer to the execution history", () => {
+    const failed = {
+      status: 'FAILED',
+      error: 'Redrive.Failed',
+      cause: 'A step failed; see $.error in the execution history and the incident record.',
+    };
+    const line = workflowEndedLine(failed, 'Redrive of q failed at a step: Redrive.Refused: ...');
+    expect(line).not.toContain('execution history');
+    expect(line).toMatch(/^Workflow ended FAILED: Redrive\.Failed; /);
+    // Without RecordFailure's sentence the cause is all there is: kept.
+    expect(workflowEndedLine(failed, null)).toBe(`Workflow ended FAILED: Redrive.Failed ${failed.cause}`);
+  });
+});
