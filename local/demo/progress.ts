@@ -1,6 +1,8 @@
 /**
- * Live progress of the ramped redrive: moved of total and the current rate, measured from the DLQ
- * depth (what an SRE watches in the console), with the move task's configured rate beside it.
+ * Live progress of the ramped redrive: what the move task reports it moved (its
+ * ApproximateNumberOfMessagesMoved, the report's "moved by move tasks"), what left the DLQ and the
+ * current rate, both measured from the DLQ depth (what an SRE watches in the console: a message
+ * deleted by hand leaves the DLQ too, without being moved), with the task's configured rate.
  * A cli-progress bar on a terminal; one plain line per second otherwise (logs, CI).
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
@@ -12,12 +14,27 @@ import { queueDepth } from './queues.js';
 export interface RampProgress {
   /** Sets the move task's configured rate and ramp step, shown beside the measured rate. */
   setTaskRate(rate: number, step: number): void;
+  /** Sets what the run's move tasks reported moved so far (the last ramp result's). */
+  setTaskMoved(moved: number): void;
+  /** Ends the display: see {@link RampEnd}. */
+  stop(): Promise<RampEnd>;
+}
+
+/** What the ramp display saw, at its end. */
+export interface RampEnd {
+  /** The backlog when the ramp started (the task's count, else the DLQ depth at the first poll). */
+  total: number;
+  /** What the move tasks reported moved (ApproximateNumberOfMessagesMoved), as the report counts. */
+  taskMoved: number;
   /**
-   * `moved` never exceeds `total` (the backlog when the ramp started); messages that reached the
-   * DLQ after that (late arrivals, returned copies) are counted apart in `arrived`, the most the
-   * DLQ held above what the counter expected.
+   * Most of the backlog seen gone from the DLQ (never above `total`): moved by the task or gone
+   * otherwise (deleted by hand); messages that reached the DLQ after the start are in `arrived`.
    */
-  stop(): Promise<{ moved: number; total: number; arrived: number }>;
+  left: number;
+  /** The most the DLQ held above what `left` leaves (late arrivals, returned copies). */
+  arrived: number;
+  /** The DLQ's depth (visible + in flight) at the last poll. */
+  depth: number;
 }
 
 /**
@@ -39,7 +56,7 @@ export function startRampProgress(
     ? new cliProgress.SingleBar(
         {
           format:
-            'ramp |{bar}| {value}/{total} moved | {rate} msg/s now | task rate {taskRate} msg/s (step {step})',
+            'ramp |{bar}| {value}/{total} left the DLQ | task moved {taskMoved} | {rate} msg/s now | task rate {taskRate} msg/s (step {step})',
           stream: stream as NodeJS.WritableStream,
           hideCursor: true,
         },
@@ -52,14 +69,17 @@ export function startRampProgress(
   let step = '-';
   let moved = 0;
   let arrived = 0;
+  let taskMoved = 0;
+  let depth = 0;
   const history: Array<{ t: number; moved: number }> = [{ t: Date.now(), moved: 0 }];
   let lastLine = 0;
   let stopped = false;
 
   const tick = async () => {
     const { visible, inFlight } = await queueDepth(sqs, dlqUrl);
+    depth = visible + inFlight;
     if (total === undefined && !barStarted) expected = visible + inFlight;
-    if (bar && !barStarted) bar.start(Math.max(1, expected), 0, { rate: '0.0', taskRate, step });
+    if (bar && !barStarted) bar.start(Math.max(1, expected), 0, { rate: '0.0', taskRate, step, taskMoved });
     barStarted = true;
     moved = Math.max(moved, Math.min(expected, expected - (visible + inFlight)));
     arrived = Math.max(arrived, visible + inFlight - (expected - moved));
@@ -69,11 +89,11 @@ export function startRampProgress(
     while (history.length > 2 && (history[0] as { t: number }).t < now - 2000) history.shift();
     const first = history[0] as { t: number; moved: number };
     const rate = now > first.t ? ((moved - first.moved) * 1000) / (now - first.t) : 0;
-    if (bar) bar.update(moved, { rate: rate.toFixed(1), taskRate, step });
+    if (bar) bar.update(moved, { rate: rate.toFixed(1), taskRate, step, taskMoved });
     else if (now - lastLine >= 1000) {
       lastLine = now;
       stream.write(
-        `ramp: ${moved}/${expected} moved${extra}, ${rate.toFixed(1)} msg/s now, task rate ${taskRate} msg/s (step ${step})\n`,
+        `ramp: ${moved}/${expected} left the DLQ${extra}, task moved ${taskMoved}, ${rate.toFixed(1)} msg/s now, task rate ${taskRate} msg/s (step ${step})\n`,
       );
     }
   };
@@ -90,11 +110,14 @@ export function startRampProgress(
       taskRate = String(rate);
       step = String(index + 1);
     },
+    setTaskMoved(n) {
+      taskMoved = n;
+    },
     async stop() {
       stopped = true;
       await loop;
       bar?.stop();
-      return { moved, total: expected, arrived };
+      return { total: expected, taskMoved, left: moved, arrived, depth };
     },
   };
 }
@@ -114,9 +137,27 @@ export interface RampDisplay {
 const MOVE_TASK_STATES = new Set(['StartMoveTask', 'StepUp', 'CheckProgress']);
 
 /**
+ * The summary line of a ramp: what the move tasks moved (the report's count) and how the DLQ's
+ * depth compares with what that leaves of the backlog: more (returned copies, late arrivals: the
+ * report's returned and late-arrival rows) or fewer (gone without the task: deleted or moved by
+ * hand, parked late arrivals). Only the net difference is known from a depth.
+ */
+export function rampSummaryLine(end: RampEnd): string {
+  const leftByTask = end.total - end.taskMoved;
+  const net = end.depth - leftByTask;
+  const diff =
+    net > 0
+      ? `, ${net} more than the ${leftByTask} the task left there: they arrived meanwhile (returned copies or late arrivals)`
+      : net < 0
+        ? `, ${-net} fewer than the ${leftByTask} the task left there: they left the DLQ without the move task (deleted or moved by hand, or parked)`
+        : '';
+  return `Ramp: the move task moved ${end.taskMoved} of ${end.total}; the DLQ holds ${end.depth}${diff}.`;
+}
+
+/**
  * The ramp's display of one local run: started by the first StartMoveTask with a task, stopped
- * by {@link RampDisplay.stop} (call it when the Reconcile or done phase starts) with one line of
- * what left the DLQ while the move task ran.
+ * by {@link RampDisplay.stop} (call it when the Reconcile or done phase starts) with
+ * {@link rampSummaryLine}.
  *
  * @param options.say - prints the summary line.
  * @param options.progress - display options ({@link startRampProgress}'s).
@@ -139,17 +180,15 @@ export function rampDisplay(options: {
           options.progress,
         );
       progress?.setTaskRate(Number(r.rate), Number(r.rateIndex));
+      // The report's "moved by move tasks": earlier tasks' count plus this one's.
+      const moved = Number(r.movedBefore ?? 0) + Number(r.moved ?? 0);
+      if (Number.isFinite(moved)) progress?.setTaskMoved(moved);
     },
     stop() {
       stopped = true;
       stopping ??= (async () => {
         if (!progress) return;
-        const moved = await progress.stop();
-        const arrived =
-          moved.arrived > 0
-            ? ` ${moved.arrived} more arrived in the DLQ meanwhile (counted apart, not in the total).`
-            : '';
-        options.say(`Ramp: ${moved.moved}/${moved.total} left the DLQ while the move task ran.${arrived}`);
+        options.say(rampSummaryLine(await progress.stop()));
       })();
       return stopping;
     },
