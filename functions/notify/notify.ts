@@ -177,7 +177,13 @@ export function outcomeText(outcome: RedriveOutcome | string, run: Run): string 
         }; the counts are NOT balanced)`
       : '') +
     (late > 0 ? `; ${late} late arrival(s) included` : '') +
-    (resent > 0 ? ` (${resent} resent after a crash: a consumer may see them twice)` : '');
+    (resent > 0
+      ? outcome === 'failed'
+        ? // Reconciled after the failure: these entries were being sent when the step failed, and a
+          // restart sends them again (Reconcile's possibleDuplicates names them).
+          ` (${resent} possibly sent by the step that failed, with no record that they were: a restart sends them again, so a consumer may see them twice)`
+        : ` (${resent} resent after a crash: a consumer may see them twice)`
+      : '');
   switch (outcome) {
     case 'completed':
       return `Redrive of ${dlq} complete: ${tally}.`;

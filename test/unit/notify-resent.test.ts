@@ -28,6 +28,25 @@ describe('Notify after a run with a resend', () => {
       'Redrive of arn:aws:sqs:us-east-1:1:d complete: 3 redriven, 0 parked, 0 discarded, 0 still in the DLQ, 0 missing (1 resent after a crash: a consumer may see them twice).',
     );
     expect(sent[0]?.fields.possibleDuplicateSends).toBe(1);
+
+    // A failed run reconciled after the failure: the copy was being sent, nothing has resent it yet.
+    const failed = await notify(
+      {
+        outcome: 'failed',
+        run: {
+          plan: { incidentId: 'inc-r', dlqArn: 'arn:aws:sqs:us-east-1:1:d' },
+          reconcile: { ...reconcile, redriven: 0, parked: 0, inDlq: 3 },
+          error: { Error: 'Local.Crashed', Cause: 'crashed' },
+        },
+      },
+      {
+        notifier: { notify: async (r) => void sent.push(r) },
+        incidents: { updateIncident: async () => undefined } as never,
+      },
+    );
+    expect(failed.text).toBe(
+      'Redrive of arn:aws:sqs:us-east-1:1:d failed at a step: Local.Crashed: crashed. 0 redriven, 0 parked, 0 discarded, 3 still in the DLQ, 0 missing (1 possibly sent by the step that failed, with no record that they were: a restart sends them again, so a consumer may see them twice).',
+    );
   });
 
   it('says how many messages are missing, names them and says the counts are not balanced', async () => {
