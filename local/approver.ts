@@ -15,6 +15,7 @@ import { createInterface } from 'node:readline/promises';
 import { createIncidentStore } from '#incident/incident-store.js';
 import { buildOnCallReport, onCallReportLines } from '#incident/on-call-report.js';
 import { clockText } from '#platform/clock-text.js';
+import { stepSecondsText } from '#transfer/redrive-plan.js';
 import { approverFlags } from './approver-flags.js';
 import type { TaskTokenCallbacks } from './task-tokens.js';
 
@@ -103,7 +104,12 @@ export async function describeRequest(request: ApprovalRequest, nowMs: number = 
       dwellSeconds?: number;
       mode?: string;
     };
-    preflight?: { dlqDepth?: number; parkingDepth?: number; warnings?: string[] };
+    preflight?: {
+      dlqDepth?: number;
+      parkingDepth?: number;
+      warnings?: string[];
+      verifyWindowSeconds?: number;
+    };
   };
   const incidentId = payload.plan?.incidentId;
   const incident = incidentId
@@ -129,7 +135,7 @@ export async function describeRequest(request: ApprovalRequest, nowMs: number = 
       ? `DLQ:            ${payload.plan?.dlqArn ?? '?'} (un-park: ${payload.preflight.parkingDepth} messages in its parking queue now)`
       : `DLQ:            ${payload.plan?.dlqArn ?? '?'} (${payload.preflight?.dlqDepth ?? '?'} messages now)`,
     ...(report ? onCallReportLines(report, nowMs).filter((l) => !l.startsWith('redrive:')) : []),
-    `plan:           ${payload.plan?.mode ?? 'redrive'}, sample ${payload.plan?.sampleSize ?? '?'}, ramp ${(payload.plan?.rampRates ?? []).join(' -> ')} msg/s, ${payload.plan?.dwellSeconds ?? '?'} s per step`,
+    `plan:           ${payload.plan?.mode ?? 'redrive'}, sample ${payload.plan?.sampleSize ?? '?'}, ramp ${(payload.plan?.rampRates ?? []).join(' -> ')} msg/s, ${payload.plan?.dwellSeconds === undefined ? '? s per step' : stepSecondsText(payload.plan.dwellSeconds, payload.preflight?.verifyWindowSeconds)}`,
   ];
   if (!report && (payload.preflight?.warnings ?? []).length > 0)
     lines.push('warnings:', ...(payload.preflight?.warnings ?? []).map((w) => `  ! ${w}`));

@@ -90,7 +90,11 @@ export function registrationCommands(program: Command, ctx: CliContext): void {
     .option('--producer-key-json-path <$.path>', "JSON path of the producer's id in the body")
     .option('--sample-size <n>', 'messages redriven one by one first (1..100)', intArg(1, 100))
     .option('--ramp-rates <r1,r2,...>', 'move task rates, msg/s, ascending, each 1..500', intListArg(1, 500))
-    .option('--dwell-seconds <s>', 'seconds per ramp step (1..3600)', intArg(1, 3600))
+    .option(
+      '--dwell-seconds <s>',
+      "seconds per ramp step (1..3600); a move task's step lasts at least one return window (the destination's visibility timeout x maxReceiveCount + margin)",
+      intArg(1, 3600),
+    )
     .option('--max-redrives <n>', 'redrives after which a message is parked (1..100)', intArg(1, 100))
     .option('--parking-queue-arn <arn>', 'where poison messages are parked', sqsArnArg)
     .option('--allow-pre-approved', 'accept console starts that name approvedBy')

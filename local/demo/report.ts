@@ -225,6 +225,24 @@ export function wrapText(text: string, width: number): string[] {
 }
 
 /**
+ * The dwell in the exposure bound's basis: the step's real dwell, and why it is longer than the
+ * plan's when it is (a move task's step waits at least one return window before its first check:
+ * functions/move-task/move-task.ts; the top rate's dwell can grow to fit the gate checks left).
+ */
+export function dwellText(
+  dwellSeconds: number,
+  planDwellSeconds?: number,
+  returnWindowSeconds?: number,
+): string {
+  if (planDwellSeconds === undefined || dwellSeconds <= planDwellSeconds) return `${dwellSeconds} s dwell`;
+  const why =
+    returnWindowSeconds !== undefined && dwellSeconds === Math.ceil(returnWindowSeconds)
+      ? "a step's first check waits one return window"
+      : 'lengthened to fit the gate checks left';
+  return `${dwellSeconds} s dwell: the plan's ${planDwellSeconds} s, ${why}`;
+}
+
+/**
  * The consumer row: what it processed, keys it processed twice (must be 0) and, when a redrive sent
  * a copy twice (a possible duplicate send), the copies its idempotency key made it skip: a duplicate
  * send with no key processed twice is that skip, not a contradiction.

@@ -31,6 +31,7 @@ import { queueDepth } from './queues.js';
 import {
   conservationProblems,
   countsAddUp,
+  dwellText,
   exposureProblems,
   type LaterRun,
   type RunReport,
@@ -131,10 +132,17 @@ export function rampExposureBound(
   returnWindowSeconds: number,
   dwellSeconds: number,
   sampled = 0,
+  planDwellSeconds?: number,
 ): ExposureBound {
   const value = sampled + rate * (returnWindowSeconds + dwellSeconds);
-  const ramp = `${rate} msg/s x (${returnWindowSeconds} s return window + ${dwellSeconds} s dwell)`;
+  const ramp = `${rate} msg/s x (${returnWindowSeconds} s return window + ${dwellText(dwellSeconds, planDwellSeconds, returnWindowSeconds)})`;
   return { value, basis: sampled > 0 ? `${sampled} sampled + ${ramp}` : ramp };
+}
+
+/** The plan's dwell (ValidateInput's), seconds, when the run got that far. */
+export function planDwellOf(ctx: Pick<ScenarioContext, 'taskResults'>): number | undefined {
+  const dwell = (ctx.taskResults.ValidateInput as Json | undefined)?.dwellSeconds;
+  return typeof dwell === 'number' ? dwell : undefined;
 }
 
 /** The return window the ramp reported, else the verification window Preflight computed, seconds. */
@@ -152,12 +160,19 @@ function defaultExposureBound(
   report: RunReport,
   rampSteps: ReadonlyArray<{ rate: number; dwellSeconds: number }>,
   returnWindowSeconds: number,
+  planDwellSeconds?: number,
 ): ExposureBound {
   if (rampSteps.length === 0)
     return { value: report.sampled, basis: `${report.sampled} sampled; nothing bulk-moved` };
   const cost = (s: { rate: number; dwellSeconds: number }) => s.rate * (returnWindowSeconds + s.dwellSeconds);
   const worst = rampSteps.reduce((a, b) => (cost(b) > cost(a) ? b : a));
-  return rampExposureBound(worst.rate, returnWindowSeconds, worst.dwellSeconds, report.sampled);
+  return rampExposureBound(
+    worst.rate,
+    returnWindowSeconds,
+    worst.dwellSeconds,
+    report.sampled,
+    planDwellSeconds,
+  );
 }
 
 /** RecordFailure's sentence (a Failed run's reason), if the run got that far. */
@@ -500,7 +515,8 @@ export async function runScenario(scenario: Scenario, options: RunScenarioOption
     durationMs: 0,
   };
   const bound =
-    scenario.exposureBound?.(ctx, report) ?? defaultExposureBound(report, run.rampSteps, returnWindowOf(ctx));
+    scenario.exposureBound?.(ctx, report) ??
+    defaultExposureBound(report, run.rampSteps, returnWindowOf(ctx), planDwellOf(ctx));
   report.exposureBound = bound.value;
   report.exposureBoundBasis = bound.basis;
   const problems: string[] = [];

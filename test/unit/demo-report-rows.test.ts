@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { formatReport, type RunReport, workflowEndedLine } from '../../local/demo/report.js';
+import { stepSecondsText } from '#transfer/redrive-plan.js';
+import { describeRequest } from '../../local/approver.js';
+import { dwellText, formatReport, type RunReport, workflowEndedLine } from '../../local/demo/report.js';
 
 const BASE = {
   scenario: 'hand-moved',
@@ -76,5 +78,40 @@ describe('npm start report rows', () => {
     expect(line).toMatch(/^Workflow ended FAILED: Redrive\.Failed; /);
     // Without RecordFailure's sentence the cause is all there is: kept.
     expect(workflowEndedLine(failed, null)).toBe(`Workflow ended FAILED: Redrive.Failed ${failed.cause}`);
+  });
+});
+
+describe('the dwell a move-task ramp really has (plan 2 s, return window 5 s)', () => {
+  it('the approval states the step length the ramp runs, not only the plan dwell', () => {
+    expect(stepSecondsText(2, 5)).toMatch(
+      /^5 s per step \(the plan's 2 s dwell, at least one 5 s return window/,
+    );
+    expect(stepSecondsText(60, 32)).toBe('60 s per step');
+    expect(stepSecondsText(2)).toBe('2 s per step');
+  });
+
+  it("the exposure bound's basis says why its dwell is longer than the plan's", () => {
+    expect(dwellText(5, 2, 5)).toBe(
+      "5 s dwell: the plan's 2 s, a step's first check waits one return window",
+    );
+    expect(dwellText(2, 2, 5)).toBe('2 s dwell');
+    expect(dwellText(40, 2, 5)).toBe("40 s dwell: the plan's 2 s, lengthened to fit the gate checks left");
+  });
+});
+
+describe('the approval npm start prints', () => {
+  it('states the step length the move task runs (plan 2 s, return window 5 s)', async () => {
+    const text = await describeRequest({
+      taskToken: 't',
+      executionName: 'e',
+      payload: {
+        plan: { dlqArn: 'arn:aws:sqs:us-east-1:1:q', rampRates: [5, 50], sampleSize: 5, dwellSeconds: 2 },
+        preflight: { dlqDepth: 10, verifyWindowSeconds: 5 },
+      },
+      timeoutSeconds: null,
+    });
+    expect(text).toContain(
+      "ramp 5 -> 50 msg/s, 5 s per step (the plan's 2 s dwell, at least one 5 s return window",
+    );
   });
 });

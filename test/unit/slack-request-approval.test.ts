@@ -188,7 +188,9 @@ describe('approval message', () => {
     expect(text).toMatch(/Oldest message: sent \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(2 h 0 min ago\)/);
     expect(text).toContain('Classification: transient 42');
     expect(text).toContain('Sample first: 5 messages');
-    expect(text).toContain('Ramp: 5 → 50 → 200 msg/s, 60 s per step');
+    expect(text).toContain(
+      "Ramp: 5 → 50 → 200 msg/s, 180 s per step (the plan's 60 s dwell, at least one 180 s return window",
+    );
   });
 
   it('puts only the approval id in the Approve and Reject buttons', () => {

@@ -14,6 +14,7 @@ import { summaryWarningsBeside } from '#incident/on-call-report.js';
 import type { Classification, IncidentSummary } from '#inventory/model.js';
 import { clockText, formatDuration, isoUtc } from '#platform/clock-text.js';
 import * as z from '#platform/zod.js';
+import { stepSecondsText } from '#transfer/redrive-plan.js';
 import type { SlackMessage } from './slack-client.js';
 
 /** `action_id` of the Approve button. */
@@ -51,6 +52,8 @@ export interface ApprovalPreflightView {
   /** Epoch milliseconds, or null. */
   earliestRetentionDeadline: number | null;
   warnings: string[];
+  /** The return window (seconds): a move task's step lasts at least this long. */
+  verifyWindowSeconds?: number;
 }
 
 /** Everything the approval request message shows. */
@@ -211,7 +214,7 @@ function planText(view: ApprovalRequestView): string {
   ];
   if (p.mode === 'redrive') {
     lines.push(
-      `Ramp: ${p.rampRates.map((r) => `${r}`).join(' → ')} msg/s, ${p.dwellSeconds} s per step with a health gate`,
+      `Ramp: ${p.rampRates.map((r) => `${r}`).join(' → ')} msg/s, ${stepSecondsText(p.dwellSeconds, view.preflight.verifyWindowSeconds)} with a health gate`,
     );
   }
   return lines.join('\n');

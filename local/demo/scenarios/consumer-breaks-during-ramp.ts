@@ -9,7 +9,7 @@
  */
 import { ListMessageMoveTasksCommand } from '@aws-sdk/client-sqs';
 import { conservationProblems, exposureProblems } from '../report.js';
-import { rampExposureBound, returnWindowOf } from '../run-scenario.js';
+import { planDwellOf, rampExposureBound, returnWindowOf } from '../run-scenario.js';
 import type { Scenario } from './types.js';
 
 /** Redriven messages the consumer processes after the first task starts, before it breaks. */
@@ -65,7 +65,7 @@ export const consumerBreaksDuringRamp: Scenario = {
     const notes = ctx.notes as BreakNotes;
     const step = notes.fastestAfter;
     if (!step) return { value: 0, basis: 'the consumer never broke: nothing may be exposed' };
-    return rampExposureBound(step.rate, returnWindowOf(ctx), step.dwellSeconds);
+    return rampExposureBound(step.rate, returnWindowOf(ctx), step.dwellSeconds, 0, planDwellOf(ctx));
   },
   check: (report, ctx) => {
     const notes = ctx.notes as BreakNotes;
