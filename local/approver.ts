@@ -13,9 +13,8 @@
  */
 import { createInterface } from 'node:readline/promises';
 import { createIncidentStore } from '#incident/incident-store.js';
-import { buildOnCallReport, onCallReportLines } from '#incident/on-call-report.js';
+import { buildOnCallReport, onCallReportLines, stepSecondsText } from '#incident/on-call-report.js';
 import { clockText } from '#platform/clock-text.js';
-import { stepSecondsText } from '#transfer/redrive-plan.js';
 import { approverFlags } from './approver-flags.js';
 import type { TaskTokenCallbacks } from './task-tokens.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { stepSecondsText } from '#transfer/redrive-plan.js';
+import { stepSecondsText } from '#incident/on-call-report.js';
 import { describeRequest } from '../../local/approver.js';
 import { dwellText, formatReport, type RunReport, workflowEndedLine } from '../../local/demo/report.js';
 

@@ -10,11 +10,10 @@
  */
 import type { KnownBlock } from '@slack/types';
 import type { AuditPlan } from '#incident/audit-trail.js';
-import { summaryWarningsBeside } from '#incident/on-call-report.js';
+import { stepSecondsText, summaryWarningsBeside } from '#incident/on-call-report.js';
 import type { Classification, IncidentSummary } from '#inventory/model.js';
 import { clockText, formatDuration, isoUtc } from '#platform/clock-text.js';
 import * as z from '#platform/zod.js';
-import { stepSecondsText } from '#transfer/redrive-plan.js';
 import type { SlackMessage } from './slack-client.js';
 
 /** `action_id` of the Approve button. */

@@ -318,3 +318,16 @@ export function onCallReportLines(report: OnCallReport, nowMs: number): string[]
   for (const w of report.warnings) lines.push(`  ! ${w}`);
   return lines;
 }
+
+/**
+ * How long a ramp step lasts, for the plan an approver reads: the plan's dwell, and, when the
+ * return window (Preflight's verification window) is longer, that window, which a move task's step
+ * waits at least before its first check (the step's first messages must have had the time to fail
+ * and come back; forecastRun in transfer/redrive-plan.ts and the move task size steps the same way).
+ */
+export function stepSecondsText(dwellSeconds: number, verifyWindowSeconds?: number): string {
+  const window = Math.ceil(verifyWindowSeconds ?? 0);
+  return window > dwellSeconds
+    ? `${window} s per step (the plan's ${dwellSeconds} s dwell, at least one ${window} s return window: a step's first check waits for its first messages to come back)`
+    : `${dwellSeconds} s per step`;
+}

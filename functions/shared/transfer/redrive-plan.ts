@@ -177,19 +177,6 @@ export function forecastRun(options: {
 }
 
 /**
- * How long a ramp step lasts, for the plan an approver reads: the plan's dwell, and, when the
- * return window (Preflight's verification window) is longer, that window, which a move task's step
- * waits at least before its first check (the step's first messages must have had the time to fail
- * and come back; {@link forecastRun} and the move task size steps the same way).
- */
-export function stepSecondsText(dwellSeconds: number, verifyWindowSeconds?: number): string {
-  const window = Math.ceil(verifyWindowSeconds ?? 0);
-  return window > dwellSeconds
-    ? `${window} s per step (the plan's ${dwellSeconds} s dwell, at least one ${window} s return window: a step's first check waits for its first messages to come back)`
-    : `${dwellSeconds} s per step`;
-}
-
-/**
  * The forecast in one line, e.g. `park 12, sample 5 (then 32 s verification window), move 163 at
  * 5 msg/s for 1 min (160), then 50 msg/s for 1 s (3); about 2 min in all`.
  */
