@@ -38,7 +38,7 @@ import { createSlackApi, type SlackApi, slackApiOptions } from '#approval/slack-
 import { loadSlackSecrets } from '#approval/slack-secrets.js';
 import { type CancelRequests, createCancelRequests } from '#incident/cancel-requests.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
-import { tableAccess } from '#platform/clients.js';
+import { onResetClients, tableAccess } from '#platform/clients.js';
 import { type PipelineConfig, pipelineConfig } from '#platform/config.js';
 import { errorMessage } from '#platform/errors.js';
 import { logger } from '#platform/middleware.js';
@@ -274,6 +274,10 @@ export function sharedRampProgress(
 }
 
 let containerReporter: Promise<RampProgressReporter | null> | undefined;
+// Built from the configuration and the clients: forgotten with them (see resetClients).
+onResetClients(() => {
+  containerReporter = undefined;
+});
 
 /**
  * Reports one MoveTask result to Slack (see {@link sharedRampProgress}); never throws.

@@ -4,9 +4,12 @@
  * functions/ reads process.env or builds an AWS SDK client.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { sharedNotifier } from '#approval/slack-notifier.js';
+import { loadSlackSecrets } from '#approval/slack-secrets.js';
 import { resetClients, sqsClient } from '#platform/clients.js';
 import { pipelineConfig, readConfig } from '#platform/config.js';
 import { ConfigurationError } from '#platform/errors.js';
+import { sharedRampProgress } from '../../functions/move-task/slack-progress.js';
 import { functionSources, withoutComments } from '../support/source-files.js';
 
 describe('readConfig', () => {
@@ -113,6 +116,35 @@ describe('pipelineConfig and the reset hook', () => {
     resetClients();
     expect(pipelineConfig().tableName).toBe('second-table');
     expect(sqsClient()).not.toBe(client);
+  });
+
+  // Test files share a worker's modules (vitest.config.ts): a file's Slack stand-in, or no Slack at
+  // all, must not stay in the next file's handlers (slack-cancel failed so beside a second npm test).
+  it('resetClients() also forgets what was built from the configuration: Slack credentials, notifier, ramp progress reporter', async () => {
+    const slackVars = ['SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET', 'SLACK_SECRET_ARN'] as const;
+    const saved = slackVars.map((name) => [name, process.env[name]] as const);
+    try {
+      for (const name of slackVars) delete process.env[name];
+      resetClients();
+      expect(await sharedRampProgress()).toBeNull();
+      const logNotifier = sharedNotifier();
+      process.env.SLACK_BOT_TOKEN = 'xoxb-first';
+      process.env.SLACK_SIGNING_SECRET = 'signing-secret-not-real';
+      expect(await sharedRampProgress()).toBeNull();
+      expect(sharedNotifier()).toBe(logNotifier);
+      resetClients();
+      expect(await sharedRampProgress()).not.toBeNull();
+      expect(sharedNotifier()).not.toBe(logNotifier);
+      expect((await loadSlackSecrets(pipelineConfig().slack)).botToken).toBe('xoxb-first');
+      process.env.SLACK_BOT_TOKEN = 'xoxb-second';
+      resetClients();
+      expect((await loadSlackSecrets(pipelineConfig().slack)).botToken).toBe('xoxb-second');
+    } finally {
+      for (const [name, value] of saved) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
   });
 });
 

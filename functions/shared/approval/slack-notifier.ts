@@ -25,7 +25,7 @@ import { createIncidentStore } from '#incident/incident-store.js';
 import { createMissedNotices, type MissedNotice, type MissedNotices } from '#incident/missed-notices.js';
 import { createLogNotifier, type Notification, type Notifier } from '#incident/notifier.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
-import { tableAccess } from '#platform/clients.js';
+import { onResetClients, tableAccess } from '#platform/clients.js';
 import { type PipelineConfig, pipelineConfig } from '#platform/config.js';
 import { errorMessage } from '#platform/errors.js';
 import { logger } from '#platform/middleware.js';
@@ -194,6 +194,11 @@ export async function notifierFromConfig(config: PipelineConfig = pipelineConfig
 }
 
 let containerNotifier: Promise<Notifier> | undefined;
+// Built from the configuration and the clients: forgotten with them (the local stack and tests
+// point the pipeline at other endpoints, a Slack stand-in or another table).
+onResetClients(() => {
+  containerNotifier = undefined;
+});
 
 /**
  * {@link notifierFromConfig}, built once per Lambda container and reused across invocations (the

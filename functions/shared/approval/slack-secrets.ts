@@ -7,7 +7,7 @@
  * @see https://docs.aws.amazon.com/secretsmanager/latest/apireference/API_GetSecretValue.html
  */
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { secretsManagerClient } from '#platform/clients.js';
+import { onResetClients, secretsManagerClient } from '#platform/clients.js';
 import type { SlackConfig } from '#platform/config.js';
 import { InvalidInputError } from '#platform/errors.js';
 
@@ -45,10 +45,11 @@ export function loadSlackSecrets(
   return cached;
 }
 
-/** Forgets cached credentials (tests and the local runner). */
+/** Forgets cached credentials (tests and the local runner); `resetClients()` calls it too. */
 export function resetSlackSecrets(): void {
   cached = undefined;
 }
+onResetClients(resetSlackSecrets);
 
 async function readSecrets(
   slack: SlackCredentialsConfig,
