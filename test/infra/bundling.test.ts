@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { build, type Metafile } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { esbuildOptionsOf, PIPELINE_BUNDLING, REPO_ROOT } from '../../infra/bundling.js';
+import { scaled } from '../support/timeouts.js';
 
 let dir: string;
 let bundle: string;
@@ -34,7 +35,7 @@ beforeAll(async () => {
   bundle = join(dir, 'out', 'index.mjs');
   const result = await build({ ...esbuildOptionsOf(PIPELINE_BUNDLING, entry, bundle), metafile: true });
   metafile = result.metafile;
-}, 60_000);
+}, scaled(60_000));
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

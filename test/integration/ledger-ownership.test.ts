@@ -10,6 +10,7 @@ import type { ReconcileResult } from '../../functions/reconcile/reconcile.js';
 import { handler as sampleHandler } from '../../functions/sample-redrive/handler.js';
 import type { SampleRedriveResult } from '../../functions/sample-redrive/sample-redrive.js';
 import { drain, lambdaContext, ledgerEntry, planFor, seedAndInventory } from '../support/redrive-fixtures.js';
+import { scaled } from '../support/timeouts.js';
 import { useTransferStack } from '../support/transfer-stack.js';
 
 const DLQ_ARN = 'arn:aws:sqs:us-east-1:123456789012:ownership-dlq';
@@ -217,7 +218,9 @@ describe('redrive ledger ownership across runs (DynamoDB Local)', () => {
     expect(reads.every((c) => c.input.ConsistentRead === true)).toBe(true);
   });
 
-  it('a console restart (another run of the incident) finishes a sample the crashed run sent but did not delete, without sending it again', async () => {
+  it('a console restart (another run of the incident) finishes a sample the crashed run sent but did not delete, without sending it again', {
+    timeout: scaled(60_000),
+  }, async () => {
     const dlq = await seedAndInventory({
       sqs: sqsClient(),
       dlqName: 'restart-sent-dlq',
@@ -258,9 +261,11 @@ describe('redrive ledger ownership across runs (DynamoDB Local)', () => {
       possibleDuplicateSends: 0,
       balanced: true,
     });
-  }, 60_000);
+  });
 
-  it('a console restart resends a sample the crashed run recorded but may not have sent, and the report names it as a possible duplicate', async () => {
+  it('a console restart resends a sample the crashed run recorded but may not have sent, and the report names it as a possible duplicate', {
+    timeout: scaled(60_000),
+  }, async () => {
     const dlq = await seedAndInventory({
       sqs: sqsClient(),
       dlqName: 'restart-record-dlq',
@@ -295,5 +300,5 @@ describe('redrive ledger ownership across runs (DynamoDB Local)', () => {
     const report = await reconcile({ plan: restart, outcome: 'sample-only' });
     expect(report).toMatchObject({ redriven: 1, inDlq: 1, possibleDuplicateSends: 1, takenOver: 1 });
     expect(report.possibleDuplicates.map((d) => d.idempotencyKey)).toEqual(twice);
-  }, 60_000);
+  });
 });

@@ -15,6 +15,7 @@ import { runLocalIncident } from '../../local/demo/run-scenario.js';
 import type { PreparedIncident } from '../../local/demo/scenario.js';
 import type { ExecutionResult, LocalWorkflowRunner, RunnerOptions } from '../../local/runner.js';
 import type { LocalWorkflowStarter } from '../../local/workflow-starter-local.js';
+import { scaled } from '../support/timeouts.js';
 
 /** Options of {@link runIncident}. */
 export interface IncidentOptions {
@@ -79,7 +80,7 @@ export async function runIncident(sqs: SQSClient, options: IncidentOptions): Pro
     ...(runner ? { runner: () => runner } : {}),
     ...(afterTask ? { onTaskResult: (ctx, state) => afterTask(state, ctx.incident) } : {}),
     retryIntervalMs: 100,
-    lambdaTimeoutMs: 60_000,
+    lambdaTimeoutMs: scaled(60_000),
     ...(options.input ? { input: options.input } : {}),
   });
   const after = await queueDepth(sqs, run.incident.queues.dlqUrl);
