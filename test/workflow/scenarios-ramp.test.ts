@@ -30,7 +30,9 @@ describe('ramp fault scenarios on the local stack', { timeout: SCENARIO_TIMEOUT_
     expect(report).toMatchObject({ asExpected: true, outcome: 'RedriveHalted', missing: 0 });
     expect(report.exposed).toBeGreaterThan(0);
     expect(report.exposed).toBeLessThanOrEqual(report.exposureBound);
-    expect(report.exposureBoundBasis).toMatch(/^\d+ msg\/s x \(5 s return window \+ \d+ s dwell(: [^)]+)?\)$/);
+    expect(report.exposureBoundBasis).toMatch(
+      /^\d+ msg\/s x \(5 s return window \+ \d+ s dwell(: [^)]+)?\)$/,
+    );
     expect(report.reason).toMatch(
       /^re-inflow: \d+ message\(s\) this run redriven came back to the DLQ \(breaks: \d+\)/,
     );
