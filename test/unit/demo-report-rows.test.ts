@@ -2,51 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { stepSecondsText } from '#incident/on-call-report.js';
 import { describeRequest } from '../../local/approver.js';
 import { dwellText, formatReport, type RunReport, workflowEndedLine } from '../../local/demo/report.js';
+import { SAMPLE_RUN_REPORT } from '../support/run-report-fixture.js';
 
-const BASE = {
-  scenario: 'hand-moved',
-  expected: 'Done: ...',
-  asExpected: true,
-  problems: [],
-  incidentId: 'inc-1',
-  executionName: 'inc-1',
-  status: 'SUCCEEDED',
-  outcome: 'Done',
-  reason: null,
-  inventoried: 40,
-  redriven: 40,
-  parked: 0,
-  discarded: 0,
-  remaining: 0,
-  inFlight: 0,
-  missing: 0,
-  missingMessages: [],
-  lateArrivals: 0,
-  lateMovedUnclassified: 0,
-  returned: 0,
-  sampled: 5,
-  bulkMoved: 30,
-  bulkMovedBy: 'move tasks',
-  redrivenOutside: 5,
-  duplicateSendsPrevented: 0,
-  possibleDuplicateSends: 0,
-  possibleDuplicates: [],
-  countsAddUp: true,
-  balanced: true,
-  exposed: 0,
-  exposureBound: 5,
-  exposureBoundBasis: '5 sampled',
-  deadLettered: 40,
-  stateTransitions: 30,
-  executions: 1,
-  historyEvents: 99,
-  largestPayloadBytes: 4000,
-  inventoryInvocations: 1,
-  taskInvocations: {},
-  taskInvocationMs: {},
-  consumer: { processed: 40, duplicatesSkipped: 0, processedTwice: 0 },
-  durationMs: 1000,
-} satisfies RunReport;
+const BASE = SAMPLE_RUN_REPORT;
 
 const row = (report: RunReport, key: string) =>
   formatReport(report)

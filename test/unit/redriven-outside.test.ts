@@ -3,6 +3,7 @@ import { type OnCallReport, onCallReportLines } from '#incident/on-call-report.j
 import { notify } from '../../functions/notify/notify.js';
 import { formatReport, type RunReport, wrapText } from '../../local/demo/report.js';
 import { createMemoryNotifier } from '../support/memory-notifier.js';
+import { SAMPLE_RUN_REPORT } from '../support/run-report-fixture.js';
 
 // Messages moved out of the DLQ by hand and then processed by a consumer are counted by Reconcile
 // as `redrivenOutside` (of redriven, not missing): every place that shows the counts says so.
@@ -29,50 +30,7 @@ describe('redrivenOutside', () => {
   });
 
   it('the local report shows it in the redriven row and in --json, and the on-call lines beside redriven', () => {
-    const report = {
-      scenario: 'hand-moved',
-      expected: 'Done: ...',
-      asExpected: true,
-      problems: [],
-      incidentId: 'inc-1',
-      executionName: 'inc-1',
-      status: 'SUCCEEDED',
-      outcome: 'Done',
-      reason: null,
-      inventoried: 40,
-      redriven: 40,
-      parked: 0,
-      discarded: 0,
-      remaining: 0,
-      inFlight: 0,
-      missing: 0,
-      missingMessages: [],
-      lateArrivals: 0,
-      lateMovedUnclassified: 0,
-      returned: 0,
-      sampled: 5,
-      bulkMoved: 30,
-      bulkMovedBy: 'move tasks',
-      redrivenOutside: 5,
-      duplicateSendsPrevented: 0,
-      possibleDuplicateSends: 0,
-      possibleDuplicates: [],
-      countsAddUp: true,
-      balanced: true,
-      exposed: 0,
-      exposureBound: 5,
-      exposureBoundBasis: '5 sampled',
-      deadLettered: 40,
-      stateTransitions: 30,
-      executions: 1,
-      historyEvents: 99,
-      largestPayloadBytes: 4000,
-      inventoryInvocations: 1,
-      taskInvocations: {},
-      taskInvocationMs: {},
-      consumer: { processed: 40, duplicatesSkipped: 0, processedTwice: 0 },
-      durationMs: 1000,
-    } satisfies RunReport;
+    const report: RunReport = SAMPLE_RUN_REPORT;
     expect(formatReport(report)).toMatch(
       /\| redriven +\| 40 \(5 sampled, 30 moved by move tasks, 5 outside the run: moved by hand or another tool, then processed\)/,
     );
