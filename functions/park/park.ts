@@ -288,9 +288,13 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
       }
       release.push(request.message.ReceiptHandle as string);
       if (outcome.result === 'busy') busy.add(outcome.owner);
-      else if (outcome.result === 'send-failed' && outcome.senderFault)
+      else if (outcome.result === 'send-failed' && outcome.senderFault) {
         refused.push(`${messageId} (${outcome.code}: ${outcome.message})`);
-      else
+        // SQS refused this copy for what it is: sending it again would be refused again, so the
+        // scan stops looking for it (it stays in the DLQ, released, and the run is refused).
+        targets.delete(messageId);
+        remaining -= 1;
+      } else
         notParked.push(
           outcome.result === 'send-failed'
             ? `${messageId} (send failed, ${outcome.code}: ${outcome.message})`
