@@ -330,19 +330,22 @@ async function stopAfterFailure(ctx: Ctx, out: RampResult): Promise<RampResult> 
   if (!orphan)
     return { ...out, decision: 'halt', reason: 'a ramp step failed; no move task of this run was running' };
   const sleep = deps.sleep ?? realSleep;
-  const waitUntil = ctx.now() + (deps.cancelWaitMs ?? 20_000);
+  const waitMs = deps.cancelWaitMs ?? 20_000;
+  const waitUntil = ctx.now() + waitMs;
   for (;;) {
     const task = (await deps.moveTasks.list(plan.dlqArn)).find((t) => t.taskHandle === orphan.taskHandle);
     const stopping = task?.status === 'RUNNING' || task?.status === 'CANCELLING';
-    if (!stopping || ctx.now() >= waitUntil)
+    if (!stopping || ctx.now() >= waitUntil) {
+      const moved = task?.moved ?? orphan.moved;
       return {
         ...out,
         decision: 'halt',
         taskHandle: orphan.taskHandle,
         status: task?.status ?? 'CANCELLED',
-        moved: task?.moved ?? orphan.moved,
-        reason: `a ramp step failed: its move task ${orphan.taskHandle} was ${orphan.cancelled ? 'cancelled' : 'no longer running'} after ${task?.moved ?? orphan.moved} message(s) moved${stopping ? ` and had not stopped within ${Math.round((deps.cancelWaitMs ?? 20_000) / 1000)} s (${task?.status})` : ''}`,
+        moved,
+        reason: `a ramp step failed: its move task ${orphan.taskHandle} was ${orphan.cancelled ? 'cancelled' : 'no longer running'} after ${moved} message(s) moved${stopping ? ` and had not stopped within ${Math.round(waitMs / 1000)} s (${task?.status})` : ''}`,
       };
+    }
     await sleep(1000);
   }
 }

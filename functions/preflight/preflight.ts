@@ -314,9 +314,7 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
   > = [];
   const receiveCounts: Array<Pick<Envelope, 'messageId' | 'receiveCount' | 'state'>> = [];
   /** Messages Park will move to the parking queue: checked against its MaximumMessageSize (N01). */
-  const parkTargets: Array<
-    Pick<Envelope, 'messageId' | 'messageAttributes' | 'bodyBytes' | 'idempotencyKey'>
-  > = [];
+  const parkTargets: Array<ParkCopyFields> = [];
   let nonSqsOrigins = 0;
   const counter = new SelectionCounter(plan);
   const listing: EnvelopeListing = deps.listing ?? deps.envelopes;
@@ -600,6 +598,9 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
   };
 }
 
+/** What the size of a message's parked copy is computed from (the envelope's stored fields). */
+type ParkCopyFields = Pick<Envelope, 'messageId' | 'messageAttributes' | 'bodyBytes' | 'idempotencyKey'>;
+
 /** How many messages {@link unsampleableWarning} names. */
 const UNSAMPLEABLE_NAMED = 10;
 
@@ -615,9 +616,7 @@ const UNSAMPLEABLE_NAMED = 10;
 async function parkingSizeRefusal(
   deps: PreflightDeps,
   plan: ExecutionPlan,
-  parkTargets: ReadonlyArray<
-    Pick<Envelope, 'messageId' | 'messageAttributes' | 'bodyBytes' | 'idempotencyKey'>
-  >,
+  parkTargets: ReadonlyArray<ParkCopyFields>,
 ): Promise<string | null> {
   if (!plan.parkingQueueUrl || parkTargets.length === 0) return null;
   let limit: number;
@@ -775,9 +774,7 @@ async function moverPreflight(
     warnings: string[];
     inDlq: number;
     /** Messages Park will move to the parking queue when the run parks first (N01). */
-    parkTargets: ReadonlyArray<
-      Pick<Envelope, 'messageId' | 'messageAttributes' | 'bodyBytes' | 'idempotencyKey'>
-    >;
+    parkTargets: ReadonlyArray<ParkCopyFields>;
   },
 ): Promise<PreflightResult> {
   const { plan } = input;
