@@ -299,14 +299,18 @@ describe('Park moves its messages 10 at a time', () => {
     );
     // Between record and SENT, a third run takes `second`'s entry over: its SENT statement fails
     // its condition (ConditionalCheckFailed), so the message is left in the DLQ for that run.
+    // SQS may hand the three out over several receives, so the hook acts only once `second`'s own
+    // batch has recorded it (this run's entry is there), whichever batch that is.
     setTransferFaultHook(async (step) => {
       if (step !== 'after-record' || !second) return;
+      const recorded = await createRedriveLedger().get(dlq.dlqArn, second);
+      if (recorded?.redriveId !== plan.incidentId) return;
       setTransferFaultHook(undefined);
       await documentClient().send(
         new PutCommand({
           TableName: pipelineConfig().tableName,
           Item: {
-            ...(await createRedriveLedger().get(dlq.dlqArn, second)),
+            ...recorded,
             [TABLE.partitionKey]: keys.dlq(dlq.dlqArn),
             [TABLE.sortKey]: keys.ledger(second),
             entity: 'redrive-ledger',
