@@ -1,6 +1,7 @@
 /**
- * The order test files start in: longest first, so that on 2 workers no long file starts last
- * and runs alone at the end (longest-processing-time-first scheduling).
+ * The order test files start in: one project's files together, and in each project longest
+ * first, so that no long file starts last and runs alone at the end
+ * (longest-processing-time-first scheduling).
  *
  * A file's length is its duration in vitest's results cache (`node_modules/.vite`, written by the
  * previous run on this checkout). A fresh clone, as CI has, has no cache: vitest's own order is
@@ -62,6 +63,15 @@ export class LongestFirstSequencer extends BaseSequencer {
     };
     const byLength = (await super.sort(files)).map((spec, order) => ({ spec, order, ms: expected(spec) }));
     // Stable: equal expectations keep vitest's order (by file size).
-    return byLength.sort((a, b) => b.ms - a.ms || a.order - b.order).map(({ spec }) => spec);
+    byLength.sort((a, b) => b.ms - a.ms || a.order - b.order);
+    // One project's files together, the project with the longest file first: vitest hands a
+    // finished non-isolated worker the next file only when that file is of the same project, and
+    // otherwise stops it and starts a new one that imports the SDK, the handlers and the stand-ins
+    // again. Interleaved by length, `unit` and `integration` started 26 workers in one run of
+    // `npm test` (4 workers); grouped, each project starts at most maxWorkers.
+    const projects = [...new Set(byLength.map(({ spec }) => spec.project.name))];
+    return byLength
+      .sort((a, b) => projects.indexOf(a.spec.project.name) - projects.indexOf(b.spec.project.name))
+      .map(({ spec }) => spec);
   }
 }
