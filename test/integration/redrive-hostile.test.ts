@@ -72,7 +72,7 @@ describe('Park and SampleRedrive under hostile DLQ conditions', () => {
         messages: Array.from({ length: 1100 }, (_, n) => ({ body: `{"n":${n}}` })),
         maxReceiveCount: 1,
         sendStraightToDlq: [{ body: 'bad-1' }, { body: 'bad-2' }],
-        timeoutMs: 60_000,
+        timeoutMs: scaled(60_000),
       });
       expect(await inventoryAll(dlq.dlqUrl, dlq.dlqArn, 'inc-hostile-deep')).toBe(1102);
       const parking = await createQueue(sqsClient(), 'hostile-deep-parking');

@@ -11,6 +11,7 @@ import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { createMemoryNotifier } from '../support/memory-notifier.js';
 import { queueDepth, seedDlq } from '../support/seed-dlq.js';
 import { tableKeys } from '../support/table-keys.js';
+import { scaled } from '../support/timeouts.js';
 
 const ACCOUNT = '111122223333';
 const ALARM_ARN = 'arn:aws:cloudwatch:us-east-1:111122223333:alarm:orders-dlq-not-empty';
@@ -52,7 +53,7 @@ describe('C04 ALARM -> OK on the local stack (real triage handler)', () => {
   const invoke = (path: string) =>
     handler(
       load(path),
-      lambdaContext({ functionName: 'triage', timeoutMs: 60_000, accountId: ACCOUNT }),
+      lambdaContext({ functionName: 'triage', timeoutMs: scaled(60_000), accountId: ACCOUNT }),
     ) as Promise<TriageResult>;
   const cleared = () => notifier.sent.filter((n) => n.kind === 'alarm-cleared');
 

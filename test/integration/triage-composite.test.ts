@@ -23,6 +23,7 @@ import { lambdaContext } from '../../local/lambda-context.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { createMemoryNotifier } from '../support/memory-notifier.js';
 import { seedDlq } from '../support/seed-dlq.js';
+import { scaled } from '../support/timeouts.js';
 
 const ACCOUNT = '111122223333';
 const load = (path: string): Record<string, unknown> =>
@@ -70,7 +71,7 @@ describe('triage of composite alarms', () => {
   const invoke = (event: unknown) =>
     handler(
       event,
-      lambdaContext({ functionName: 'triage', timeoutMs: 120_000, accountId: ACCOUNT }),
+      lambdaContext({ functionName: 'triage', timeoutMs: scaled(120_000), accountId: ACCOUNT }),
     ) as Promise<TriageResult>;
   const received: string[] = [];
   let orders: Awaited<ReturnType<typeof seedDlq>>;

@@ -21,6 +21,7 @@ import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { createMemoryNotifier } from '../support/memory-notifier.js';
 import { queueDepth, seedDlq } from '../support/seed-dlq.js';
 import { tableKeys } from '../support/table-keys.js';
+import { scaled } from '../support/timeouts.js';
 
 const ACCOUNT = '111122223333';
 const load = (path: string): Record<string, unknown> =>
@@ -64,7 +65,7 @@ describe('triage under hostile deliveries', () => {
   const invoke = (event: unknown) =>
     handler(
       event,
-      lambdaContext({ functionName: 'triage', timeoutMs: 120_000, accountId: ACCOUNT }),
+      lambdaContext({ functionName: 'triage', timeoutMs: scaled(120_000), accountId: ACCOUNT }),
     ) as Promise<TriageResult>;
   const failure = (event: unknown) =>
     invoke(event).then(

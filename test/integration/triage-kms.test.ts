@@ -22,6 +22,7 @@ import { lambdaContext } from '../../local/lambda-context.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { createMemoryNotifier } from '../support/memory-notifier.js';
 import { queueDepth, seedDlq } from '../support/seed-dlq.js';
+import { scaled } from '../support/timeouts.js';
 
 const ACCOUNT = '111122223333';
 
@@ -48,7 +49,7 @@ describe('triage of a KMS-encrypted DLQ (KMS-enforcing SQS proxy)', () => {
   const invoke = (event: unknown) =>
     handler(
       event,
-      lambdaContext({ functionName: 'triage', timeoutMs: 120_000, accountId: ACCOUNT }),
+      lambdaContext({ functionName: 'triage', timeoutMs: scaled(120_000), accountId: ACCOUNT }),
     ) as Promise<TriageResult>;
   const kms = () => new KMSClient({});
   const encryptWith = async (keyId: string) =>

@@ -17,6 +17,7 @@ import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { createMemoryNotifier } from '../support/memory-notifier.js';
 import { queueDepth, type SeedMessage, seedDlq } from '../support/seed-dlq.js';
 import { tableKeys } from '../support/table-keys.js';
+import { scaled } from '../support/timeouts.js';
 
 const ACCOUNT = '111122223333';
 const load = (path: string): Record<string, unknown> =>
@@ -88,7 +89,7 @@ describe('triage on the local stack', () => {
   const invoke = (event: unknown) =>
     handler(
       event,
-      lambdaContext({ functionName: 'triage', timeoutMs: 120_000, accountId: ACCOUNT }),
+      lambdaContext({ functionName: 'triage', timeoutMs: scaled(120_000), accountId: ACCOUNT }),
     ) as Promise<TriageResult>;
 
   // Each test asserts only the notices its own deliveries produce.

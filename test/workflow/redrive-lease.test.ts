@@ -6,6 +6,7 @@ import { LocalWorkflowRunner } from '../../local/runner.js';
 import type { TaskTokenCallbacks } from '../../local/task-tokens.js';
 import { seedAndInventory } from '../support/redrive-fixtures.js';
 import { queueDepth } from '../support/seed-dlq.js';
+import { scaled } from '../support/timeouts.js';
 import { useWorkflowStack } from '../support/workflow-stack.js';
 import { MOVING_TASKS } from './harness.js';
 
@@ -22,7 +23,7 @@ function heldApprover() {
     approver,
     pending,
     async waitFor(executionName: string, timeoutMs = 20_000): Promise<ApprovalRequest> {
-      const deadline = Date.now() + timeoutMs;
+      const deadline = Date.now() + scaled(timeoutMs);
       while (Date.now() < deadline) {
         const entry = pending.get(executionName);
         if (entry) return entry.request;
@@ -65,7 +66,7 @@ describe('one workflow per DLQ (real ASL, real handlers, local stack)', () => {
     const runner = new LocalWorkflowRunner({
       approver: approvals.approver,
       retryIntervalMs: 100,
-      lambdaTimeoutMs: 60_000,
+      lambdaTimeoutMs: scaled(60_000),
     });
     const leases = createWorkflowLeaseStore();
 

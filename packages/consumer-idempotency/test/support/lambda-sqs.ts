@@ -17,6 +17,7 @@ import {
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { lambdaContext } from '../../../../local/lambda-context.js';
 import { sqsRecordOf } from '../../../../local/sqs-event.js';
+import { scaled } from '../../../../test/support/timeouts.js';
 
 /** A queue of the local stand-in. */
 export interface Queue {
@@ -73,7 +74,7 @@ export async function deliver(
   handler: Handler,
   messages: Message[],
 ): Promise<Delivery> {
-  const context = lambdaContext({ functionName: 'Consumer', timeoutMs: 30_000 });
+  const context = lambdaContext({ functionName: 'Consumer', timeoutMs: scaled(30_000) });
   const event: SQSEvent = { Records: messages.map((m) => sqsRecordOf(m, queue.arn)) };
   const delivery: Delivery = { context, deleted: [], retried: [] };
   try {
