@@ -400,15 +400,15 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
   // A target left in the DLQ would be carried back to its source by the bulk move (C07).
   if (tooLarge.length > 0)
     throw new RedriveRefusedError(
-      `${tooLarge.length} message(s) to park are larger than the parking queue's MaximumMessageSize and stay in the DLQ, where the move task would carry them back to their source: ${tooLarge.slice(0, 5).join(', ')}${tooLarge.length > 5 ? ', ...' : ''}; raise the parking queue's MaximumMessageSize or set discardPoison`,
+      `${tooLarge.length} message(s) to park are larger than the parking queue's MaximumMessageSize and stay in the DLQ, where a move task would carry them back to their source: ${tooLarge.slice(0, 5).join(', ')}${tooLarge.length > 5 ? ', ...' : ''}; raise the parking queue's MaximumMessageSize or set discardPoison`,
     );
   if (outstandingNow() > 0 && scan.truncated)
     throw new RedriveRefusedError(
-      `${outstandingNow()} message(s) to park were not reached within ${maxMessages} received messages; the move task would carry them back to their source`,
+      `${outstandingNow()} message(s) to park were not reached within ${maxMessages} received messages; left in the DLQ, a move task would carry them back to their source`,
     );
   if (refused.length > 0)
     throw new RedriveRefusedError(
-      `${refused.length} message(s) to park were refused by the parking queue and stay in the DLQ, where the move task would carry them back to their source: ${refused.slice(0, 5).join(', ')}${refused.length > 5 ? ', ...' : ''}`,
+      `${refused.length} message(s) to park were refused by the parking queue and stay in the DLQ, where a move task would carry them back to their source: ${refused.slice(0, 5).join(', ')}${refused.length > 5 ? ', ...' : ''}`,
     );
   if (notParked.length > 0)
     throw new TransientError(

@@ -261,6 +261,8 @@ async function describeArn(deps: PreflightDeps, arn: string): Promise<QueueInfo 
 export async function preflight(input: PreflightInput, deps: PreflightDeps): Promise<PreflightResult> {
   const { plan } = input;
   const warnings: string[] = [];
+  // Read only where plan.parkingQueueUrl is set.
+  const parkingQueue = parkingQueueDescriber(deps, plan.parkingQueueUrl ?? '');
 
   // 1-2: no API call yet.
   const rateProblems = checkRampRates(plan.rampRates);
@@ -429,7 +431,7 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
         `${toPark} message(s) must not be redriven (poison, permanent, over maxRedrives, without a source or with a gone extended-client payload) and a move task cannot skip them; configure a parking queue (registration parkingQueueArn or PARKING_QUEUE_URL) or set discardPoison`,
         { dlqDepth },
       );
-    const tooLarge = plan.discardPoison ? null : await parkingSizeRefusal(deps, plan, parkTargets);
+    const tooLarge = plan.discardPoison ? null : await parkingSizeRefusal(parkingQueue, plan, parkTargets);
     if (tooLarge) return refused(tooLarge, { dlqDepth });
     warnings.push(
       plan.discardPoison
@@ -516,7 +518,7 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
     ];
     if (plan.parkingQueueUrl) {
       try {
-        const parking = await deps.queues.describe(plan.parkingQueueUrl);
+        const parking = await parkingQueue();
         keyed.push({ queue: parking, class: 'parking', required: parkingRequired });
       } catch (error) {
         if (!(error instanceof QueueNotFoundError)) throw error;
@@ -598,6 +600,21 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
   };
 }
 
+/**
+ * The parking queue's attributes (GetQueueAttributes), asked for once per Preflight run however
+ * many checks read them (the size check, the KMS check); a refusal such as QueueNotFoundError is
+ * kept and thrown to each.
+ */
+type ParkingQueueDescriber = () => Promise<QueueInfo>;
+
+function parkingQueueDescriber(deps: PreflightDeps, parkingQueueUrl: string): ParkingQueueDescriber {
+  let described: Promise<QueueInfo> | undefined;
+  return () => {
+    described ??= deps.queues.describe(parkingQueueUrl);
+    return described;
+  };
+}
+
 /** What the size of a message's parked copy is computed from (the envelope's stored fields). */
 type ParkCopyFields = Pick<Envelope, 'messageId' | 'messageAttributes' | 'bodyBytes' | 'idempotencyKey'>;
 
@@ -614,14 +631,14 @@ const UNSAMPLEABLE_NAMED = 10;
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SetQueueAttributes.html
  */
 async function parkingSizeRefusal(
-  deps: PreflightDeps,
+  parkingQueue: ParkingQueueDescriber,
   plan: ExecutionPlan,
   parkTargets: ReadonlyArray<ParkCopyFields>,
 ): Promise<string | null> {
   if (!plan.parkingQueueUrl || parkTargets.length === 0) return null;
   let limit: number;
   try {
-    limit = (await deps.queues.describe(plan.parkingQueueUrl)).maximumMessageSize;
+    limit = (await parkingQueue()).maximumMessageSize;
   } catch (error) {
     if (error instanceof QueueNotFoundError) return null;
     throw error;
@@ -631,7 +648,7 @@ async function parkingSizeRefusal(
     .map((e) => e.messageId);
   if (ids.length === 0) return null;
   const which = `${ids.slice(0, UNSAMPLEABLE_NAMED).join(', ')}${ids.length > UNSAMPLEABLE_NAMED ? `, ... (${ids.length - UNSAMPLEABLE_NAMED} more)` : ''}`;
-  return `${ids.length} message(s) to park are larger than the parking queue's MaximumMessageSize (${limit} bytes) and would stay in the DLQ, where the move task would carry them back to their source: ${which}; raise the parking queue's MaximumMessageSize or set discardPoison`;
+  return `${ids.length} message(s) to park are larger than the parking queue's MaximumMessageSize (${limit} bytes) and would stay in the DLQ, where a move task would carry them back to their source: ${which}; raise the parking queue's MaximumMessageSize or set discardPoison`;
 }
 
 /**
@@ -847,7 +864,11 @@ async function moverPreflight(
     fullRun && !seen.dlq.fifo && seen.toPark > 0 && (plan.parkingQueueUrl !== null || plan.discardPoison);
   // N01: Park would park the others and then refuse, after the approval, as on the move-task path.
   if (parkFirst && !plan.discardPoison) {
-    const tooLarge = await parkingSizeRefusal(deps, plan, seen.parkTargets);
+    const tooLarge = await parkingSizeRefusal(
+      parkingQueueDescriber(deps, plan.parkingQueueUrl ?? ''),
+      plan,
+      seen.parkTargets,
+    );
     if (tooLarge) return refused(tooLarge, base);
   }
   if (seen.dlq.fifo && seen.toPark > 0 && !plan.unpark)

@@ -5,6 +5,7 @@ import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { sqsClient } from '#platform/clients.js';
 import { createSqsQueues } from '#platform/sqs-queues.js';
 import { createMoveTasks } from '#transfer/move-tasks.js';
+import { createPreflightDeps } from '../../functions/preflight/deps.js';
 import { handler } from '../../functions/preflight/handler.js';
 import { type PreflightDeps, type PreflightResult, preflight } from '../../functions/preflight/preflight.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
@@ -283,9 +284,24 @@ describe('Preflight against the local stack', () => {
     });
     const parking = await createQueue(sqsClient(), 'n01-pf-parking');
     const plan = planFor(dlq, { incidentId: 'inc-n01-pf', parkingQueueUrl: parking });
-    // 1 MiB: both fit, the run may go on.
-    const fits = await run({ action: 'preflight', plan });
+    // 1 MiB: both fit, the run may go on. The size check and the KMS check both read the parking
+    // queue's attributes: one GetQueueAttributes for the two.
+    const described: string[] = [];
+    const deps = createPreflightDeps(lambdaContext);
+    const queues = deps.queues;
+    const counting: PreflightDeps = {
+      ...deps,
+      queues: {
+        ...queues,
+        describe: (url: string) => {
+          described.push(url);
+          return queues.describe(url);
+        },
+      },
+    };
+    const fits = await preflight({ action: 'preflight', plan }, counting);
     expect(fits.ok).toBe(true);
+    expect(described.filter((url) => url === parking)).toEqual([parking]);
     await sqsClient().send(
       new SetQueueAttributesCommand({ QueueUrl: parking, Attributes: { MaximumMessageSize: '1024' } }),
     );
@@ -296,7 +312,7 @@ describe('Preflight against the local stack', () => {
     const result = await run({ action: 'recheck', plan });
     expect(result.ok).toBe(false);
     expect(result.refusal).toBe(
-      `redrive refused: 1 message(s) to park are larger than the parking queue's MaximumMessageSize (1024 bytes) and would stay in the DLQ, where the move task would carry them back to their source: ${big}; raise the parking queue's MaximumMessageSize or set discardPoison`,
+      `redrive refused: 1 message(s) to park are larger than the parking queue's MaximumMessageSize (1024 bytes) and would stay in the DLQ, where a move task would carry them back to their source: ${big}; raise the parking queue's MaximumMessageSize or set discardPoison`,
     );
     expect((await queueDepth(sqsClient(), dlq.dlqUrl)).visible).toBe(3);
     expect((await queueDepth(sqsClient(), parking)).visible).toBe(0);
