@@ -145,13 +145,13 @@ const MOVE_TASK_STATES = new Set(['StartMoveTask', 'StepUp', 'CheckProgress']);
 export function rampSummaryLine(end: RampEnd): string {
   const leftByTask = end.total - end.taskMoved;
   const net = end.depth - leftByTask;
-  const diff =
+  const holds =
     net > 0
-      ? `, ${net} more than the ${leftByTask} the task left there: they arrived meanwhile (returned copies or late arrivals)`
+      ? `the DLQ holds ${end.depth}: the ${leftByTask} the task left there and ${net} that arrived meanwhile (returned copies or late arrivals)`
       : net < 0
-        ? `, ${-net} fewer than the ${leftByTask} the task left there: they left the DLQ without the move task (deleted or moved by hand, or parked)`
-        : '';
-  return `Ramp: the move task moved ${end.taskMoved} of ${end.total}; the DLQ holds ${end.depth}${diff}.`;
+        ? `the DLQ holds ${end.depth} of the ${leftByTask} the task left there: ${-net} left it without the move task (deleted or moved by hand, or parked)`
+        : `the DLQ holds ${end.depth}`;
+  return `Ramp: the move task moved ${end.taskMoved} of ${end.total}; ${holds}.`;
 }
 
 /**

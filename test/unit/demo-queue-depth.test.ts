@@ -198,18 +198,18 @@ describe('the demo queue depth on the local SQS stand-in', () => {
     expect(text()).toMatch(/ramp: 3\/4 left the DLQ[^,]*, task moved 1,/);
     expect(text()).not.toMatch(/\d+\/\d+ moved/);
     expect(said).toEqual([
-      'Ramp: the move task moved 1 of 4; the DLQ holds 1, 2 fewer than the 3 the task left there: they left the DLQ without the move task (deleted or moved by hand, or parked).',
+      'Ramp: the move task moved 1 of 4; the DLQ holds 1 of the 3 the task left there: 2 left it without the move task (deleted or moved by hand, or parked).',
     ]);
   });
 
   it("the summary line takes the report's moved and returned (consumer-breaks-during-ramp, hand-deleted)", () => {
     // The reason says 'stopped after 150 of 215 moved', the table 'returned to the DLQ 120'.
     expect(rampSummaryLine({ total: 215, taskMoved: 150, left: 125, arrived: 95, depth: 185 })).toBe(
-      'Ramp: the move task moved 150 of 215; the DLQ holds 185, 120 more than the 65 the task left there: they arrived meanwhile (returned copies or late arrivals).',
+      'Ramp: the move task moved 150 of 215; the DLQ holds 185: the 65 the task left there and 120 that arrived meanwhile (returned copies or late arrivals).',
     );
     // 56 moved by the move task, 5 deleted by hand (the report's missing 5).
     expect(rampSummaryLine({ total: 61, taskMoved: 56, left: 61, arrived: 0, depth: 0 })).toMatch(
-      /^Ramp: the move task moved 56 of 61; the DLQ holds 0, 5 fewer than the 5 the task left there/,
+      /^Ramp: the move task moved 56 of 61; the DLQ holds 0 of the 5 the task left there: 5 left it without the move task/,
     );
   });
 });
