@@ -1,7 +1,7 @@
 import { SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
-import { sqsClient } from '#platform/clients.js';
+import { resetClients, sqsClient } from '#platform/clients.js';
 import {
   createTransferSqs,
   fifoDeduplicationId,
@@ -29,6 +29,25 @@ function crashOnceAt(step: TransferStep): { crashedKey: () => string | undefined
     }
   });
   return { crashedKey: () => crashed };
+}
+
+/**
+ * Runs `fn` with SampleRedrive's receive visibility timeout at `seconds` instead of this file's 2 s
+ * (test/support/transfer-stack.ts, short for the crash-retry tests). A FIFO DLQ refuses the delete
+ * of a message whose visibility timeout ended ("The receipt handle has expired"): on a loaded
+ * machine the sample's receive-to-delete (envelope, ledger, send, ledger) outlasted 2 s.
+ */
+async function withReceiveVisibility<T>(seconds: number, fn: () => Promise<T>): Promise<T> {
+  const was = process.env.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS;
+  process.env.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS = String(seconds);
+  resetClients();
+  try {
+    return await fn();
+  } finally {
+    if (was === undefined) delete process.env.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS;
+    else process.env.REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS = was;
+    resetClients();
+  }
 }
 
 describe('SampleRedrive against the local stack', () => {
@@ -130,7 +149,13 @@ describe('SampleRedrive against the local stack', () => {
       messages: [{ body: '{"orderId":"o-7","step":2}', groupId: 'customer-42' }],
       incidentId: 'inc-c08-sample',
     });
-    const result = await run({ plan: planFor(dlq, { sampleSize: 1 }), preflight: preflightSlot(true) });
+    // As on a loaded machine: 2.5 s between the send and the delete, more than the file's 2 s.
+    setTransferFaultHook(async (step) => {
+      if (step === 'after-send') await new Promise((resolve) => setTimeout(resolve, 2500));
+    });
+    const result = await withReceiveVisibility(30, () =>
+      run({ plan: planFor(dlq, { sampleSize: 1 }), preflight: preflightSlot(true) }),
+    );
     expect(result.sent).toBe(1);
     const key = result.keys[0] as string;
     // The same sample sent again within the 5-minute window (as a resume after a crash would).
