@@ -83,7 +83,8 @@ export default defineConfig({
         },
       },
       // The long suites keep 2 workers (crash restarts, 100,000-message runs and the property each
-      // load the machine on their own); run with the others (`vitest run`), they start after them.
+      // load the machine on their own; `VITEST_MAX_WORKERS` overrides this too, as vitest applies it
+      // to every project); run with the others (`vitest run`), they start after them.
       {
         extends: true,
         test: { name: 'long', include: LONG, maxWorkers: 2, sequence: { groupOrder: 1 }, ...withLocalStack },
