@@ -7,6 +7,7 @@
  * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/DynamoDBLocal.html
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -84,6 +85,8 @@ async function startDynamo(port: number): Promise<ChildProcess> {
     [
       ...DYNAMO_JVM_OPTIONS,
       `-Djava.library.path=${libDir}`,
+      // Where it unpacks its SQLite library: the run's temp directory (TMPDIR), not always /tmp.
+      `-Djava.io.tmpdir=${tmpdir()}`,
       '-jar',
       jar,
       '-inMemory',

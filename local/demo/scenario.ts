@@ -26,6 +26,8 @@ export interface ScenarioOptions {
   name?: string;
   /** Messages produced. @default 300 */
   messages?: number;
+  /** Order ids are integers from this one on, JSON numbers in the body (producer.ts). */
+  numericIdsFrom?: bigint;
   /** Every n-th message is poison (0: none). @default 20 */
   poisonEvery?: number;
   /** The dependency goes down after this many messages were processed. @default 40% of messages */
@@ -180,6 +182,7 @@ export async function prepareIncident(
     prefix: options.name ?? 'order',
     ...(options.fifo ? { groupOf: options.fifo.groupOf } : {}),
     ...(options.poisonAt ? { poisonAt: options.poisonAt } : {}),
+    ...(options.numericIdsFrom !== undefined ? { numericIdsFrom: options.numericIdsFrom } : {}),
   });
   const { onProgress } = options;
   await waitUntilDrained(sqs, queues.sourceUrl, {
