@@ -2,8 +2,8 @@
  * `dlq`: the operator's command-line tool for the dlq-redrive pipeline. Works against AWS or the
  * local stack (`npm run local`) through the SDK's standard variables; see docs/cli.md.
  *
- * Every command has `--help` and `--json`; `dlq --version` prints the package version. A single-value
- * option given twice is refused. Exit codes: 0 done, 1 the operation failed or found
+ * Every command has `--help` and `--json`; `dlq --version` prints the package version; a
+ * single-value option given twice is refused. Exit codes: 0 done, 1 the operation failed or found
  * nothing, 2 a bad argument (one line naming it; nothing was read, started or written).
  */
 import { Command, CommanderError } from 'commander';
