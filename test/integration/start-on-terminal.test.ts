@@ -27,7 +27,7 @@ describe.skipIf(!hasScript)('npm start on a pseudo-terminal (util-linux script)'
     child.stdin.write('n\r');
     const code = await exited;
     // Only readline's own cursor placement after the question: no bar redrawn over it.
-    expect(afterPrompt).toMatch(/^(\u001b\[\d+G)?$/);
+    expect(afterPrompt.replaceAll(String.fromCharCode(27), '<ESC>')).toMatch(/^(<ESC>\[\d+G)?$/);
     expect(code).toBe(1);
     expect(screen).toMatch(/Rejected/);
   });
