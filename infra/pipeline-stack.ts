@@ -21,6 +21,8 @@
  * @see https://docs.aws.amazon.com/cdk/api/v2/docs/aws-cdk-lib.aws_lambda_nodejs-readme.html
  */
 import { existsSync } from 'node:fs';
+import type { IRedrivePipeline } from '@dlq-redrive/cdk';
+import type { FunctionName } from '@dlq-redrive/cdk/function-catalog';
 import {
   Annotations,
   type CfnElement,
@@ -50,7 +52,6 @@ import { PipelineQueues } from './constructs/pipeline-queues.js';
 import { PipelineTable } from './constructs/pipeline-table.js';
 import { RedriveWorkflow, redriveWorkflowProblems } from './constructs/redrive-workflow.js';
 import { SlackEndpoint, slackEndpointProblems } from './constructs/slack-endpoint.js';
-import type { FunctionName } from './function-catalog.js';
 import { flatLogicalId } from './logical-ids.js';
 import { oneOfProblem, throwIfInvalid } from './validation.js';
 
@@ -159,7 +160,7 @@ function pipelineStackProblems(props: PipelineStackProps): string[] {
 }
 
 /** The redrive pipeline. See the file header. */
-export class PipelineStack extends Stack {
+export class PipelineStack extends Stack implements IRedrivePipeline {
   /** The single table (keys and index from functions/shared/platform/table.ts). */
   public readonly table: dynamodb.Table;
   /** One function per function folder that exists (missing folders are skipped with a warning). */

@@ -31,6 +31,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { FUNCTION_ACCESS } from '@dlq-redrive/cdk/function-catalog';
 import type { Context } from 'aws-lambda';
 import {
   ExecutionAbortedError,
@@ -42,7 +43,6 @@ import {
 } from 'aws-local-stepfunctions';
 import { createAuditTrail } from '#incident/audit-trail.js';
 import { sleep } from '#platform/sleep.js';
-import { FUNCTION_ACCESS } from '../infra/function-catalog.js';
 import { type Approver, autoApprover } from './approver.js';
 import type { FaultInjector } from './fault-injection.js';
 import { lambdaContext } from './lambda-context.js';
