@@ -225,7 +225,7 @@ export const LOCAL_MIN_FUNCTION_TIMEOUT_MS = 300_000;
 
 /**
  * The timeout of `folder`'s function in the local runner, milliseconds: its deployed timeout
- * (`infra/function-catalog.ts`, e.g. Park's 900 s for a scan of a 100,000-message DLQ), never less
+ * (`packages/cdk/src/function-catalog.ts`, e.g. Park's 900 s for a scan of a 100,000-message DLQ), never less
  * than {@link LOCAL_MIN_FUNCTION_TIMEOUT_MS}. A Task without TimeoutSeconds waits this long, as on
  * AWS it waits for the function's own timeout.
  * @see https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html

@@ -677,3 +677,18 @@ describe("the recording mover's origin and role grants", () => {
     ).toThrow(/accessRoles\.0\.roleArn: must be an IAM role ARN/);
   });
 });
+
+describe('PipelineStack as an IRedrivePipeline of another app', () => {
+  it('names every function role and the way alarms reach triage in its PipelineAttributes output', () => {
+    const { app, pipeline } = pipelineApp('sns');
+    app.synth();
+    const attributes = pipeline.attributes();
+    const output = Template.fromStack(pipeline).toJSON().Outputs.PipelineAttributes;
+
+    expect(Object.keys(attributes.roleArns).sort()).toEqual([...FUNCTION_NAMES].sort());
+    expect(attributes.triageFunctionArn).toBeUndefined();
+    expect(attributes.alarmTopicArn).toBeDefined();
+    expect(attributes.stackName).toBe('Pipeline');
+    expect(output.Value).toEqual(pipeline.resolve(pipeline.toJsonString(attributes)));
+  });
+});

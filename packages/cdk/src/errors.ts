@@ -32,10 +32,16 @@ export class ValidationError extends Error {
   /**
    * @param kind - the construct's class, e.g. `MonitoredDlq`.
    * @param scope - the construct, or undefined for a check outside one (`registrationItem`).
+   * @param what - what was checked. @default 'props'
    */
-  public constructor(kind: string, scope: IConstruct | undefined, details: readonly string[]) {
+  public constructor(
+    kind: string,
+    scope: IConstruct | undefined,
+    details: readonly string[],
+    what = 'props',
+  ) {
     const where = scope === undefined ? kind : `${kind} ${scope.node.path}`;
-    super(`${where}: invalid props: ${details.join('; ')}`);
+    super(`${where}: invalid ${what}: ${details.join('; ')}`);
     this.constructPath = scope?.node.path;
     this.details = details;
   }
@@ -46,6 +52,7 @@ export function throwIfInvalid(
   kind: string,
   scope: IConstruct | undefined,
   problems: readonly string[],
+  what = 'props',
 ): void {
-  if (problems.length > 0) throw new ValidationError(kind, scope, problems);
+  if (problems.length > 0) throw new ValidationError(kind, scope, problems, what);
 }

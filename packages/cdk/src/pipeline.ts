@@ -136,7 +136,7 @@ class ImportedRedrivePipeline extends Construct implements IRedrivePipeline {
 
   public constructor(scope: Construct, id: string, attrs: RedrivePipelineAttributes) {
     super(scope, id);
-    throwIfInvalid('RedrivePipeline.fromAttributes', this, attributeProblems(attrs));
+    throwIfInvalid('RedrivePipeline.fromAttributes', this, attributeProblems(attrs), 'attributes');
     const tableArn = Arn.split(attrs.tableArn, ArnFormat.SLASH_RESOURCE_NAME);
     this.account = tableArn.account ?? Stack.of(this).account;
     this.region = tableArn.region ?? Stack.of(this).region;
