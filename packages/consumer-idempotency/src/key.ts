@@ -31,6 +31,7 @@
  * @see https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-retain-records.html
  */
 import { createHash } from 'node:crypto';
+import { isInteger, parse as parseLossless } from 'lossless-json';
 
 /** Message attributes the pipeline adds on redrive; never part of the hash. */
 export const PIPELINE_ATTRIBUTES = [
@@ -94,22 +95,50 @@ export function sha256Hex(data: string | Uint8Array): string {
 /**
  * Reads a dotted JSON path (`$.a.b`) from a JSON body. Returns the value as a string when it is a
  * non-empty string or a finite number, else undefined (also for bodies that are not JSON).
+ *
+ * An integer literal beyond 2^53 is returned as its digits, as written: `JSON.parse` would round
+ * `1234567890123456789` and `1234567890123456790` to one double, and so to one key. Every other
+ * number keeps `String(number)`, so keys stored before still match.
+ * @see https://developer.mozilla.org/en-US/docs/Web/JavaScript/Reference/Global_Objects/Number/MAX_SAFE_INTEGER
  */
 export function readJsonPath(body: string, jsonPath: string): string | undefined {
+  const segments = jsonPath
+    .replace(/^\$\.?/, '')
+    .split('.')
+    .filter((s) => s !== '');
   let value: unknown;
   try {
-    value = JSON.parse(body);
+    value = valueAt(JSON.parse(body), segments);
   } catch {
     return undefined;
   }
-  for (const segment of jsonPath.replace(/^\$\.?/, '').split('.')) {
-    if (segment === '') continue;
+  if (typeof value === 'string' && value.length > 0) return value;
+  if (typeof value !== 'number' || !Number.isFinite(value)) return undefined;
+  if (Number.isInteger(value) && !Number.isSafeInteger(value))
+    return rawIntegerAt(body, segments) ?? String(value);
+  return String(value);
+}
+
+function valueAt(root: unknown, segments: readonly string[]): unknown {
+  let value = root;
+  for (const segment of segments) {
     if (value === null || typeof value !== 'object') return undefined;
     value = (value as Record<string, unknown>)[segment];
   }
-  if (typeof value === 'string' && value.length > 0) return value;
-  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-  return undefined;
+  return value;
+}
+
+/** The digits of an integer literal at `segments`, read losslessly (undefined for a non-integer). */
+function rawIntegerAt(body: string, segments: readonly string[]): string | undefined {
+  try {
+    const raw = valueAt(
+      parseLossless(body, null, (digits: string) => digits),
+      segments,
+    );
+    return typeof raw === 'string' && isInteger(raw) ? raw : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function attributeValue(attribute: StoredMessageAttribute | undefined): string | undefined {
