@@ -31,6 +31,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { FUNCTION_ACCESS } from '@dlq-redrive/cdk/function-catalog';
 import type { Context } from 'aws-lambda';
 import {
   ExecutionAbortedError,
@@ -42,7 +43,6 @@ import {
 } from 'aws-local-stepfunctions';
 import { createAuditTrail } from '#incident/audit-trail.js';
 import { sleep } from '#platform/sleep.js';
-import { FUNCTION_ACCESS } from '../infra/function-catalog.js';
 import { type Approver, autoApprover } from './approver.js';
 import type { FaultInjector } from './fault-injection.js';
 import { lambdaContext } from './lambda-context.js';
@@ -225,7 +225,7 @@ export const LOCAL_MIN_FUNCTION_TIMEOUT_MS = 300_000;
 
 /**
  * The timeout of `folder`'s function in the local runner, milliseconds: its deployed timeout
- * (`infra/function-catalog.ts`, e.g. Park's 900 s for a scan of a 100,000-message DLQ), never less
+ * (`packages/cdk/src/function-catalog.ts`, e.g. Park's 900 s for a scan of a 100,000-message DLQ), never less
  * than {@link LOCAL_MIN_FUNCTION_TIMEOUT_MS}. A Task without TimeoutSeconds waits this long, as on
  * AWS it waits for the function's own timeout.
  * @see https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html

@@ -7,6 +7,14 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import {
+  FUNCTION_ACCESS,
+  FUNCTION_NAMES,
+  type FunctionName,
+  MOVE_TASK_DESTINATION_ACTIONS,
+  MOVE_TASK_DLQ_ACTIONS,
+  placeholderOf,
+} from '@dlq-redrive/cdk/function-catalog';
 import { App, type CfnElement, type Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
@@ -22,14 +30,6 @@ import {
 import { bundledPackages, formatLicences, LICENCES_FILE, METAFILE } from '../../infra/bundle-licences.js';
 import { esbuildOptionsOf, MAX_BUNDLE_BYTES, PIPELINE_BUNDLING } from '../../infra/bundling.js';
 import { buildDemoApp, type ExampleQueuesStack } from '../../infra/demo-app.js';
-import {
-  FUNCTION_ACCESS,
-  FUNCTION_NAMES,
-  type FunctionName,
-  MOVE_TASK_DESTINATION_ACTIONS,
-  MOVE_TASK_DLQ_ACTIONS,
-  placeholderOf,
-} from '../../infra/function-catalog.js';
 import { type PipelineStack, REPO_ROOT } from '../../infra/pipeline-stack.js';
 import { sdkActionsOf } from '../../infra/sdk-actions.js';
 import { scaled } from '../support/timeouts.js';

@@ -83,7 +83,7 @@ function isQueueMap(value: unknown): value is Record<string, string[]> {
 /**
  * One pipeline role that uses queue keys: the function, its role ARN and the KMS actions it needs
  * on the key of each queue class (DLQ, redrive destination, parking queue). The stack writes the
- * list into preflight's `PIPELINE_KEY_USERS` from the function catalogue (infra/function-catalog.ts).
+ * list into preflight's `PIPELINE_KEY_USERS` from the function catalogue (packages/cdk/src/function-catalog.ts).
  */
 export interface KeyUser {
   readonly function: string;
