@@ -25,6 +25,7 @@ import {
   FUNCTION_ACCESS,
   FUNCTION_NAMES,
   type FunctionName,
+  MOVE_TASK_CANCEL_ACTIONS,
   MOVE_TASK_DESTINATION_ACTIONS,
   MOVE_TASK_DLQ_ACTIONS,
   placeholderOf,
@@ -318,7 +319,9 @@ describe('state machine', () => {
     const invoke = statementsOf(machineRole).filter((s) =>
       [s.Action].flat().includes('lambda:InvokeFunction'),
     );
-    const named = aslPlaceholders(definition).map((p) => p.replace(/FunctionArn$/, ''));
+    const named = aslPlaceholders(definition)
+      .filter((p) => p.endsWith('FunctionArn'))
+      .map((p) => p.replace(/FunctionArn$/, ''));
     const expected = named.flatMap((name) => {
       const fn =
         pipeline.functions[
@@ -340,20 +343,30 @@ describe('state machine', () => {
     ).toBe(true);
   });
 
-  it('lets the state machine role start executions of itself only (a long run continues in a new execution)', () => {
+  it('lets the state machine role start executions of itself only, through the alias (a long run continues in a new execution)', () => {
     const machineRole = machineRoleId();
     const starts = statementsOf(machineRole).filter((s) =>
       [s.Action].flat().includes('states:StartExecution'),
     );
     const smId = pipeline.getLogicalId(pipeline.stateMachine?.node.defaultChild as CfnElement);
-    expect(starts.map((s) => s.Resource)).toEqual([{ Ref: smId }]);
+    expect(starts.map((s) => [s.Resource, s.Condition])).toEqual([
+      [{ Ref: smId }, { 'ForAnyValue:StringEquals': { 'states:StateMachineQualifier': ['live'] } }],
+    ]);
+    template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
+      DefinitionSubstitutions: Match.objectLike({ WorkflowAliasName: 'live' }),
+    });
   });
 
-  it('logs ALL events without execution data (task tokens stay out of logs), without X-Ray', () => {
+  it('logs ALL events without execution data (task tokens stay out of logs) under /aws/vendedlogs/states/, without X-Ray', () => {
     template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
       LoggingConfiguration: { Level: 'ALL', IncludeExecutionData: false },
       TracingConfiguration: { Enabled: false },
     });
+    const logGroups = Object.entries(template.findResources('AWS::Logs::LogGroup'))
+      .filter(([id]) => id.startsWith('RedriveWorkflowLogs'))
+      .map(([, r]) => (r as Resource).Properties.LogGroupName as string);
+    expect(logGroups).toHaveLength(1);
+    expect(logGroups[0]).toMatch(/^\/aws\/vendedlogs\/states\/[A-Za-z0-9-]+$/);
   });
 });
 
@@ -391,6 +404,8 @@ describe('safe upgrades: state machine versions and the alias', () => {
 
     expect(substitutions.length).toBe(aslPlaceholders(readFileSync(DEFAULT_DEFINITION_PATH, 'utf8')).length);
     for (const [placeholder, value] of substitutions) {
+      // The alias's name (the continuation starts through it), not a function.
+      if (placeholder === 'WorkflowAliasName') continue;
       const name = FUNCTION_NAMES.find((n) => placeholderOf(n) === placeholder) as FunctionName;
       const version = resources[value.Ref];
       expect(version?.Type, placeholder).toBe('AWS::Lambda::Version');
@@ -620,6 +635,11 @@ describe('IAM', () => {
             /^(sqs|states|lambda|secretsmanager):/.test(a) &&
             !needed.includes(a) &&
             !(name === 'move-task' && calledOnlyByTheService.has(a)) &&
+            // CancelMessageMoveTask is authorised with these too (the SQS permissions reference).
+            !(
+              FUNCTION_ACCESS[name].dlq.includes('sqs:CancelMessageMoveTask') &&
+              (MOVE_TASK_CANCEL_ACTIONS as readonly string[]).includes(a)
+            ) &&
             a !== 'secretsmanager:DescribeSecret' &&
             !(REQUIRED_BY_CONTRACT[name] ?? []).includes(a) &&
             !ownDlq.has(a),
