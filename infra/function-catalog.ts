@@ -1,8 +1,9 @@
 /**
  * The pipeline's Lambda functions (one per `functions/<name>/` folder, see docs/contracts.md) and
  * what each one may touch. The stack turns every entry into a NodejsFunction with its own role
- * holding exactly the access listed here; a test checks that the AWS SDK commands each function's
- * code reaches are covered by its entry, and that no function folder is missing from the list.
+ * holding exactly the access listed here; test/infra/call-sites.test.ts judges every call each
+ * function's code makes, by action and resource ARN, against the roles as synthesized, and
+ * test/infra/pipeline-stack.test.ts that no function folder is missing from the list.
  *
  * SQS actions are split by queue class because the ARNs differ: registered DLQs, their source
  * queues (the redrive destinations) and the pipeline's parking queue. Grants on DLQs and source

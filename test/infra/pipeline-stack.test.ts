@@ -25,13 +25,10 @@ import {
   FUNCTION_ACCESS,
   FUNCTION_NAMES,
   type FunctionName,
-  MOVE_TASK_CANCEL_ACTIONS,
-  MOVE_TASK_DESTINATION_ACTIONS,
   MOVE_TASK_DLQ_ACTIONS,
   placeholderOf,
 } from '../../infra/function-catalog.js';
 import { type PipelineStack, REPO_ROOT } from '../../infra/pipeline-stack.js';
-import { sdkActionsOf } from '../../infra/sdk-actions.js';
 import { scaled } from '../support/timeouts.js';
 
 const FUNCTIONS_DIR = join(REPO_ROOT, 'functions');
@@ -39,37 +36,6 @@ const FUNCTIONS_DIR = join(REPO_ROOT, 'functions');
 // biome-ignore lint/suspicious/noExplicitAny: CloudFormation templates are untyped JSON.
 type Resource = { Type: string; Properties: Record<string, any> };
 type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: unknown };
-
-/**
- * Actions the bundle links (a shared adapter object carries every method) but the function's core
- * never calls: its deps are typed `Pick<Port, ...>` without them. Reviewed by hand against each
- * core's deps; granting them would break least privilege (only move-task may start move tasks).
- */
-const LINKED_NOT_CALLED: Partial<Record<FunctionName, readonly string[]>> = {
-  'validate-input': [
-    'sqs:ReceiveMessage',
-    'sqs:ChangeMessageVisibility',
-    'sqs:GetQueueAttributes',
-    'sqs:ListDeadLetterSourceQueues',
-  ],
-  preflight: [
-    'sqs:StartMessageMoveTask',
-    'sqs:CancelMessageMoveTask',
-    'dynamodb:UpdateItem',
-    'dynamodb:DeleteItem',
-  ],
-  reconcile: ['sqs:StartMessageMoveTask', 'sqs:CancelMessageMoveTask', 'sqs:ListDeadLetterSourceQueues'],
-  park: ['sqs:ListDeadLetterSourceQueues'],
-  'sample-redrive': ['sqs:ListDeadLetterSourceQueues'],
-  'verify-sample': ['sqs:ListDeadLetterSourceQueues'],
-  'move-task': ['sqs:ListDeadLetterSourceQueues'],
-  mover: ['sqs:ListDeadLetterSourceQueues'],
-  // Describes the DLQ it was handed (by URL) and receives from it; never resolves names or sources.
-  'continue-inventory': ['sqs:GetQueueUrl', 'sqs:ListDeadLetterSourceQueues'],
-  // Only cancel an orphaned move task of their run; never start one.
-  notify: ['sqs:StartMessageMoveTask'],
-  'execution-ended': ['sqs:StartMessageMoveTask'],
-};
 
 /** Resolves the pseudo parameters of the sample events' account and Region in a template value. */
 function resolvePseudo(value: unknown): unknown {
@@ -99,14 +65,6 @@ function matches(pattern: Record<string, string[]>, event: Record<string, unknow
 function loadEvent(path: string): Record<string, unknown> {
   return JSON.parse(readFileSync(join(REPO_ROOT, path), 'utf8')) as Record<string, unknown>;
 }
-
-/**
- * Grants docs/contracts.md requires before the code calls them: Notify takes its notifier from
- * `sharedNotifier()` (Slack when `SLACK_SECRET_ARN` is set); its handler still uses the log notifier.
- */
-const REQUIRED_BY_CONTRACT: Partial<Record<FunctionName, readonly string[]>> = {
-  notify: ['secretsmanager:GetSecretValue'],
-};
 
 let app: App;
 let pipeline: PipelineStack;
@@ -596,64 +554,6 @@ describe('IAM', () => {
     expect(dlqActions).toEqual(expect.arrayContaining([...MOVE_TASK_DLQ_ACTIONS]));
     expect(sourceActions).toContain('sqs:SendMessage');
   });
-
-  it(
-    'covers every AWS SDK call each function makes, and grants no SQS/Step Functions/Lambda/Secrets action it never calls',
-    async () => {
-      // A move task runs with the caller's permissions: these are used by SQS, not by our code.
-      const calledOnlyByTheService = new Set<string>([
-        ...MOVE_TASK_DLQ_ACTIONS,
-        ...MOVE_TASK_DESTINATION_ACTIONS,
-      ]);
-      for (const name of Object.keys(pipeline.functions) as FunctionName[]) {
-        const reachable = await sdkActionsOf(FUNCTIONS_DIR, name);
-        const notCalled = new Set(LINKED_NOT_CALLED[name] ?? []);
-        // Actions on keys and payload buckets are granted per registered key / bucket (the demo's
-        // queues use SSE-SQS and no extended client), on registered origins and access roles likewise:
-        // test/infra/monitored-dlq.test.ts.
-        const access = FUNCTION_ACCESS[name];
-        const perRegisteredKey = new Set([
-          ...(access.keys ?? []),
-          ...(access.payloadBuckets ?? []),
-          ...Object.values(access.originTargets ?? {}).flat(),
-          ...(access.accessRoles ?? []),
-        ]);
-        const needed = reachable.filter((a) => !notCalled.has(a) && !perRegisteredKey.has(a));
-        const statements = statementsOf(roleIdOf(name));
-        const granted = actionsOf(statements);
-        // Lambda itself sends triage's failed async events to its DLQ, with triage's role.
-        const ownDlq = actionsOf(
-          statements.filter((s) => JSON.stringify(s.Resource).includes('AlarmDeliveryDlq')),
-        );
-
-        expect(
-          needed.filter((a) => !granted.has(a)),
-          `${name} lacks`,
-        ).toEqual([]);
-        const excess = [...granted].filter(
-          (a) =>
-            /^(sqs|states|lambda|secretsmanager):/.test(a) &&
-            !needed.includes(a) &&
-            !(name === 'move-task' && calledOnlyByTheService.has(a)) &&
-            // CancelMessageMoveTask is authorised with these too (the SQS permissions reference).
-            !(
-              FUNCTION_ACCESS[name].dlq.includes('sqs:CancelMessageMoveTask') &&
-              (MOVE_TASK_CANCEL_ACTIONS as readonly string[]).includes(a)
-            ) &&
-            a !== 'secretsmanager:DescribeSecret' &&
-            !(REQUIRED_BY_CONTRACT[name] ?? []).includes(a) &&
-            !ownDlq.has(a),
-        );
-        expect(excess, `${name} has unused`).toEqual([]);
-        // The exceptions are real: each is linked into the bundle (and would otherwise be required).
-        expect(
-          [...notCalled].filter((a) => !reachable.includes(a)),
-          `${name} stale exception`,
-        ).toEqual([]);
-      }
-    },
-    scaled(60_000),
-  );
 });
 
 describe('cdk-nag', () => {
