@@ -7,7 +7,8 @@
  * - The interactivity request URL: a Lambda Function URL with auth `NONE` on `slack-interaction`.
  *   Slack cannot sign with SigV4; it signs each request with the signing secret, which the
  *   handler verifies over the raw body before anything else (C15).
- * - `SLACK_DEFAULT_CHANNEL` on `request-approval`, for DLQs whose registration names no channel.
+ * - `SLACK_DEFAULT_CHANNEL` on the same functions, for DLQs whose registration names no channel:
+ *   the approval, the ramp's progress and the notifier's messages all fall back to it.
  *
  * @see https://api.slack.com/authentication/verifying-requests-from-slack
  * @see https://docs.aws.amazon.com/lambda/latest/dg/urls-auth.html
@@ -73,12 +74,8 @@ export class SlackEndpoint extends Construct {
       if (!FUNCTION_ACCESS[name].slackSecret) continue;
       this.secret.grantRead(role);
       fn.addEnvironment('SLACK_SECRET_ARN', this.secret.secretArn);
-    }
-    if (props.defaultChannel !== undefined) {
-      props.functions.functions['request-approval']?.addEnvironment(
-        'SLACK_DEFAULT_CHANNEL',
-        props.defaultChannel,
-      );
+      if (props.defaultChannel !== undefined)
+        fn.addEnvironment('SLACK_DEFAULT_CHANNEL', props.defaultChannel);
     }
     this.interactionUrl = props.functions.functions['slack-interaction']?.addFunctionUrl({
       authType: lambda.FunctionUrlAuthType.NONE,
