@@ -10,6 +10,7 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_DEFINITION_PATH, readDefinition } from '../infra/asl.js';
+import { REMINDER_CHECK_MINUTES } from '../infra/constructs/slack-endpoint.js';
 import {
   FUNCTION_ACCESS,
   FUNCTION_NAMES,
@@ -28,6 +29,7 @@ const TRIGGERS: Partial<Record<FunctionName, string>> = {
   triage: 'EventBridge rule (alarm state changes) and SNS subscription',
   'slack-interaction': 'Function URL (Slack interactivity)',
   'execution-ended': "EventBridge rule: the state machine's ABORTED / TIMED_OUT / FAILED runs",
+  'approval-reminder': `EventBridge schedule, every ${REMINDER_CHECK_MINUTES} minutes (retention reminders of waiting approvals)`,
 };
 
 const code = (s: string) => `\`${s}\``;
