@@ -471,7 +471,7 @@ describe('safe upgrades: state machine versions and the alias', () => {
 describe('alarm routing and Slack endpoint', () => {
   it('C01 the rule passes the owned alarms state changes and drops their configuration changes and other alarms', () => {
     const [rule] = (Object.values(template.findResources('AWS::Events::Rule')) as Resource[]).filter((r) =>
-      JSON.stringify(r.Properties.EventPattern?.source).includes('aws.cloudwatch'),
+      JSON.stringify(r.Properties.EventPattern?.source ?? []).includes('aws.cloudwatch'),
     );
     const pattern = resolvePseudo(rule?.Properties.EventPattern) as Record<string, string[]>;
     const ownedArns = pattern.resources ?? [];
