@@ -1,11 +1,13 @@
 /**
- * The demo app: the pipeline stack plus an example stack with a source queue, its DLQ and a
- * {@link MonitoredDlq} registering them. Every context value has a default, so `npx cdk synth`
- * works with none.
+ * The demo app: the pipeline stack and, only when asked (`-c example=true`), an example stack
+ * with a source queue, its DLQ and a {@link MonitoredDlq} registering them, so `cdk deploy --all`
+ * puts no example queue into an account by default. Every context value has a default, so
+ * `npx cdk synth` works with none.
  *
- * Context (all optional): `slackChannel`, `approvers` (comma-separated Slack user ids), `owner`,
- * `alarmDelivery` (`eventbridge` | `sns` | `both`), `slackSecretArn` (an existing secret),
- * `slackDefaultChannel` (approvals of DLQs whose registration names no channel).
+ * Context (all optional): `example` (`true` adds the example stack), `slackChannel`, `approvers`
+ * (comma-separated Slack user ids), `owner` (the last three for the example), `alarmDelivery`
+ * (`eventbridge` | `sns` | `both`), `slackSecretArn` (an existing secret), `slackDefaultChannel`
+ * (approvals of DLQs whose registration names no channel).
  *
  * @see https://docs.aws.amazon.com/cdk/v2/guide/context.html
  */
@@ -66,7 +68,7 @@ export class ExampleQueuesStack extends Stack {
 export function buildDemoApp(
   app: App,
   options: { functionsDir?: string } = {},
-): { pipeline: PipelineStack; example: ExampleQueuesStack } {
+): { pipeline: PipelineStack; example: ExampleQueuesStack | undefined } {
   // Lock in CDK's current behaviour for the example stack's references to the pipeline
   // (CloudFormation exports, which stop the pipeline from removing a value still in use).
   // @see https://github.com/aws/aws-cdk/blob/main/packages/aws-cdk-lib/README.md#reference-strength
@@ -85,6 +87,12 @@ export function buildDemoApp(
       `context alarmDelivery: must be eventbridge, sns or both (given: ${JSON.stringify(delivery)})`,
     );
   }
+  // `-c example=true` arrives as a string; a test or cdk.json may give a boolean.
+  const exampleFlag: unknown = app.node.tryGetContext('example');
+  if (exampleFlag !== undefined && ![true, false, 'true', 'false'].includes(exampleFlag as string)) {
+    throw new Error(`context example: must be true or false (given: ${JSON.stringify(exampleFlag)})`);
+  }
+  const withExample = exampleFlag === true || exampleFlag === 'true';
   const secretArn = ctx('slackSecretArn');
   const pipeline = new PipelineStack(app, 'DlqRedrivePipeline', {
     ...stackEnv,
@@ -96,6 +104,7 @@ export function buildDemoApp(
       : { slackDefaultChannel: ctx('slackDefaultChannel') as string }),
     ...(options.functionsDir === undefined ? {} : { functionsDir: options.functionsDir }),
   });
+  if (!withExample) return { pipeline, example: undefined };
   const approvers = ctx('approvers')
     ?.split(',')
     .map((s) => s.trim())

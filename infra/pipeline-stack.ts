@@ -184,6 +184,8 @@ export class PipelineStack extends Stack implements IRedrivePipeline {
   public readonly alarmDeliveryDlq: sqs.Queue;
   /** ALARM when an alarm event could not reach triage (the delivery DLQ holds a message). Add your own action. */
   public readonly alarmDeliveryFailureAlarm: cloudwatch.Alarm;
+  /** ALARM when the oldest parked message nears the end of its retention (docs/observability.md). Add your own action. */
+  public readonly parkingAgeAlarm: cloudwatch.Alarm;
   /** The Slack signing secret and bot token. */
   public readonly slackSecret: secretsmanager.ISecret | secretsmanager.Secret;
   /** The Slack interactivity request URL. */
@@ -256,6 +258,7 @@ export class PipelineStack extends Stack implements IRedrivePipeline {
     this.parkingQueue = queues.parkingQueue;
     this.alarmDeliveryDlq = queues.alarmDeliveryDlq;
     this.alarmDeliveryFailureAlarm = queues.alarmDeliveryFailureAlarm;
+    this.parkingAgeAlarm = queues.parkingAgeAlarm;
     this.functions = functions.functions;
     this.roles = functions.roles;
     this.missingFunctions = functions.missingFunctions;

@@ -51,7 +51,7 @@ export CDK_DEFAULT_ACCOUNT=$caller CDK_DEFAULT_REGION=$AWS_REGION
 teardown() {
   if [[ "$KEEP" == "--keep" ]]; then say "--keep: stacks left deployed"; return; fi
   step ${#STEPS[@]}
-  npx cdk destroy --all --force >&2 || say "cdk destroy failed: remove the stacks DlqRedriveExample and DlqRedrivePipeline by hand"
+  npx cdk destroy --all --force -c example=true >&2 || say "cdk destroy failed: remove the stacks DlqRedriveExample and DlqRedrivePipeline by hand"
   say "retained on purpose (delete by hand when done): the DynamoDB table (deletion protection on:"
   say "  aws dynamodb update-table --table-name \$TABLE --no-deletion-protection-enabled, then delete-table)"
   say "  and the Slack secret (aws secretsmanager delete-secret --secret-id \$SECRET --force-delete-without-recovery)"
@@ -60,7 +60,7 @@ trap teardown EXIT
 
 step 1
 say "   account $caller, Region $AWS_REGION"
-npx cdk deploy --all --require-approval never --outputs-file "$WORK/outputs.json" >&2
+npx cdk deploy --all -c example=true --require-approval never --outputs-file "$WORK/outputs.json" >&2
 export TABLE_NAME STATE_MACHINE_ARN
 TABLE_NAME=$(jq -r '.DlqRedrivePipeline.TableName' "$WORK/outputs.json")
 STATE_MACHINE_ARN=$(jq -r '.DlqRedrivePipeline.StateMachineAliasArn' "$WORK/outputs.json")

@@ -13,6 +13,7 @@
  * @see https://api.slack.com/methods/chat.postMessage
  */
 
+import { reminderFor } from '#approval/approval-reminders.js';
 import { type ApprovalRecord, type ApprovalStore, approvalIdForToken } from '#approval/approval-store.js';
 import type { SlackApi } from '#approval/slack-client.js';
 import { approvalRequestMessage, storedRequestMessage } from '#approval/slack-messages.js';
@@ -46,6 +47,8 @@ export const RequestApprovalInput = z.object({
     fifo: z.boolean(),
     earliestRetentionDeadline: z.nullable(z.number()),
     warnings: z.array(z.string()),
+    /** The run's forecast: its estimated wall time sets the retention reminder's lead. */
+    forecast: z.optional(z.looseObject({ estimatedSeconds: z.number().check(z.gte(0)) })),
   }),
   /** Up to 2048 characters, as SendTaskSuccess accepts. @see https://docs.aws.amazon.com/step-functions/latest/apireference/API_SendTaskSuccess.html */
   taskToken: z.string().check(z.minLength(1), z.maxLength(2048)),
@@ -122,6 +125,12 @@ export async function requestApproval(
     createdAt: nowMs,
     postAttempts: 1,
     expiresAt: Math.ceil(nowMs / 1000) + timeoutSeconds + APPROVAL_RECORD_MARGIN_SECONDS,
+    // Owed only when the deadline's reminder falls inside the approval's window.
+    reminder: reminderFor(
+      preflight.earliestRetentionDeadline,
+      preflight.forecast?.estimatedSeconds ?? null,
+      nowMs + timeoutSeconds * 1000,
+    ),
   };
 
   const created = await deps.approvals.create(record);

@@ -4,22 +4,36 @@
  *   values, retained on stack deletion) or an existing one given by its complete ARN; readable
  *   only by the functions whose catalogue entry says `slackSecret`, which get its ARN in
  *   `SLACK_SECRET_ARN`.
+ * - The retention reminder's schedule: an EventBridge rule that runs `approval-reminder` every
+ *   {@link REMINDER_CHECK_MINUTES} minutes (docs/slack.md, "Retention reminder").
  * - The interactivity request URL: a Lambda Function URL with auth `NONE` on `slack-interaction`.
  *   Slack cannot sign with SigV4; it signs each request with the signing secret, which the
  *   handler verifies over the raw body before anything else (C15).
- * - `SLACK_DEFAULT_CHANNEL` on `request-approval`, for DLQs whose registration names no channel.
+ * - `SLACK_DEFAULT_CHANNEL` on the same functions, for DLQs whose registration names no channel:
+ *   the approval, the ramp's progress and the notifier's messages all fall back to it.
  *
  * @see https://api.slack.com/authentication/verifying-requests-from-slack
  * @see https://docs.aws.amazon.com/lambda/latest/dg/urls-auth.html
+ * @see https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-create-rule-schedule.html
  * @see https://docs.aws.amazon.com/secretsmanager/latest/userguide/reference_secret_json_structure.html
  */
 
 import { FUNCTION_ACCESS } from '@dlq-redrive/cdk/function-catalog';
-import { aws_lambda as lambda, RemovalPolicy, aws_secretsmanager as secretsmanager } from 'aws-cdk-lib';
+import {
+  Duration,
+  aws_events as events,
+  aws_lambda as lambda,
+  RemovalPolicy,
+  aws_secretsmanager as secretsmanager,
+  aws_events_targets as targets,
+} from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { acknowledge } from '../nag.js';
 import { completeSecretArnProblem, slackChannelProblem, throwIfInvalid } from '../validation.js';
 import type { PipelineFunctions } from './pipeline-functions.js';
+
+/** How often the retention reminder's check runs, minutes: a reminder comes at most this late. */
+export const REMINDER_CHECK_MINUTES = 10;
 
 /** Properties of {@link SlackEndpoint}. */
 export interface SlackEndpointProps {
@@ -60,6 +74,8 @@ export class SlackEndpoint extends Construct {
   public readonly secret: secretsmanager.ISecret | secretsmanager.Secret;
   /** The Slack interactivity request URL (when the interaction function exists). */
   public readonly interactionUrl: lambda.FunctionUrl | undefined;
+  /** Runs the retention reminder's check (when the function exists). */
+  public readonly reminderSchedule: events.Rule | undefined;
 
   public constructor(scope: Construct, id: string, props: SlackEndpointProps) {
     super(scope, id);
@@ -74,13 +90,18 @@ export class SlackEndpoint extends Construct {
       if (!FUNCTION_ACCESS[name].slackSecret) continue;
       this.secret.grantRead(role);
       fn.addEnvironment('SLACK_SECRET_ARN', this.secret.secretArn);
+      if (props.defaultChannel !== undefined)
+        fn.addEnvironment('SLACK_DEFAULT_CHANNEL', props.defaultChannel);
     }
-    if (props.defaultChannel !== undefined) {
-      props.functions.functions['request-approval']?.addEnvironment(
-        'SLACK_DEFAULT_CHANNEL',
-        props.defaultChannel,
-      );
-    }
+    const reminder = props.functions.functions['approval-reminder'];
+    this.reminderSchedule =
+      reminder === undefined
+        ? undefined
+        : new events.Rule(this, 'ReminderSchedule', {
+            description: 'dlq-redrive: retention reminders of waiting approvals (docs/slack.md)',
+            schedule: events.Schedule.rate(Duration.minutes(REMINDER_CHECK_MINUTES)),
+            targets: [new targets.LambdaFunction(reminder, { retryAttempts: 2 })],
+          });
     this.interactionUrl = props.functions.functions['slack-interaction']?.addFunctionUrl({
       authType: lambda.FunctionUrlAuthType.NONE,
     });

@@ -99,6 +99,7 @@ const CALL_SITES: Record<FunctionName, readonly Site[]> = {
     // Un-park: the parking queue is the source of the move.
     ...sqs('parking', 'GetQueueAttributes', 'ReceiveMessage', 'ChangeMessageVisibility', 'DeleteMessage'),
   ],
+  'approval-reminder': SECRET,
 };
 
 /**

@@ -2,6 +2,7 @@ import { MonitoredDlq } from '@dlq-redrive/cdk';
 import { Stack, aws_sqs as sqs } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PARKING_AGE_ALARM_RATIO } from '../../infra/constructs/pipeline-queues.js';
 import { PipelineStack } from '../../infra/pipeline-stack.js';
 import { stubFunctionsDir, templateOnlyApp } from '../support/stub-functions.js';
 
@@ -102,5 +103,25 @@ describe('pipeline monitoring (dashboard, alarms, metrics namespace, tracing)', 
   it('sets the metrics namespace the functions publish in on every function', () => {
     for (const fn of Object.values(pipeline.findResources('AWS::Lambda::Function')))
       expect(fn.Properties?.Environment?.Variables?.POWERTOOLS_METRICS_NAMESPACE).toBe('DlqRedrive');
+  });
+
+  it('alarms on the parking queue when its oldest message has used 75% of the retention period', () => {
+    const queues = pipeline.findResources('AWS::SQS::Queue');
+    const [parkingId, parking] = Object.entries(queues).find(([id]) => id.startsWith('ParkingQueue')) ?? [];
+    expect(parking?.Properties?.MessageRetentionPeriod).toBe(1_209_600);
+    const alarms = Object.values(pipeline.findResources('AWS::CloudWatch::Alarm')).filter(
+      (a) =>
+        a.Properties?.MetricName === 'ApproximateAgeOfOldestMessage' &&
+        JSON.stringify(a.Properties?.Dimensions).includes(String(parkingId)),
+    );
+    expect(alarms).toHaveLength(1);
+    expect(alarms[0]?.Properties).toMatchObject({
+      Namespace: 'AWS/SQS',
+      Statistic: 'Maximum',
+      Threshold: Math.floor(1_209_600 * PARKING_AGE_ALARM_RATIO),
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+    });
+    expect(alarms[0]?.Properties?.Threshold).toBe(907_200);
   });
 });

@@ -18,7 +18,7 @@ import { documentClient } from '#platform/clients.js';
 import { pipelineConfig } from '#platform/config.js';
 import { isConditionalCheckFailed, RecordNotFoundError, type TaskClosedReason } from '#platform/errors.js';
 import { readShape, shapeOf } from '#platform/record-shapes.js';
-import { keys } from '#platform/table.js';
+import { keys, TABLE } from '#platform/table.js';
 
 /**
  * Where an approval stands: PENDING (waiting for a click), DECIDED (first decision taken),
@@ -76,6 +76,13 @@ export interface ApprovalRecord {
    * written before it was stored, and until the message is posted.
    */
   requestMessage?: string | null;
+  /**
+   * The retention reminder this approval is owed (approval-reminders.ts), while it may still come
+   * within the approval's window; absent or null otherwise. Times epoch milliseconds.
+   */
+  reminder?: { dueAt: number; deadline: number; leadSeconds: number; approvalEndsAt: number } | null;
+  /** When the retention reminder was posted, epoch milliseconds. */
+  remindedAt?: number | null;
 }
 
 /** The Slack thread of an incident (the approval message, or the first notification). */
@@ -180,10 +187,23 @@ const RECORD_FIELDS = [
   'postAttempts',
   'expiresAt',
   'requestMessage',
+  'reminder',
+  'remindedAt',
 ] as const;
 
+/** `gsi1pk` of the approvals that owe a retention reminder: the reminders' partition of the index. */
+export const REMINDER_PARTITION = 'REMINDERS';
+
+/** The index keys that list an approval among the reminders due at `dueAt` (sorted by time). */
+export function reminderIndexKeys(approvalId: string, dueAt: number): Record<string, string> {
+  return {
+    [TABLE.keyIndex.partitionKey]: REMINDER_PARTITION,
+    [TABLE.keyIndex.sortKey]: `${String(Math.max(0, dueAt)).padStart(15, '0')}#${approvalId}`,
+  };
+}
+
 /** @throws UnknownShapeVersionError when a newer release wrote the record. */
-function toRecord(stored: Record<string, unknown> | undefined): ApprovalRecord | null {
+export function toRecord(stored: Record<string, unknown> | undefined): ApprovalRecord | null {
   if (!stored) return null;
   const item = readShape('approval', stored, `approval ${String(stored.approvalId)}`);
   const out: Record<string, unknown> = {};
@@ -215,7 +235,12 @@ export function createApprovalStore(options: ApprovalStoreOptions = {}): Approva
         await client().send(
           new PutCommand({
             TableName,
-            Item: { ...key(record.approvalId), ...shapeOf('approval'), ...record },
+            Item: {
+              ...key(record.approvalId),
+              ...shapeOf('approval'),
+              ...(record.reminder ? reminderIndexKeys(record.approvalId, record.reminder.dueAt) : {}),
+              ...record,
+            },
             ConditionExpression: 'attribute_not_exists(pk)',
           }),
         );

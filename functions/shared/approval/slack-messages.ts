@@ -441,6 +441,23 @@ export function notApproverMessage(): SlackMessage {
   return single(NOT_APPROVER_TEXT);
 }
 
+/**
+ * The retention reminder (approval-reminders.ts): the approval still waits and the DLQ's first
+ * message expires soon. Mentions the approvers, so Slack notifies them.
+ * @param view.deadline - epoch ms; @param view.nowMs - epoch ms.
+ */
+export function retentionReminderMessage(view: {
+  deadline: number;
+  nowMs: number;
+  approvers: readonly string[];
+}): SlackMessage {
+  const left = view.deadline - view.nowMs;
+  const when = left > 0 ? `in ${formatDuration(left)}` : `${formatDuration(-left)} ago`;
+  const who = view.approvers.length > 0 ? ` ${view.approvers.map((id) => `<@${id}>`).join(' ')}` : '';
+  const text = `:hourglass: Still waiting for approval, and the DLQ's first message expires ${iso(view.deadline)} (${when}): SQS deletes it then.${who}`;
+  return { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: fitSection(text) } }] };
+}
+
 /** A progress / report notice in the incident's thread. */
 export function threadNotice(kind: string, text: string, fields: Record<string, unknown> = {}): SlackMessage {
   const entries = Object.entries(fields).filter(([, v]) => v !== undefined && v !== null);

@@ -29,6 +29,7 @@ export const FUNCTION_NAMES = [
   'slack-interaction',
   'execution-ended',
   'mover',
+  'approval-reminder',
 ] as const;
 export type FunctionName = (typeof FUNCTION_NAMES)[number];
 
@@ -418,6 +419,15 @@ const CATALOG: Readonly<Record<FunctionName, CatalogEntry>> = {
     // Each step moves for one dwell (or what is left of this) and returns: the workflow loops.
     timeoutSeconds: 300,
     memoryMiB: 1024,
+  },
+  'approval-reminder': {
+    description:
+      'Scheduled check: a waiting approval whose retention deadline is near gets one reminder in its Slack thread',
+    // Lists approvals owing a reminder (index query), takes each with a conditional update.
+    table: 'readWrite',
+    slackSecret: true,
+    timeoutSeconds: 60,
+    memoryMiB: 256,
   },
 };
 
