@@ -31,7 +31,7 @@
  * Step Functions' 25,000 history events (N04); at the cap the run halts, with what it moved.
  *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessageBatch.html
- * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/FIFO-queues-understanding-logic.html
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/interleaving-multiple-ordered-message-groups.html
  * @see https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html (25,000 history events)
  */
 import type { Message } from '@aws-sdk/client-sqs';
