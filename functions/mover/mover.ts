@@ -31,7 +31,7 @@
  * Step Functions' 25,000 history events (N04); at the cap the run halts, with what it moved.
  *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessageBatch.html
- * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/FIFO-queues-understanding-logic.html
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/interleaving-multiple-ordered-message-groups.html
  * @see https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html (25,000 history events)
  */
 import type { Message } from '@aws-sdk/client-sqs';
@@ -670,6 +670,8 @@ async function send(ctx: Ctx, ready: readonly Ready[]): Promise<Map<string, Batc
         { ok: true; sentId: string | null } | { ok: false; code: string; message: string }
       >();
       const groups = new Map<string, Ready[]>();
+      // A FIFO copy goes with its ledger entry's MessageDeduplicationId (the same for every resend).
+      const deduplicationIds = new Map(toSend.map((request) => [request.id, request.deduplicationId]));
       for (const request of toSend) {
         const r = byMessage.get(request.id) as Ready;
         const id = r.resolved.target.arn;
@@ -679,7 +681,11 @@ async function send(ctx: Ctx, ready: readonly Ready[]): Promise<Map<string, Batc
         const first = group[0] as Ready;
         const sent = await deps.sender.send(
           first.resolved.target,
-          group.map((r) => r.copy),
+          group.map((r) =>
+            'deduplicationId' in r.copy && r.copy.deduplicationId !== undefined
+              ? { ...r.copy, deduplicationId: deduplicationIds.get(r.message.MessageId as string) as string }
+              : r.copy,
+          ),
           first.resolved.scope,
         );
         for (const [i, r] of group.entries())

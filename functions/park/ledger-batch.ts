@@ -44,6 +44,7 @@ import {
   FINISHED_ENTRY_TTL_SECONDS,
   type LedgerEntry,
   type LedgerRequest,
+  newDeduplicationId,
   type RedriveLedger,
 } from '#transfer/redrive-ledger.js';
 
@@ -199,6 +200,7 @@ export function createLedgerBatch(options: {
             duplicatePrevented: false,
             resent: false,
             takenOverFrom: [],
+            deduplicationId: newDeduplicationId(),
             updatedAt,
           });
       });

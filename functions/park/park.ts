@@ -127,7 +127,7 @@ export const PARK_TIMEOUT_SECONDS = 900;
  * up to 3,750 messages, then the scan's time at {@link PARK_SCAN_RATE_FLOOR}, at most the
  * function's timeout (longer would hide messages beyond any run of Park).
  *
- * A configured timeout (`REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS`, short on the local stack so a
+ * A configured timeout (`REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS`, short in tests so a
  * crashed attempt's messages come back soon) is kept where it covers the scan at that rate and
  * raised to the scan's time where it does not: with 5 s on a 100,000-message DLQ the messages Park
  * held came back within seconds, the scan received them again and again, and Park refused after
@@ -251,7 +251,7 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
   let remaining = [...targets.keys()].filter((id) => !doneEarlier.has(id)).length;
   // What this run must have parked before the move task: an earlier run's envelope that is gone
   // is history, not a reason to wait or refuse.
-  const outstandingNow = () =>
+  const pendingNow = () =>
     [...targets.keys()].filter((id) => !earlierRuns.has(id) && !doneEarlier.has(id)).length;
   const maxMessages = deps.maxMessages ?? PARK_MAX_MESSAGES;
   const busy = new Set<string>();
@@ -382,7 +382,7 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
       visiting = [];
       return { results, stop: remaining <= 0 };
     },
-    outstandingNow,
+    pendingNow,
   ).catch(async (error: unknown) => {
     // What this attempt still holds goes back to the DLQ for the retry (gathered messages, and the
     // batch being visited: a message already deleted fails its entry, harmlessly; one sent and not
@@ -402,9 +402,9 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
     throw new RedriveRefusedError(
       `${tooLarge.length} message(s) to park are larger than the parking queue's MaximumMessageSize and stay in the DLQ, where a move task would carry them back to their source: ${tooLarge.slice(0, 5).join(', ')}${tooLarge.length > 5 ? ', ...' : ''}; raise the parking queue's MaximumMessageSize or set discardPoison`,
     );
-  if (outstandingNow() > 0 && scan.truncated)
+  if (pendingNow() > 0 && scan.truncated)
     throw new RedriveRefusedError(
-      `${outstandingNow()} message(s) to park were not reached within ${maxMessages} received messages; left in the DLQ, a move task would carry them back to their source`,
+      `${pendingNow()} message(s) to park were not reached within ${maxMessages} received messages; left in the DLQ, a move task would carry them back to their source`,
     );
   if (refused.length > 0)
     throw new RedriveRefusedError(
@@ -418,9 +418,9 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
     throw new TransientError(
       `message(s) to park are held by another run of the pipeline (${[...busy].join(', ')}) whose lease is not over; retry after it`,
     );
-  if (outstandingNow() > 0 && scan.inFlight > 0)
+  if (pendingNow() > 0 && scan.inFlight > 0)
     throw new TransientError(
-      `${outstandingNow()} message(s) to park are still held invisible by another receiver (${scan.inFlight} in flight in ${plan.dlqUrl}); retry once their visibility timeout ends`,
+      `${pendingNow()} message(s) to park are still held invisible by another receiver (${scan.inFlight} in flight in ${plan.dlqUrl}); retry once their visibility timeout ends`,
     );
   // Counts come from the ledger, so a retry after a crash (or a restart) reports every run of the
   // incident, not its own part.
@@ -434,9 +434,9 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
   }
   // FIFO: a receive returns no later message of a group while earlier ones are in flight, so a
   // scan that holds the messages it does not park cannot reach a target behind ten of its group.
-  if (outstandingNow() > 0 && plan.dlqArn.endsWith('.fifo') && scan.visible > 0)
+  if (pendingNow() > 0 && plan.dlqArn.endsWith('.fifo') && scan.visible > 0)
     throw new RedriveRefusedError(
-      `${outstandingNow()} do-not-redrive message(s) of this FIFO DLQ were not received: they can sit behind other messages of their message group, which a receive cannot skip, and the move task would carry them; move them out by hand first`,
+      `${pendingNow()} do-not-redrive message(s) of this FIFO DLQ were not received: they can sit behind other messages of their message group, which a receive cannot skip, and the move task would carry them; move them out by hand first`,
     );
   // Targets neither handled now nor by an earlier attempt: gone from the DLQ (nothing in flight).
   result.skipped = [...targets.keys()].filter((id) => !done.has(id) && !earlierRuns.has(id)).length;

@@ -4,8 +4,8 @@
  * schema at import and brings the awsQuery/XML protocol, about 40 KB of preflight's bundle for
  * one call, which took it over the 500 KB every function is held to (docs/bundles.md). The
  * request is the one the client sends (awsQuery, version 2010-05-08: a form-encoded POST to `/`
- * with `Action`, `Version` and the members flattened as `ActionNames.member.1`...), so the IAM
- * stand-in of the local stack answers it as it answers the SDK client, and the IAM action is the
+ * with `Action`, `Version` and the members flattened as `ActionNames.member.1`...), so any endpoint that
+ * answers the SDK client answers it too, and the IAM action is the
  * same `iam:SimulatePrincipalPolicy`. The XML answer is read with the SDK's own parser
  * (`parseXML` of `@aws-sdk/xml-builder`, the one its XML protocols use).
  *

@@ -1,9 +1,12 @@
 /**
- * The `local-aws-sqs` SQS stand-in with its messages indexed: the installed package's own bundle,
- * with a few exact text edits, compiled in this process. Same wire protocol, same behaviour and
- * the same quirks the project relies on (ApproximateNumberOfMessages includes in-flight messages,
- * a release with visibility 0 increments the receive count, a receive with VisibilityTimeout 0
- * hands a message out several times), but a message found by id costs the same at any depth.
+ * The SQS stand-in: the installed `local-aws-sqs` bundle with exact text edits, compiled in this
+ * process. Same wire protocol; the edits make it keep SQS's rules where the product's correctness
+ * depends on them (docs/local-only.md, "SQS"; each rule has a test in test/conformance/sqs-*):
+ * FIFO deduplication over the 5-minute interval, deleted messages included; message groups
+ * blocked while one of their messages is in flight; ApproximateNumberOfMessages without in-flight
+ * messages; only receives counted in ApproximateReceiveCount, which dead-lettering keeps; sizes
+ * in UTF-8 and raw bytes (sqs-fidelity.ts holds those functions); a message at most once per
+ * receive. And a message found by id costs the same at any depth.
  *
  * Why: the package keeps each queue's messages in one array and finds a message by a linear
  * search of it (DeleteMessage, ChangeMessageVisibility, the move to the DLQ and the retention
@@ -13,9 +16,9 @@
  * "What stops a 100,000-message run"); on SQS these calls do not grow with the depth.
  *
  * How: the queue's records array becomes an {@link IndexedRecords} (a plain Array with an index
- * beside it: a map from MessageId to record, counts of in-flight and not-delayed records kept as records change,
- * and a heap of receivable records in queue order); the edits below point the queue's lookups,
- * counts and receive scan at it. The package's source is not copied into this repository: only
+ * beside it: a map from MessageId to record, counts of in-flight, not-delayed and receivable records
+ * kept as records change, and a heap of receivable records in queue order); the edits below point
+ * the queue's lookups, counts and receive scan at it. The package's source is not copied into this repository: only
  * the short anchored edits live here.
  *
  * The edits are for `local-aws-sqs` {@link EDITED_VERSION} exactly (package.json pins it): another
@@ -31,6 +34,7 @@ import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { compileFunction } from 'node:vm';
 import type * as LocalAwsSqs from 'local-aws-sqs';
+import * as fidelity from './sqs-fidelity.js';
 
 /** The `local-aws-sqs` version whose minified bundle the {@link EDITS} match. */
 export const EDITED_VERSION = '2.0.2';
@@ -50,10 +54,11 @@ export interface BundleEdit {
  * compiled bundle receives holding {@link indexedRecords}.
  */
 export const EDITS: readonly BundleEdit[] = [
-  // The queue's records start as an IndexedRecords (the constructor's `#records = []`).
-  { name: 'records-init', find: 'm(this,E,[])', replace: 'm(this,E,__sqsIndexed.indexedRecords())' },
+  // The queue's records start as an IndexedRecords (the constructor's `#records = []`); the
+  // queue is passed so a FIFO queue's receive keeps its message groups.
+  { name: 'records-init', find: 'm(this,E,[])', replace: 'm(this,E,__sqsIndexed.indexedRecords(this))' },
   // PurgeQueue's clearRecords() starts a new one the same way.
-  { name: 'records-clear', find: 'C(this,E,[])', replace: 'C(this,E,__sqsIndexed.indexedRecords())' },
+  { name: 'records-clear', find: 'C(this,E,[])', replace: 'C(this,E,__sqsIndexed.indexedRecords(this))' },
   // The internal clear-record (move to the DLQ, retention expiry): findIndex by id was a closure
   // call per message; the map finds the record, a binary search by push order its index for
   // the splice (the array stays in push order).
@@ -81,22 +86,110 @@ export const EDITS: readonly BundleEdit[] = [
     replace: 'd=S(this,E).invisible',
   },
   // ReceiveMessage's scan went from the queue's head past every held (and delayed) message on
-  // every 10 ms tick: it now walks only the receivable ones, in the same queue order.
+  // every 10 ms tick: it now walks only the receivable ones, in the same queue order (and, in a
+  // FIFO queue, none of a message group that is in flight).
   {
     name: 'receive-scan',
     find: 'for(let y of S(this,E))if(!y.delayed)',
     replace: 'for(let y of S(this,E).receivable())if(!y.delayed)',
   },
-  // GetQueueAttributes filtered the whole queue twice: kept counts.
+  // One ReceiveMessage returns a message at most once (the package's 10 ms polling handed a
+  // message received with VisibilityTimeout 0 out again in the same answer).
   {
-    name: 'attributes-not-delayed',
+    name: 'receive-once-per-call',
+    find: 'if(y.visible){l(this,D,Wt).call(this,y,i);',
+    replace: 'if(y.visible&&!r.some(x=>x.record.MessageId==y.record.MessageId)){l(this,D,Wt).call(this,y,i);',
+  },
+  // GetQueueAttributes: ApproximateNumberOfMessages is the visible messages (the package counted
+  // in-flight ones too); both from kept counts instead of two filters of the whole queue.
+  {
+    name: 'attributes-visible',
     find: 'ApproximateNumberOfMessages:String(S(this,E).filter(o=>!o.delayed).length)',
-    replace: 'ApproximateNumberOfMessages:String(S(this,E).notDelayed)',
+    replace: 'ApproximateNumberOfMessages:String(S(this,E).receivableCount)',
   },
   {
     name: 'attributes-not-visible',
     find: 'ApproximateNumberOfMessagesNotVisible:String(S(this,E).filter(o=>!o.visible).length)',
     replace: 'ApproximateNumberOfMessagesNotVisible:String(S(this,E).invisible)',
+  },
+  // A move task's ApproximateNumberOfMessagesToMove: the visible messages at its start (the
+  // package subtracted the in-flight ones from its count that included them).
+  {
+    name: 'move-task-to-move',
+    find: 'this.ApproximateNumberOfMessagesToMove=Number(n)-Number(o)',
+    replace: 'this.ApproximateNumberOfMessagesToMove=Number(n)',
+  },
+  // Only a receive counts: ChangeMessageVisibility (`i` true), a release included, does not.
+  {
+    name: 'receive-count-receives-only',
+    find: 'let n=Number(t.record.attributes.ApproximateReceiveCount)+1',
+    replace: 'let n=Number(t.record.attributes.ApproximateReceiveCount)+(i?0:1)',
+  },
+  // FIFO deduplication over the 5-minute interval, deleted messages included (sqs-fidelity.ts).
+  {
+    name: 'dedup-interval',
+    find:
+      'm(this,Ye,(t,e)=>this.DeduplicationScope=="queue"?S(this,E).find(i=>i.record.attributes.MessageDeduplicationId==e):' +
+      'S(this,E).find(i=>i.record.attributes.MessageGroupId==t&&i.record.attributes.MessageDeduplicationId==e))',
+    replace: 'm(this,Ye,(t,e)=>__sqsIndexed.seen(this,t,e))',
+  },
+  // Dead-lettering (setRecord with the message's own id, `e`) is not a send: no deduplication.
+  {
+    name: 'dead-letter-not-deduplicated',
+    find: 't.MessageGroupId&&this.FifoQueue&&(r=S(this,Ye).call(this,t.MessageGroupId,t.MessageDeduplicationId),',
+    replace:
+      't.MessageGroupId&&this.FifoQueue&&(r=e===void 0?S(this,Ye).call(this,t.MessageGroupId,t.MessageDeduplicationId):void 0,',
+  },
+  {
+    name: 'dedup-remember',
+    find: 'let a=this.newRecord(n,Number(t.DelaySeconds))',
+    replace: 'let a=(__sqsIndexed.remember(this,n),this.newRecord(n,Number(t.DelaySeconds)))',
+  },
+  // A FIFO DLQ copy's deduplication id is the message's id; it keeps its receive count.
+  {
+    name: 'dead-letter-dedup-id',
+    find: 'typeof n.MessageDeduplicationId!="undefined"&&(a=n.MessageDeduplicationId)',
+    replace: 'typeof n.MessageDeduplicationId!="undefined"&&(a=i)',
+  },
+  {
+    name: 'dead-letter-receive-count',
+    find: 'e==null||e.setRecord(y,i)',
+    replace: 'e==null||__sqsIndexed.deadLettered(e.setRecord(y,i),t.record)',
+  },
+  // Sizes in UTF-8 bytes, binary attributes by raw bytes: SendMessage, a FIFO SendMessage,
+  // a SendMessageBatch's total and each of its entries.
+  {
+    name: 'size-send',
+    find:
+      'let r=e.MessageBody.length;if(i){let o=Object.values(i);for(let d of o){Ce(d);let{StringValue:c,BinaryValue:y,DataType:f}=d;' +
+      'typeof f=="string"&&(r+=f.length),typeof c=="string"&&(r+=c.length),typeof y=="string"&&(r+=y.length)}H(i);let a=Object.keys(i);for(let d of a)r+=d.length}',
+    replace:
+      'let r=__sqsIndexed.bytes(e.MessageBody);if(i){for(let d of Object.values(i))Ce(d);H(i);r+=__sqsIndexed.attributeBytes(i)}',
+  },
+  {
+    name: 'size-send-fifo',
+    find:
+      'let r=i.MessageBody.length,n=i.MessageAttributes;if(n){let a=Object.values(n);H(n);for(let c of a){let{StringValue:y,BinaryValue:f,DataType:g}=c;' +
+      'typeof g=="string"&&(r+=g.length),typeof y=="string"&&(r+=y.length),typeof f=="string"&&(r+=f.length)}let d=Object.keys(n);for(let c of d)r+=c.length}',
+    replace:
+      'let r=__sqsIndexed.bytes(i.MessageBody),n=i.MessageAttributes;if(n){H(n);r+=__sqsIndexed.attributeBytes(n)}',
+  },
+  {
+    name: 'size-batch-total',
+    find:
+      'typeof e.MessageBody=="string"&&(t+=e.MessageBody.length),M(e.MessageAttributes))for(let i of Object.keys(e.MessageAttributes)){t+=i.length;' +
+      'let r=e.MessageAttributes[i];if(!M(r))continue;let{StringValue:n,BinaryValue:o,DataType:a}=r;' +
+      'typeof a=="string"&&(t+=a.length),typeof n=="string"&&(t+=n.length),typeof o=="string"&&(t+=o.length)}',
+    replace:
+      'typeof e.MessageBody=="string"&&(t+=__sqsIndexed.bytes(e.MessageBody)),M(e.MessageAttributes))t+=__sqsIndexed.attributeBytes(e.MessageAttributes);',
+  },
+  {
+    name: 'size-batch-entry',
+    find:
+      'let i=s.MessageBody.length,r=s.MessageAttributes;if(r)try{let a=Object.values(r);H(r);for(let c of a){let{StringValue:y,BinaryValue:f,DataType:g}=c;' +
+      'typeof g=="string"&&(i+=g.length),typeof y=="string"&&(i+=y.length),typeof f=="string"&&(i+=f.length)}let d=Object.keys(r);for(let c of d)i+=c.length}',
+    replace:
+      'let i=__sqsIndexed.bytes(s.MessageBody),r=s.MessageAttributes;if(r)try{H(r);i+=__sqsIndexed.attributeBytes(r)}',
   },
 ];
 
@@ -139,7 +232,12 @@ export function applyEdits(source: string, version: string, edits: readonly Bund
 interface QueueRecord {
   visible: boolean;
   delayed: boolean;
-  record: { MessageId: string };
+  record: { MessageId: string; attributes?: { MessageGroupId?: string } };
+}
+
+/** The bundle's queue, as far as the index reads it. */
+interface QueueLike {
+  FifoQueue?: boolean;
 }
 
 // Per-record state behind the `visible` / `delayed` accessors: non-enumerable symbol keys, so the
@@ -166,8 +264,10 @@ function hidden(record: object, key: symbol, value: unknown): void {
 export interface IndexedRecords extends Array<QueueRecord> {
   /** Records in flight (`visible` false): ApproximateNumberOfMessagesNotVisible. */
   readonly invisible: number;
-  /** Records whose delay has passed: the package's ApproximateNumberOfMessages. */
+  /** Records whose delay has passed. */
   readonly notDelayed: number;
+  /** Records visible and not delayed: ApproximateNumberOfMessages. */
+  readonly receivableCount: number;
   /** The record with this MessageId, as `find(x => x.record.MessageId == id)`. */
   findById(id: unknown): QueueRecord | undefined;
   /** Its index, as `findIndex(x => x.record.MessageId == id)`: -1 when absent. */
@@ -175,7 +275,8 @@ export interface IndexedRecords extends Array<QueueRecord> {
   /**
    * The records a receive may hand out (visible, delay passed), in queue order, each at most
    * once per call: the caller makes each one it gets in flight (the bundle's receive does); one
-   * that turns visible again is queued again.
+   * that turns visible again is queued again. In a FIFO queue, none of a message group that was
+   * in flight when the call began: those wait until their group has none in flight.
    */
   receivable(): Generator<QueueRecord>;
 }
@@ -184,6 +285,11 @@ export interface IndexedRecords extends Array<QueueRecord> {
 class RecordIndex {
   invisible = 0;
   notDelayed = 0;
+  receivableCount = 0;
+  /** FIFO: records in flight by message group. */
+  readonly inFlightByGroup = new Map<string, number>();
+  /** FIFO: receivable records held back until their group has none in flight. */
+  readonly heldByGroup = new Map<string, Tracked[]>();
   readonly byId = new Map<string, Tracked>();
   // False once two records of the queue share a MessageId (the package never makes that, but
   // nothing forbids it): lookups then search as the package did, first match wins.
@@ -192,7 +298,10 @@ class RecordIndex {
   /** Min-heap by position in the queue of the records that may be receivable. */
   readonly heap: Tracked[] = [];
 
-  constructor(readonly records: QueueRecord[]) {}
+  constructor(
+    readonly records: QueueRecord[],
+    readonly queue: QueueLike,
+  ) {}
 
   adopt(plain: QueueRecord): void {
     const record = plain as Tracked;
@@ -204,8 +313,7 @@ class RecordIndex {
     hidden(record, QUEUED, false);
     Object.defineProperty(record, 'visible', STATE_ACCESSORS.visible);
     Object.defineProperty(record, 'delayed', STATE_ACCESSORS.delayed);
-    if (!visible) this.invisible++;
-    if (!delayed) this.notDelayed++;
+    this.count(record, visible, delayed, 1);
     const id = String(record.record.MessageId);
     if (this.byId.has(id)) this.unique = false;
     else this.byId.set(id, record);
@@ -215,16 +323,38 @@ class RecordIndex {
   release(record: Tracked): void {
     if (record[OWNER] !== this) return;
     record[OWNER] = undefined;
-    if (!record[VISIBLE]) this.invisible--;
-    if (!record[DELAYED]) this.notDelayed--;
+    this.count(record, record[VISIBLE], record[DELAYED], -1);
     const id = String(record.record.MessageId);
     if (this.byId.get(id) === record) this.byId.delete(id);
   }
 
   changed(record: Tracked, wasVisible: boolean, wasDelayed: boolean): void {
-    this.invisible += Number(!record[VISIBLE]) - Number(!wasVisible);
-    this.notDelayed += Number(!record[DELAYED]) - Number(!wasDelayed);
+    this.count(record, wasVisible, wasDelayed, -1);
+    this.count(record, record[VISIBLE], record[DELAYED], 1);
     this.enqueueIfReceivable(record);
+  }
+
+  /** Adds `sign` times a record in this state to the counts. */
+  private count(record: Tracked, visible: boolean, delayed: boolean, sign: 1 | -1): void {
+    if (!visible) this.invisible += sign;
+    if (!delayed) this.notDelayed += sign;
+    if (visible && !delayed) this.receivableCount += sign;
+    const group = record.record.attributes?.MessageGroupId;
+    if (visible || group === undefined) return;
+    const now = (this.inFlightByGroup.get(group) ?? 0) + sign;
+    if (now > 0) this.inFlightByGroup.set(group, now);
+    else {
+      this.inFlightByGroup.delete(group);
+      this.releaseGroup(group);
+    }
+  }
+
+  /** Queues again the records held back behind a group that has none in flight now. */
+  private releaseGroup(group: string): void {
+    const held = this.heldByGroup.get(group);
+    if (!held) return;
+    this.heldByGroup.delete(group);
+    for (const record of held) if (record[OWNER] === this) this.enqueueIfReceivable(record);
   }
 
   findById(id: unknown): Tracked | undefined {
@@ -253,10 +383,28 @@ class RecordIndex {
 
   *receivable(): Generator<QueueRecord> {
     const heap = this.heap;
-    while (heap.length > 0) {
-      const record = heapPop(heap);
-      record[QUEUED] = false;
-      if (record[OWNER] === this && record[VISIBLE] && !record[DELAYED]) yield record;
+    // FIFO: the groups in flight when the receive began (one receive may return several
+    // messages of a group; a group already in flight returns none).
+    const blocked = this.queue.FifoQueue ? new Set(this.inFlightByGroup.keys()) : undefined;
+    // Records the caller passed over (still receivable after the yield) go back once this call ends.
+    const passed: Tracked[] = [];
+    try {
+      while (heap.length > 0) {
+        const record = heapPop(heap);
+        record[QUEUED] = false;
+        if (record[OWNER] !== this || !record[VISIBLE] || record[DELAYED]) continue;
+        const group = record.record.attributes?.MessageGroupId;
+        if (blocked && group !== undefined && blocked.has(group) && this.inFlightByGroup.has(group)) {
+          const held = this.heldByGroup.get(group);
+          if (held) held.push(record);
+          else this.heldByGroup.set(group, [record]);
+          continue;
+        }
+        yield record;
+        if (record[VISIBLE] && !record[DELAYED]) passed.push(record);
+      }
+    } finally {
+      for (const record of passed) if (record[OWNER] === this) this.enqueueIfReceivable(record);
     }
   }
 
@@ -275,9 +423,9 @@ class RecordIndex {
  * the numbers of in-flight and of not-delayed records, and a heap of the receivable ones. The
  * bundle only pushes, splices (removing), iterates and reads it.
  */
-export function indexedRecords(): IndexedRecords {
+export function indexedRecords(queue: QueueLike = {}): IndexedRecords {
   const records: QueueRecord[] = [];
-  const index = new RecordIndex(records);
+  const index = new RecordIndex(records, queue);
   const method = (value: unknown): PropertyDescriptor => ({ value, enumerable: false });
   Object.defineProperties(records, {
     push: method((...added: QueueRecord[]) => {
@@ -296,6 +444,7 @@ export function indexedRecords(): IndexedRecords {
     }),
     invisible: { get: () => index.invisible, enumerable: false },
     notDelayed: { get: () => index.notDelayed, enumerable: false },
+    receivableCount: { get: () => index.receivableCount, enumerable: false },
     findById: method((id: unknown) => index.findById(id)),
     indexOfId: method((id: unknown) => {
       const record = index.findById(id);
@@ -396,7 +545,10 @@ export function loadIndexedSqs(): Bundle {
     ['exports', 'require', 'module', '__filename', '__dirname', '__sqsIndexed'],
     { filename: `${filename} (indexed by sqs-indexed.ts)` },
   );
-  run(module.exports, bundleRequire, module, filename, dirname(filename), { indexedRecords });
+  run(module.exports, bundleRequire, module, filename, dirname(filename), {
+    indexedRecords,
+    ...fidelity,
+  });
   loaded = module.exports;
   return loaded;
 }

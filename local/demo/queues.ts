@@ -8,7 +8,6 @@
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html
  */
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { pipelineConfig } from '#platform/config.js';
 import { sleep } from '#platform/sleep.js';
 
 /** URLs and ARNs of one source queue, its DLQ and its parking queue. */
@@ -127,18 +126,13 @@ export async function createDemoQueues(sqs: SQSClient, options: DemoQueueOptions
 }
 
 /**
- * Visible, in-flight and delayed message counts of a queue (approximate, as SQS reports them).
- * The local SQS stand-in counts in-flight messages inside ApproximateNumberOfMessages too
- * (`LOCAL_SQS_VISIBLE_INCLUDES_IN_FLIGHT`, set by the local stack): they are subtracted there, as
- * the pipeline's own SQS port does (functions/shared/platform/sqs-queues.ts), so visible +
- * in flight never counts a message twice ("draining: 142 of 120" while a consumer held 22).
- *
- * @param options.visibleIncludesInFlight - @default the configuration's `sqsVisibleIncludesInFlight`
+ * Visible, in-flight and delayed message counts of a queue (approximate, as SQS reports them:
+ * ApproximateNumberOfMessages counts visible messages only, so visible + in flight counts each
+ * message once).
  */
 export async function queueDepth(
   sqs: SQSClient,
   queueUrl: string,
-  options: { visibleIncludesInFlight?: boolean } = {},
 ): Promise<{ visible: number; inFlight: number; delayed: number }> {
   const out = await sqs.send(
     new GetQueueAttributesCommand({
@@ -150,12 +144,9 @@ export async function queueDepth(
       ],
     }),
   );
-  const approximate = Number(out.Attributes?.ApproximateNumberOfMessages ?? 0);
-  const inFlight = Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
-  const includesInFlight = options.visibleIncludesInFlight ?? pipelineConfig().sqsVisibleIncludesInFlight;
   return {
-    visible: includesInFlight ? Math.max(0, approximate - inFlight) : approximate,
-    inFlight,
+    visible: Number(out.Attributes?.ApproximateNumberOfMessages ?? 0),
+    inFlight: Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0),
     delayed: Number(out.Attributes?.ApproximateNumberOfMessagesDelayed ?? 0),
   };
 }

@@ -1,9 +1,9 @@
 /**
  * DLQs with their own RedrivePolicy (issue 13 item 4) on the local stack: the real inventory and
- * Preflight against local-aws-sqs, whose DLQ forwards a message released at its maxReceiveCount
- * to the next DLQ. The stand-in counts a release as a receive (a peek costs 2 there, 1 on SQS:
- * LOCAL_SQS_RELEASE_COUNTS_AS_RECEIVE), so the numbers below are the stand-in's; the rule tested
- * (no peek ever takes a message past maxReceiveCount - 1) is the same on SQS.
+ * Preflight. As on SQS, a message arrives in the DLQ with the receive count it had in its source
+ * (3 here, the seeding consumer's maxReceiveCount), a peek costs one receive (its release is not
+ * one), and the DLQ forwards a message whose count passes its maxReceiveCount to the next DLQ.
+ * The rule tested: no peek ever takes a message past maxReceiveCount - 1.
  */
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -56,23 +56,23 @@ describe('a DLQ with its own RedrivePolicy: the pipeline counts its peeks and ne
     const second = await inventoryAs(sqsClient(), seeded, 'inc-rp-1');
     expect([first.envelopes, second.envelopes]).toEqual([3, 3]);
     const stored = await envelopes(seeded.dlqArn);
-    expect(stored.map((e) => e.receiveCount)).toEqual([3, 3, 3]);
+    expect(stored.map((e) => e.receiveCount)).toEqual([5, 5, 5]);
     expect(stored[0]?.dlqRedrivePolicy).toEqual({
       maxReceiveCount: 6,
       deadLetterTargetArn: nextArn,
       receiveCountIncludesPipelinePeeks: true,
     });
 
-    // A third peek would release each message at count 6 = maxReceiveCount: the stand-in forwards it.
+    // A third peek would take each message to count 6 = maxReceiveCount, leaving no receive spare.
     const third = await inventoryAs(sqsClient(), seeded, 'inc-rp-1');
     expect(third.envelopes).toBe(0);
-    expect((await envelopes(seeded.dlqArn)).map((e) => e.receiveCount)).toEqual([3, 3, 3]);
+    expect((await envelopes(seeded.dlqArn)).map((e) => e.receiveCount)).toEqual([5, 5, 5]);
     expect(await queueDepth(sqsClient(), seeded.dlqUrl)).toEqual({ visible: 3, inFlight: 0 });
     expect(await queueDepth(sqsClient(), nextUrl)).toEqual({ visible: 0, inFlight: 0 });
   });
 
   it('refuses before approval a run whose peeks exceed what its messages can afford, naming the limit, and lets a run that fits go with the count in its warnings', async () => {
-    const tight = await chained('rp-tight', 20);
+    const tight = await chained('rp-tight', 13);
     await inventoryAs(sqsClient(), tight.seeded, 'inc-rp-tight');
     const refused = (await preflightHandler(
       { action: 'preflight', plan: planFor({ ...tight.seeded, incidentId: 'inc-rp-tight' }) } as never,
@@ -81,7 +81,7 @@ describe('a DLQ with its own RedrivePolicy: the pipeline counts its peeks and ne
 
     expect(refused.ok).toBe(false);
     expect(refused.refusal).toMatch(
-      /^redrive refused: rp-tight-dlq has its own RedrivePolicy \(maxReceiveCount 20 to rp-tight-next\): every receive counts toward it; its most-received message \S+ has been received 1 time\(s\), the pipeline's peeks included, so each message can afford 8 more pipeline peek\(s\) \(2 receive\(s\) each\) before one would move it to rp-tight-next; this run peeks up to 9 time\(s\) \(recheck 1, SampleRedrive 2, VerifySample 3, ramp gates 2, Reconcile 1\): it could move messages to the next DLQ/,
+      /^redrive refused: rp-tight-dlq has its own RedrivePolicy \(maxReceiveCount 13 to rp-tight-next\): every receive counts toward it; its most-received message \S+ has been received 4 time\(s\), the pipeline's peeks included, so each message can afford 8 more pipeline peek\(s\) \(1 receive\(s\) each\) before one would move it to rp-tight-next; this run peeks up to 9 time\(s\) \(recheck 1, SampleRedrive 2, VerifySample 3, ramp gates 2, Reconcile 1\): it could move messages to the next DLQ/,
     );
     expect(await queueDepth(sqsClient(), tight.nextUrl)).toEqual({ visible: 0, inFlight: 0 });
 
@@ -92,6 +92,6 @@ describe('a DLQ with its own RedrivePolicy: the pipeline counts its peeks and ne
       lambdaContext,
     )) as PreflightResult;
     expect(ok.ok).toBe(true);
-    expect(ok.warnings.join('\n')).toContain('can afford 13 more pipeline peek(s)');
+    expect(ok.warnings.join('\n')).toContain('can afford 25 more pipeline peek(s)');
   });
 });

@@ -1,7 +1,7 @@
 /**
  * Deep FIFO groups (issue 13, item 5; docs/redrive-workflow.md, "Deep FIFO groups") on the local
- * stack with SQS's FIFO rule kept by the proxy (`sqsBlocksFifoGroups`: while a message of a group is
- * in flight, a receive returns nothing more of that group; the bare stand-in hands the rest out).
+ * stack, which keeps SQS's FIFO rule (while a message of a group is in flight, a receive returns
+ * nothing more of that group).
  * The real inventory, the real Preflight and Mover handlers, DynamoDB Local.
  */
 
@@ -80,9 +80,9 @@ const seqsBy = (messages: Message[]) => {
 };
 
 describe('deep FIFO groups on the local stack, with SQS FIFO group blocking', () => {
-  useTransferStack({ sqsBlocksFifoGroups: true });
+  useTransferStack();
 
-  it('the SQS proxy keeps a FIFO message group blocked while one of its messages is in flight, and hands the rest out in order after the delete', async () => {
+  it('the SQS stand-in keeps a FIFO message group blocked while one of its messages is in flight, and hands the rest out in order after the delete', async () => {
     const url = await createQueue(sqsClient(), 'gate-probe.fifo', { FifoQueue: 'true' });
     for (let b = 0; b < 3; b += 1)
       await sqsClient().send(

@@ -1,7 +1,8 @@
 import { SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
-import { resetClients, sqsClient } from '#platform/clients.js';
+import { documentClient, resetClients, sqsClient } from '#platform/clients.js';
 import {
   createTransferSqs,
   fifoDeduplicationId,
@@ -141,7 +142,7 @@ describe('SampleRedrive against the local stack', () => {
     expect(await drain(sqsClient(), dlq.sources[0]?.url as string)).toHaveLength(1);
   });
 
-  it('C08 keeps the FIFO MessageGroupId and derives the deduplication id from the key, so a resend is not delivered twice', async () => {
+  it("C08 keeps the FIFO MessageGroupId and sends with the ledger entry's deduplication id, so a resend is not delivered twice", async () => {
     const dlq = await seedAndInventory({
       sqs: sqsClient(),
       dlqName: 'c08-sample-dlq.fifo',
@@ -158,17 +159,66 @@ describe('SampleRedrive against the local stack', () => {
     );
     expect(result.sent).toBe(1);
     const key = result.keys[0] as string;
+    const recorded = (await ledgerEntry(dlq.dlqArn, key))?.deduplicationId as string;
+    expect(recorded).toMatch(/^[0-9a-f]{32}$/);
     // The same sample sent again within the 5-minute window (as a resume after a crash would).
     await createTransferSqs().send(dlq.sources[0]?.url as string, {
       body: '{"orderId":"o-7","step":2}',
       attributes: {},
       groupId: 'customer-42',
-      deduplicationId: fifoDeduplicationId(key),
+      deduplicationId: recorded,
     });
     const delivered = await drain(sqsClient(), dlq.sources[0]?.url as string);
     expect(delivered).toHaveLength(1);
     expect(delivered[0]?.Attributes?.MessageGroupId).toBe('customer-42');
-    expect(delivered[0]?.Attributes?.MessageDeduplicationId).toBe(fifoDeduplicationId(key));
+    expect(delivered[0]?.Attributes?.MessageDeduplicationId).toBe(recorded);
+    expect(recorded).not.toBe(fifoDeduplicationId(key));
+  });
+
+  it('a FIFO crash after SQS accepted the send, before the entry said SENT, recovered by a restart within 5 minutes, sends once: the recorded id is reused', async () => {
+    const dlq = await seedAndInventory({
+      sqs: sqsClient(),
+      dlqName: 'fifo-crash-dlq.fifo',
+      sourceNames: ['fifo-crash-src.fifo'],
+      messages: [{ body: '{"orderId":"o-9"}', groupId: 'customer-9' }],
+      incidentId: 'inc-fifo-crash',
+    });
+    const crash = crashOnceAt('after-send');
+    await expect(
+      withReceiveVisibility(2, () =>
+        run({ plan: planFor(dlq, { sampleSize: 1 }), preflight: preflightSlot(true) }),
+      ),
+    ).rejects.toThrow('simulated crash after-send');
+    const key = crash.crashedKey() as string;
+    const first = await ledgerEntry(dlq.dlqArn, key);
+    // The crash came after SQS accepted the copy and before SENT was written: the entry says IN_PROGRESS.
+    await documentClient().send(
+      new UpdateCommand({
+        TableName: process.env.TABLE_NAME,
+        Key: { pk: `DLQ#${dlq.dlqArn}`, sk: `LEDGER#${first?.dlqMessageId}` },
+        UpdateExpression: 'SET #s = :p',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: { ':p': 'IN_PROGRESS' },
+      }),
+    );
+    // A restart (another run) once the crashed run's lease is over.
+    const restart = await withReceiveVisibility(30, () =>
+      run({
+        plan: planFor(dlq, { sampleSize: 1, runId: 'inc-fifo-crash#2' }),
+        preflight: preflightSlot(true),
+      }),
+    );
+    const after = await ledgerEntry(dlq.dlqArn, key);
+    expect([after?.resent, after?.takenOverFrom, after?.dlqDeleted]).toEqual([
+      true,
+      ['inc-fifo-crash'],
+      true,
+    ]);
+    expect(after?.deduplicationId).toBe(first?.deduplicationId);
+    expect(restart.keys).toEqual([key]);
+    const delivered = await drain(sqsClient(), dlq.sources[0]?.url as string);
+    expect(delivered.map((m) => m.Attributes?.MessageDeduplicationId)).toEqual([first?.deduplicationId]);
+    expect((await queueDepth(sqsClient(), dlq.dlqUrl)).visible).toBe(0);
   });
 
   it('does not sample messages classified do-not-redrive', async () => {

@@ -17,7 +17,7 @@ import {
   SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
-import * as original from 'local-aws-sqs';
+import type * as original from 'local-aws-sqs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sleep } from '#platform/sleep.js';
 import * as indexed from '../../local/aws-standins/sqs-indexed.js';
@@ -97,10 +97,7 @@ function normalized(transcript: unknown, port: number): unknown {
 const bodies = (messages: Message[] | undefined) =>
   (messages ?? []).map((m) => `${m.Body} x${m.Attributes?.ApproximateReceiveCount}`);
 
-/**
- * One sequence of calls through the whole surface the pipeline uses, returning what each call
- * answered. Run on both stand-ins; their transcripts must match.
- */
+/** One sequence of calls through the whole surface the pipeline uses, returning what each call answered. */
 async function scenario(sqs: SQSClient) {
   const out: Record<string, unknown> = {};
   const counts = async (QueueUrl: string) =>
@@ -192,19 +189,17 @@ async function scenario(sqs: SQSClient) {
   await sleep(30);
   out.afterChanges = await counts(url);
 
-  // The rest, held; then m3, released again, dead-letters at once: a release counts as a receive,
-  // so it is past maxReceiveCount 3 (received, released, received, released).
+  // The rest, held; then m3, released, received a third time and released: past maxReceiveCount
+  // 3, it dead-letters (a release is not a receive).
   const rest = await receive(url, 10, 300);
   out.rest = bodies(rest.Messages);
   out.restAll = await counts(url);
-  const m3 = (rest.Messages ?? []).find((m) => m.Body === 'm3') as Message;
-  await sqs.send(
-    new ChangeMessageVisibilityCommand({
-      QueueUrl: url,
-      ReceiptHandle: m3.ReceiptHandle,
-      VisibilityTimeout: 0,
-    }),
-  );
+  const release = (ReceiptHandle: string | undefined) =>
+    sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: url, ReceiptHandle, VisibilityTimeout: 0 }));
+  await release((rest.Messages ?? []).find((m) => m.Body === 'm3')?.ReceiptHandle);
+  const third = await receive(url, 10, 300);
+  out.third = bodies(third.Messages);
+  await release(third.Messages?.[0]?.ReceiptHandle);
   out.dlq = await until(async () => {
     const now = await counts(dlqUrl);
     return now?.ApproximateNumberOfMessages === '1' ? now : undefined;
@@ -278,58 +273,52 @@ async function scenario(sqs: SQSClient) {
   return out;
 }
 
-describe('the indexed SQS stand-in (local/aws-standins/sqs-indexed.ts)', () => {
-  const runs: Partial<Record<'original' | 'indexed', unknown>> = {};
+describe('the edited SQS stand-in (local/aws-standins/sqs-indexed.ts) through the calls the pipeline makes', () => {
+  let run: Record<string, unknown> = {};
   beforeAll(async () => {
-    for (const [name, standIn] of [
-      ['original', original],
-      ['indexed', indexed],
-    ] as const) {
-      const server = await start(standIn);
-      try {
-        runs[name] = normalized(await scenario(server.sqs), server.port);
-      } finally {
-        await server.stop();
-      }
+    const server = await start(indexed);
+    try {
+      run = normalized(await scenario(server.sqs), server.port) as Record<string, unknown>;
+    } finally {
+      await server.stop();
     }
   });
 
-  it('answers the same sequence of calls as the unedited local-aws-sqs, apart from ids, handles and timestamps', () => {
-    expect(runs.indexed).toEqual(runs.original);
-  });
-
-  it('keeps the quirks the pipeline relies on: in-flight messages counted as messages, a release counted as a receive', () => {
-    const run = runs.indexed as Record<string, Record<string, unknown>>;
+  it('counts visible messages apart from in-flight ones, and only receives as receives', () => {
     expect(run.afterSend).toEqual({
       ApproximateNumberOfMessages: '8',
       ApproximateNumberOfMessagesNotVisible: '0',
       ApproximateNumberOfMessagesDelayed: '1',
     });
     expect(run.held).toMatchObject({
-      ApproximateNumberOfMessages: '8',
+      ApproximateNumberOfMessages: '4',
       ApproximateNumberOfMessagesNotVisible: '4',
     });
-    // m1, m2 deleted; m3 released (receive count 2 on its next receive); m4 held; the rest visible.
+    // m1, m2 deleted; m3 released; m4 held; the rest visible.
     expect(run.afterChanges).toMatchObject({
-      ApproximateNumberOfMessages: '6',
+      ApproximateNumberOfMessages: '5',
       ApproximateNumberOfMessagesNotVisible: '1',
     });
-    expect(run.rest).toEqual(['m3 x3', 'm5 x1', 'm6 x1', 'm7 x1', 'm8 x1']);
+    expect(run.rest).toEqual(['m3 x2', 'm5 x1', 'm6 x1', 'm7 x1', 'm8 x1']);
+    expect(run.third).toEqual(['m3 x3']);
+    expect((run.deletedBatch as { Failed: Array<{ Id: string }> }).Failed.map((f) => f.Id)).toEqual(['bad']);
   });
 
-  it('dead-letters by RedrivePolicy, and a move task brings the message back to its source', () => {
-    const run = runs.indexed as Record<string, unknown>;
+  it('dead-letters by RedrivePolicy keeping the receive count, and a move task brings the message back as new', () => {
     const [dead] = run.dead as Message[];
     expect(dead?.Body).toBe('m3');
+    expect(dead?.Attributes?.ApproximateReceiveCount).toBe('4');
     expect(dead?.Attributes?.DeadLetterQueueSourceArn).toBe(arn('orders'));
-    expect(run.sourceAfterDeadLetter).toMatchObject({ ApproximateNumberOfMessages: '5' });
+    expect(run.sourceAfterDeadLetter).toMatchObject({
+      ApproximateNumberOfMessages: '0',
+      ApproximateNumberOfMessagesNotVisible: '5',
+    });
     expect(run.taskDone).toMatchObject({ Status: 'COMPLETED', ApproximateNumberOfMessagesMoved: 1 });
     expect(run.dlqAfterMove).toMatchObject({ ApproximateNumberOfMessages: '0' });
     expect(run.moved).toEqual(['m3 x1']);
   });
 
   it('deduplicates FIFO sends by content across the queue (DeduplicationScope queue), and refuses a deleted message handle', () => {
-    const run = runs.indexed as Record<string, unknown>;
     const ids = (run.fifoSent as Array<{ MessageId: string }>).map((s) => s.MessageId);
     expect(ids).toEqual([ids[0], ids[0], ids[2], ids[0]]);
     expect(ids[2]).not.toBe(ids[0]);

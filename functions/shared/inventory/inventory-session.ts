@@ -623,7 +623,7 @@ async function releaseFrom(
  *
  * A page starts only while the invocation has the safety margin plus the slowest page so far left
  * (milliseconds): a page of 500 handles is 50 ChangeMessageVisibilityBatch calls, and where those
- * slow down (measured on the SQS stand-in at 100,000 held, docs/cost-model.md) a page begun with
+ * slow down (measured locally at 100,000 held, docs/cost-model.md) a page begun with
  * only the 15 s margin left was cut by the invocation's deadline and failed the step
  * `Redrive.Transient`; now the step saves what it released and the next one goes on.
  */

@@ -15,8 +15,8 @@
  * told from denied. The stack grants both on registered payload buckets (MonitoredDlq
  * `payloadBuckets`); a 403 is reported as `denied`, never as gone.
  *
- * Addressing: `AWS_ENDPOINT_URL_S3` (or `AWS_ENDPOINT_URL`, config `s3Endpoint`) path-style, as the SDK does for the
- * local stand-in; otherwise virtual-hosted `https://<bucket>.s3.<region>.amazonaws.com/<key>`,
+ * Addressing: `AWS_ENDPOINT_URL_S3` (or `AWS_ENDPOINT_URL`, config `s3Endpoint`) path-style, as the SDK does for a
+ * custom endpoint; otherwise virtual-hosted `https://<bucket>.s3.<region>.amazonaws.com/<key>`,
  * path-style for a bucket name with dots (its TLS name would not match the wildcard certificate).
  *
  * @see https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadObject.html

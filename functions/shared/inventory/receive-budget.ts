@@ -4,38 +4,32 @@
  * received past it leaves for the next DLQ, out of this pipeline's reach. So the pipeline counts
  * the receives it can still afford per message and never makes one more.
  *
- * The rule, the same for SQS and the local stand-in: after any pipeline peek, a message's receive
- * count stays at most `maxReceiveCount - 1`. On SQS a peek costs one receive (the receive that
- * would take the count past maxReceiveCount moves the message instead of returning it, so this
- * leaves one receive spare for a person polling in the console); local-aws-sqs counts the release
- * (visibility 0) as a second receive and moves a message released at maxReceiveCount, so a peek
- * costs two there (`LOCAL_SQS_RELEASE_COUNTS_AS_RECEIVE`).
+ * The rule: after any pipeline peek, a message's receive count stays at most
+ * `maxReceiveCount - 1`. A peek costs one receive (its release, a visibility change, is not a
+ * receive; the receive that would take the count past maxReceiveCount moves the message instead
+ * of returning it, so this leaves one receive spare for a person polling in the console).
  *
  * A message's count is the envelope's `receiveCount` (ApproximateReceiveCount at the pipeline's
  * last receive, which includes the pipeline's own peeks: the envelope says so in
- * `dlqRedrivePolicy`); a message not inventoried yet is taken at 0 (SQS starts counting again in a
- * DLQ; the local stand-in does too).
+ * `dlqRedrivePolicy`); a message not inventoried yet is taken at 0.
  *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ReceiveMessage.html
  */
-import { pipelineConfig } from '#platform/config.js';
 import type { QueueInfo } from '#platform/sqs-queues.js';
 import type { Envelope } from './model.js';
 
-/** Receives one pipeline peek costs toward a RedrivePolicy: 1 on SQS, 2 on the local stand-in. */
-export function peekCost(): number {
-  return pipelineConfig().sqsReleaseCountsAsReceive ? 2 : 1;
-}
+/** Receives one pipeline peek costs toward a RedrivePolicy. */
+export const PEEK_COST = 1;
 
 /**
  * Peeks a message with this receive count can still take, never below 0.
  * @param receiveCount - ApproximateReceiveCount at the pipeline's last receive.
  * @param maxReceiveCount - the DLQ's own RedrivePolicy maxReceiveCount.
- * @param cost - receives per peek ({@link peekCost}).
+ * @param cost - receives per peek ({@link PEEK_COST}).
  */
 export function peeksLeft(receiveCount: number, maxReceiveCount: number, cost: number): number {
-  // The count now: the last receive, plus the release on a stand-in that counts it.
+  // The count now: the last receive, plus what any release beyond it cost.
   const now = receiveCount + (receiveCount > 0 ? cost - 1 : 0);
   return Math.max(0, Math.floor((maxReceiveCount - 1 - now) / cost));
 }
@@ -59,7 +53,7 @@ export interface ReceiveBudget {
 export function receiveBudget(
   dlq: Pick<QueueInfo, 'redrivePolicy'>,
   envelopes: Iterable<Pick<Envelope, 'messageId' | 'receiveCount' | 'state'>>,
-  cost = peekCost(),
+  cost = PEEK_COST,
 ): ReceiveBudget | null {
   const policy = dlq.redrivePolicy;
   if (!policy) return null;

@@ -7,7 +7,7 @@
  * `AWS_ENDPOINT_URL_DYNAMODB`, `AWS_ENDPOINT_URL_SFN`, `AWS_ENDPOINT_URL_LAMBDA`,
  * `AWS_ENDPOINT_URL_SECRETS_MANAGER`, `AWS_ENDPOINT_URL_CLOUDWATCH`, `AWS_ENDPOINT_URL_KMS`,
  * `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL_SNS`, `AWS_ENDPOINT_URL_EVENTBRIDGE`, `AWS_ENDPOINT_URL_STS`,
- * `AWS_REGION`), so the same code runs on AWS and against the local stack. Targets in another
+ * `AWS_REGION`), so the same code runs on AWS and against any endpoint those variables name. Targets in another
  * account or Region get their clients from `scopedClients` (scoped-clients.ts), keyed by account and Region,
  * with the credentials of the registered role and, locally, the endpoint `REMOTE_ENDPOINTS` names. Each factory is its own export, so a bundle carries only the clients its function
  * uses (the SDK packages declare `sideEffects: false`).
@@ -136,8 +136,7 @@ export function onResetClients(hook: () => void): void {
 
 /**
  * The reset hook: forgets every cached client and the cached configuration (config.ts), so the
- * next use reads the environment again. The local stack calls it after setting endpoint
- * variables; tests call it after changing any variable the pipeline reads.
+ * next use reads the environment again. Called after endpoint variables are set; tests call it after changing any variable the pipeline reads.
  */
 export function resetClients(): void {
   sqs = undefined;

@@ -22,21 +22,14 @@
  *   `TRIAGE_PAGE_BUDGET` (most messages one inventory holds in flight at once, across its
  *   invocations, 10..110000, default 110000: below SQS's ~120,000 in-flight limit; a deeper DLQ
  *   is inventoried as a sample), `TRIAGE_SAFETY_MARGIN_MS` (stop receiving with this much Lambda time left,
- *   default 15000), `LOCAL_SQS_VISIBLE_INCLUDES_IN_FLIGHT` (`true` on the local stack only: its SQS
- *   stand-in counts in-flight messages inside ApproximateNumberOfMessages),
- *   `LOCAL_SQS_RELEASE_COUNTS_AS_RECEIVE` (`true` on the local stack only: a release counts as a
- *   receive there), `ALARM_QUEUE_MAP` (JSON `{ "<alarm name or ARN>": ["<queue name>", ...] }` for
+ *   default 15000), `ALARM_QUEUE_MAP` (JSON `{ "<alarm name or ARN>": ["<queue name>", ...] }` for
  *   alarms with no QueueName dimension, case C02).
  * - `PIPELINE_KEY_USERS`: JSON array of {@link KeyUser} (preflight's check of every queue's KMS
  *   key, docs/redrive-workflow.md); unset: the roles' use of keys is not simulated, key states still are.
  * - `REMOTE_ENDPOINTS`: JSON `{ "<account>/<region>": { "sqs": "<url>", "sns", "eventbridge",
- *   "lambda" } }`, endpoints of targets in other accounts and Regions for the local stack (the
+ *   "lambda" } }`, endpoints of targets in other accounts and Regions off AWS (the
  *   SDK's `AWS_ENDPOINT_URL_<SERVICE>` cannot tell accounts apart). Unset on AWS.
- *
- * - `LOCAL_SQS_VISIBLE_INCLUDES_IN_FLIGHT` (`true` / `false`): the SQS endpoint counts in-flight
- *   messages inside ApproximateNumberOfMessages (the local stand-in does; local/stack.ts sets it;
- *   nothing on AWS does), so `createSqsQueues().describe` subtracts them. @default false
- *
+ * *
  * AWS endpoints are not configuration of ours: the SDK reads its standard variables
  * (`AWS_ENDPOINT_URL_SQS`, ...), see clients.ts.
  *
@@ -164,12 +157,6 @@ const PipelineEnv = z.object({
   TRIAGE_MESSAGE_BUDGET: z._default(intFromEnv(1, 1_000_000), 5000),
   TRIAGE_PAGE_BUDGET: z._default(intFromEnv(10, 110_000), 110_000),
   TRIAGE_SAFETY_MARGIN_MS: z._default(intFromEnv(0, 600_000), 15_000),
-  LOCAL_SQS_VISIBLE_INCLUDES_IN_FLIGHT: z.optional(
-    z.enum(['true', 'false'], { error: 'must be true or false' }),
-  ),
-  LOCAL_SQS_RELEASE_COUNTS_AS_RECEIVE: z.optional(
-    z.enum(['true', 'false'], { error: 'must be true or false' }),
-  ),
   // Read here only for the recording mover's Lambda invoker (lambda-invoke.ts) and preflight's IAM
   // policy simulation (preflight/policy-simulator.ts), which are not SDK clients and so do not read
   // the SDK's endpoint variables themselves.
@@ -250,21 +237,10 @@ export interface PipelineConfig {
   /** The pipeline roles preflight checks against each queue's KMS key (`PIPELINE_KEY_USERS`). */
   readonly keyUsers: readonly KeyUser[];
   /**
-   * Endpoints of other accounts and Regions, by `<account>/<region>` and service (the local stack:
-   * the SDK's endpoint variables are per service, not per account). Empty on AWS.
+   * Endpoints of other accounts and Regions, by `<account>/<region>` and service (off AWS: the
+   * SDK's endpoint variables are per service, not per account). Empty on AWS.
    */
   readonly remoteEndpoints: Readonly<Record<string, Partial<Record<RemoteService, string>>>>;
-  /**
-   * The SQS endpoint counts in-flight messages inside ApproximateNumberOfMessages (the local
-   * stand-in does; real SQS does not): the SQS port then subtracts them.
-   */
-  readonly sqsVisibleIncludesInFlight: boolean;
-  /**
-   * The local SQS stand-in increments a message's receive count again when it is released
-   * (visibility 0), so a pipeline peek costs two receives there and one on SQS
-   * (`LOCAL_SQS_RELEASE_COUNTS_AS_RECEIVE`, local stack only; inventory/receive-budget.ts).
-   */
-  readonly sqsReleaseCountsAsReceive: boolean;
   /**
    * Lambda's endpoint as the SDK would take it (`AWS_ENDPOINT_URL_LAMBDA`, else `AWS_ENDPOINT_URL`),
    * for the recording mover's Lambda invoker; undefined on AWS (the Region's public endpoint).
@@ -318,8 +294,6 @@ export function readConfig(env: Readonly<Record<string, string | undefined>> = p
     // Checked by isKeyUsers.
     keyUsers: e.PIPELINE_KEY_USERS as KeyUser[],
     remoteEndpoints: e.REMOTE_ENDPOINTS as Record<string, Partial<Record<RemoteService, string>>>,
-    sqsVisibleIncludesInFlight: e.LOCAL_SQS_VISIBLE_INCLUDES_IN_FLIGHT === 'true',
-    sqsReleaseCountsAsReceive: e.LOCAL_SQS_RELEASE_COUNTS_AS_RECEIVE === 'true',
     lambdaEndpoint: e.AWS_ENDPOINT_URL_LAMBDA ?? e.AWS_ENDPOINT_URL,
     iamEndpoint: e.AWS_ENDPOINT_URL_IAM ?? e.AWS_ENDPOINT_URL,
   };

@@ -5,8 +5,7 @@
  * and operation schema at import (about 80 KB minified that no tree-shaking removes), which took
  * the mover's bundle past the 500 KB every function is held to. The request is the SDK's own
  * (restJson1: `POST /2015-03-31/functions/{FunctionName}/invocations`, header
- * `X-Amz-Invocation-Type: Event`), so the Lambda stand-in of the local stack answers it as it
- * answers the SDK client, and the IAM action is the same `lambda:InvokeFunction`.
+ * `X-Amz-Invocation-Type: Event`), so any endpoint that answers the SDK client answers it too, and the IAM action is the same `lambda:InvokeFunction`.
  *
  * @see https://docs.aws.amazon.com/lambda/latest/api/API_Invoke.html
  * @see https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_sigv-create-signed-request.html

@@ -16,7 +16,6 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { sqsClient } from './clients.js';
-import { pipelineConfig } from './config.js';
 import {
   AccessDeniedError,
   awsErrorName,
@@ -37,9 +36,8 @@ export interface QueueInfo {
   /** VisibilityTimeout, seconds. */
   visibilityTimeoutSeconds: number;
   /**
-   * ApproximateNumberOfMessages at lookup time: visible messages. The local SQS stand-in counts
-   * in-flight messages in it too; with `LOCAL_SQS_VISIBLE_INCLUDES_IN_FLIGHT=true` (set by the
-   * local stack) they are subtracted, so `visible + inFlight + delayed` is the depth on both.
+   * ApproximateNumberOfMessages at lookup time: visible messages (`visible + inFlight + delayed`
+   * is the queue's depth).
    */
   visible: number;
   /** ApproximateNumberOfMessagesNotVisible at lookup time. */
@@ -147,16 +145,9 @@ export function queueNameOfUrl(url: string): string {
 /**
  * Creates the SQS port.
  * @param options.client - @default the shared client
- * @param options.visibleIncludesInFlight - the endpoint counts in-flight messages inside
- *   ApproximateNumberOfMessages (the local stand-in does, real SQS does not). @default the
- *   configuration (`LOCAL_SQS_VISIBLE_INCLUDES_IN_FLIGHT`, set by the local stack only)
  */
-export function createSqsQueues(
-  options: { client?: SQSClient; visibleIncludesInFlight?: boolean } = {},
-): SqsQueues {
+export function createSqsQueues(options: { client?: SQSClient } = {}): SqsQueues {
   const client = () => options.client ?? sqsClient();
-  const visibleIncludesInFlight = () =>
-    options.visibleIncludesInFlight ?? pipelineConfig().sqsVisibleIncludesInFlight;
   const call = async <T>(action: string, resource: string, fn: () => Promise<T>): Promise<T> => {
     try {
       return await fn();
@@ -173,7 +164,6 @@ export function createSqsQueues(
     const arn = a.QueueArn ?? '';
     const name = arn.split(':').pop() || queueNameOfUrl(url);
     const inFlight = Number(a.ApproximateNumberOfMessagesNotVisible ?? 0);
-    const approximate = Number(a.ApproximateNumberOfMessages ?? 0);
     return {
       url,
       arn,
@@ -181,7 +171,7 @@ export function createSqsQueues(
       fifo: a.FifoQueue === 'true' || name.endsWith('.fifo'),
       retentionPeriodSeconds: Number(a.MessageRetentionPeriod ?? 345_600),
       visibilityTimeoutSeconds: Number(a.VisibilityTimeout ?? 30),
-      visible: visibleIncludesInFlight() ? Math.max(0, approximate - inFlight) : approximate,
+      visible: Number(a.ApproximateNumberOfMessages ?? 0),
       inFlight,
       delayed: Number(a.ApproximateNumberOfMessagesDelayed ?? 0),
       delaySeconds: Number(a.DelaySeconds ?? 0),
@@ -232,7 +222,7 @@ export function createSqsQueues(
             VisibilityTimeout: opts.visibilityTimeoutSeconds,
             WaitTimeSeconds: opts.waitTimeSeconds,
             MessageAttributeNames: ['All'],
-            // Real SQS takes MessageSystemAttributeNames; the local stand-in only the older AttributeNames.
+            // Both the current parameter and the older one SQS still takes.
             MessageSystemAttributeNames: ['All'],
             AttributeNames: ['All'],
           }),

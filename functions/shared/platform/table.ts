@@ -1,5 +1,5 @@
 /**
- * The single DynamoDB table's shape: one source of truth for the CDK stack and the local stack.
+ * The single DynamoDB table's shape: one source of truth for the CDK stack and local runs (local/stack.ts).
  *
  * Item families (pk / sk):
  * - `DLQ#<dlqArn>` / `MSG#<messageId>`: an envelope (one message seen in a DLQ).

@@ -28,11 +28,12 @@ import {
 import { sqsClient } from '#platform/clients.js';
 import { awsErrorName, errorMessage, isRetryable, RedriveError, TransientError } from '#platform/errors.js';
 import { adaptSqsError } from '#platform/sqs-queues.js';
-import { type CopyRefusal, type OutgoingMessage, outgoingOf } from './outgoing-copy.js';
-import type { LedgerEntry, LedgerKind, RedriveLedger } from './redrive-ledger.js';
+import { type CopyRefusal, deduplicationIdOf, type OutgoingMessage, outgoingOf } from './outgoing-copy.js';
+import type { BeginOutcome, LedgerEntry, LedgerKind, RedriveLedger } from './redrive-ledger.js';
 
 export {
   type CopyRefusal,
+  deduplicationIdOf,
   fifoDeduplicationId,
   MAX_MESSAGE_ATTRIBUTES,
   type OutgoingMessage,
@@ -130,21 +131,26 @@ export function refusedOutright(error: unknown): boolean {
 /**
  * The copy to send for `req` under the ledger entry `begin` returned: an entry taken over from
  * another run keeps that run's decision (its kind and destination), so its copy is built for them;
- * `checked` is `outgoingOf(req).outgoing`, reused when the entry agrees with the request.
+ * `checked` is `outgoingOf(req).outgoing`, reused when the entry agrees with the request. A FIFO
+ * copy carries the entry's MessageDeduplicationId ({@link deduplicationIdOf}).
  */
 export function outgoingOfEntry(
   req: TransferRequest,
-  entry: Pick<LedgerEntry, 'kind' | 'destinationUrl'>,
+  entry: Pick<LedgerEntry, 'kind' | 'destinationUrl' | 'key' | 'deduplicationId'>,
   checked = outgoingOf(req).outgoing,
 ): OutgoingMessage | undefined {
-  return entry.destinationUrl === req.destinationUrl && entry.kind === req.kind
-    ? checked
-    : outgoingOf({
-        ...req,
-        kind: entry.kind,
-        destinationUrl: entry.destinationUrl,
-        destinationMaxBytes: null,
-      }).outgoing;
+  const outgoing =
+    entry.destinationUrl === req.destinationUrl && entry.kind === req.kind
+      ? checked
+      : outgoingOf({
+          ...req,
+          kind: entry.kind,
+          destinationUrl: entry.destinationUrl,
+          destinationMaxBytes: null,
+        }).outgoing;
+  return outgoing?.deduplicationId === undefined
+    ? outgoing
+    : { ...outgoing, deduplicationId: deduplicationIdOf(entry) };
 }
 
 /**
@@ -242,9 +248,12 @@ export type BatchTransferResult =
 /** Ports of {@link transferBatch}. */
 export interface BatchTransferPorts {
   ledger: RedriveLedger;
-  /** Sends the messages the ledger let through; one outcome per request, in order. */
+  /**
+   * Sends the messages the ledger let through; one outcome per request, in order. Each carries
+   * its entry's MessageDeduplicationId, for a copy to a FIFO destination.
+   */
   send(
-    requests: readonly BatchTransferRequest[],
+    requests: ReadonlyArray<BatchTransferRequest & { deduplicationId: string }>,
   ): Promise<Array<{ ok: true; sentId: string | null } | { ok: false; code: string; message: string }>>;
   /** Deletes from the queue the messages are taken from; returns the receipt handles that failed. */
   deleteBatch(receiptHandles: readonly string[]): Promise<Set<string>>;
@@ -298,7 +307,11 @@ export async function transferBatch(
     } else toSend.push(r);
   });
   for (const r of toSend) await hook?.('after-record', r.key);
-  const outcomes = toSend.length > 0 ? await ports.send(toSend) : [];
+  const entryOf = (r: BatchTransferRequest) => (begun[requests.indexOf(r)] as BeginOutcome).entry;
+  const outcomes =
+    toSend.length > 0
+      ? await ports.send(toSend.map((r) => ({ ...r, deduplicationId: deduplicationIdOf(entryOf(r)) })))
+      : [];
   await Promise.all(
     toSend.map(async (r, i) => {
       const outcome = outcomes[i];

@@ -3,8 +3,8 @@
  * rules without bundling the transfer's SQS calls): body string and every original message attribute
  * unchanged, the pipeline's `redrive-count` (incremented), `redrive-id` and `idempotency-key` added;
  * SQS's 10-attribute limit (`no-room`) and the destination's `MaximumMessageSize` counted as SQS
- * counts it (`too-large`, N01); FIFO MessageGroupId kept and MessageDeduplicationId derived from the
- * idempotency key (C08).
+ * counts it (`too-large`, N01); FIFO MessageGroupId kept and MessageDeduplicationId the ledger
+ * entry's (C08; {@link deduplicationIdOf}).
  *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-message-attributes.html
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/using-messagededuplicationid-property.html
@@ -12,7 +12,7 @@
 import type { Message, MessageAttributeValue } from '@aws-sdk/client-sqs';
 import { PIPELINE_ATTRIBUTES, setOwn, sha256Hex } from '#inventory/idempotency-key.js';
 import type { Envelope } from '#inventory/model.js';
-import type { LedgerKind } from './redrive-ledger.js';
+import type { LedgerEntry, LedgerKind } from './redrive-ledger.js';
 
 /** SQS's limit of message attributes per message. */
 export const MAX_MESSAGE_ATTRIBUTES = 10;
@@ -96,9 +96,22 @@ export function outgoingSizeBytes(message: Pick<OutgoingMessage, 'body' | 'attri
   return size;
 }
 
-/** The MessageDeduplicationId of a FIFO redrive: SHA-256 of the idempotency key, hex (64 chars). */
+/**
+ * The key's MessageDeduplicationId: SHA-256 of the idempotency key, hex (64 chars). A copy is
+ * built with it; the transfer replaces it with its ledger entry's ({@link deduplicationIdOf})
+ * before the send.
+ */
 export function fifoDeduplicationId(key: string): string {
   return sha256Hex(`idempotency-key:${key}`);
+}
+
+/**
+ * The MessageDeduplicationId a FIFO copy of a ledger entry is sent with: the one the entry
+ * recorded, or, for an entry written before ids were recorded, the key's (what its first send used).
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/using-messagededuplicationid-property.html
+ */
+export function deduplicationIdOf(entry: Pick<LedgerEntry, 'key' | 'deduplicationId'>): string {
+  return entry.deduplicationId ?? fifoDeduplicationId(entry.key);
 }
 
 /**

@@ -23,8 +23,9 @@
  * entry's kind, destination and history and appends the earlier owner to `takenOverFrom`.
  *
  * `resume` re-sends: the crash may have happened after SQS accepted the send but before SENT was
- * written. On FIFO queues the MessageDeduplicationId derived from the key makes that resend a no-op
- * within the 5-minute deduplication window; on standard queues it can deliver a duplicate, which
+ * written. On FIFO queues the entry's recorded MessageDeduplicationId (`deduplicationId`, the
+ * same for every resend of the entry, new for every entry) makes that resend a no-op within the
+ * 5-minute deduplication interval, while a later run's copy of the same key is delivered; on standard queues it can deliver a duplicate, which
  * the consumer package (`@dlq-redrive/consumer-idempotency`) absorbs by key, and which Reconcile
  * reports (`possibleDuplicateSends`). Never re-sending would instead risk losing the message when
  * the crash came before the send, and loss is the one outcome the pipeline must not produce.
@@ -38,6 +39,7 @@
  * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html
  * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.ReadConsistency.html
  */
+import { randomUUID } from 'node:crypto';
 import {
   BatchGetCommand,
   type BatchGetCommandOutput,
@@ -101,7 +103,20 @@ export interface LedgerEntry {
   resent: boolean;
   /** Runs that owned the entry before, oldest first (each takeover appends one). */
   takenOverFrom: string[];
+  /**
+   * The MessageDeduplicationId of the entry's copy to a FIFO destination, recorded before the
+   * first send and reused by every resend of the entry (a retry, a restart, a takeover), so SQS
+   * drops a resend within its 5-minute interval; a new entry (a new run's copy, an un-park) gets a
+   * new one, so SQS delivers it. Absent on entries written before it was recorded: their copies
+   * were sent with the key's id (`deduplicationIdOf` in outgoing-copy.ts).
+   */
+  deduplicationId?: string;
   updatedAt: string;
+}
+
+/** A new entry's {@link LedgerEntry.deduplicationId}: random, 32 hex characters. */
+export function newDeduplicationId(): string {
+  return randomUUID().replaceAll('-', '');
 }
 
 /** What {@link RedriveLedger.begin} found. See the table in the module comment. */
@@ -177,6 +192,7 @@ function toEntry(stored: Item): LedgerEntry {
     visibleAfter: Number(item.visibleAfter ?? 0),
     resent: item.resent === true,
     takenOverFrom: Array.isArray(item.takenOverFrom) ? item.takenOverFrom.map(String) : [],
+    ...(typeof item.deduplicationId === 'string' ? { deduplicationId: item.deduplicationId } : {}),
     updatedAt: String(item.updatedAt ?? ''),
   };
 }
@@ -274,6 +290,7 @@ export function createRedriveLedger(
       duplicatePrevented: false,
       resent: false,
       takenOverFrom: [],
+      deduplicationId: newDeduplicationId(),
       updatedAt: now(),
     };
     return (await putNew(entry)) ? entry : undefined;

@@ -2,7 +2,7 @@
  * `fifo-deep-group`: a FIFO DLQ whose biggest message group (100 messages by default) is deeper
  * than a scan can see, beside small groups, one with a poisoned head and one poisoned in the
  * middle (docs/redrive-workflow.md, "Deep FIFO groups"). The local stack keeps SQS's FIFO rule
- * (`sqsBlocksFifoGroups`), so triage sees only each group's first messages, and the run goes
+ * (a group in flight hands out nothing more), so triage sees only each group's first messages, and the run goes
  * through the recording mover: every group moves in order (the deep one split between the sample
  * and the steps), a group is held in the DLQ from its first message that may not move, nothing
  * is parked, and nothing of a held group reaches the consumer.
@@ -39,8 +39,6 @@ export const fifoDeepGroup: Scenario = {
     outcome: 'Done',
     text: 'every group redriven in order up to its first poisoned message; the poisoned groups stay in the DLQ from there, nothing parked, none of them delivered',
   },
-  // The DLQ keeps SQS's FIFO rule; the source queue stays the bare stand-in (see sqs-fifo-groups.ts).
-  stack: { sqsBlocksFifoGroups: { only: /-dlq\.fifo$/ } },
   incident: (messages) => {
     const l = layout(messages ?? 130);
     return {

@@ -10,6 +10,7 @@ import { consumerStillBroken } from './consumer-still-broken.js';
 import { crashAfterSend } from './crash-after-send.js';
 import { delayQueue } from './delay-queue.js';
 import { fifoDeepGroup } from './fifo-deep-group.js';
+import { fifoRerun } from './fifo-rerun.js';
 import { handDeleted } from './hand-deleted.js';
 import { healthy } from './healthy.js';
 import { latePoisonArrivals } from './late-poison-arrivals.js';
@@ -38,6 +39,7 @@ export const SCENARIOS: readonly Scenario[] = [
   eventBridgeDlq,
   lambdaDlq,
   fifoDeepGroup,
+  fifoRerun,
 ];
 
 /** The scenario `npm start` runs without `--scenario`. */

@@ -88,7 +88,7 @@ export interface Scenario {
    * Local stack options the scenario needs (`npm start` starts its stack with them; a test that
    * runs the scenario starts its own with the same).
    */
-  readonly stack?: Pick<LocalStackOptions, 'sqsBlocksFifoGroups'>;
+  readonly stack?: Pick<LocalStackOptions, 'sqsEnforcesKms'>;
   /** Extra runner options (Task bindings, Wait overrides) for this scenario. */
   runner?(ctx: ScenarioContext): Partial<RunnerOptions>;
   /** Runs once the DLQ is full, before the alarm fires and triage runs. */
