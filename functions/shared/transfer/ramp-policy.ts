@@ -69,6 +69,9 @@ export const RampState = z.looseObject({
 });
 export type RampState = z.infer<typeof RampState>;
 
+/** State fields a verdict sets (never the engine's decision). */
+export type RampPatch = Partial<Omit<RampState, 'decision'>>;
+
 /** The plan's part the policy reads. */
 export interface RampPlan {
   rampRates: readonly number[];
@@ -89,7 +92,9 @@ export type RampAction =
   | 'halt'
   | 'park'
   | 'start'
-  | 'done';
+  | 'done'
+  | 'refuse'
+  | 'cancelled';
 
 /** A decision: the action, the rate and dwell that follow, the exposure, why, and the state fields it sets. */
 export interface RampVerdict {
@@ -101,7 +106,7 @@ export interface RampVerdict {
   exposure: RampExposure;
   why: RampReason;
   /** Fields of the state this verdict sets (the engine merges them). */
-  patch: Partial<RampState>;
+  patch: RampPatch;
 }
 
 const TERMINAL = new Set(['halt', 'done', 'refuse', 'cancelled']);
@@ -172,7 +177,7 @@ function verdict(
   at: { now: number; moved: number; returned?: number },
   action: RampAction,
   why: RampReason,
-  patch: Partial<RampState> = {},
+  patch: RampPatch = {},
   dwellSeconds = plan.dwellSeconds,
 ): RampVerdict {
   const next = { ...state, ...patch };
@@ -200,6 +205,35 @@ function ended(plan: RampPlan, state: RampState, now: number, moved: number): Ra
     action,
     state.why ?? { code: 'no-task' },
   );
+}
+
+/** What an event the engine observed (not a measurement the gate weighs) means for the ramp. */
+const EVENT_ACTIONS: Partial<Record<RampReason['code'], RampAction>> = {
+  'foreign-task': 'refuse',
+  'ambiguous-tasks': 'refuse',
+  cancelled: 'cancelled',
+  'task-status': 'hold',
+  'task-not-listed-yet': 'hold',
+  'cancelled-task-stopping': 'hold',
+  'step-up-waits': 'hold',
+  'examine-pending': 'hold',
+  'empty-task-stopping': 'hold',
+};
+
+/**
+ * An event the engine observed: a task the run did not start refuses the run, a person's cancel
+ * cancels it, SQS catching up holds briefly, and anything else (a task FAILED or cancelled outside
+ * the workflow, a task gone, a start SQS refused, a failed step) halts it.
+ */
+export function eventVerdict(
+  plan: RampPlan,
+  state: RampState,
+  m: { now: number; moved: number },
+  why: RampReason,
+  patch: RampPatch = {},
+): RampVerdict {
+  const action = EVENT_ACTIONS[why.code] ?? 'halt';
+  return verdict(plan, state, m, action, why, patch, action === 'hold' ? shortDwell(plan) : plan.dwellSeconds);
 }
 
 /** A short dwell while SQS catches up. */
@@ -248,7 +282,7 @@ export function gateVerdict(plan: RampPlan, state: RampState, m: Accounting): Ra
   const excess = m.depth - expected;
   if (excess > 0)
     return verdict(plan, state, m, 'examine', { code: 'excess', depth: m.depth, expected, excess });
-  const clean: Partial<RampState> = { cleanMoved: m.moved, cleanAt: m.now };
+  const clean: RampPatch = { cleanMoved: m.moved, cleanAt: m.now };
   if (m.depth === 0) return verdict(plan, state, m, 'stop-and-drain', { code: 'empty-task-stopping' }, clean);
   const limit = state.rate * plan.dwellSeconds * m.backlogFactor;
   if (m.backlog !== null && m.backlog > limit)
@@ -452,7 +486,7 @@ export function inventoryVerdict(
       },
     );
   }
-  const patch: Partial<RampState> = {
+  const patch: RampPatch = {
     lateArrivals: state.lateArrivals + m.late,
     baseline: m.moved + m.present - m.toPark,
     cleanMoved: m.moved,
@@ -533,7 +567,7 @@ export const stepBudget = (rate: number, seconds: number) => Math.max(1, Math.fl
 export function moverVerdict(plan: RampPlan, state: RampState, m: PassMeasurement): RampVerdict {
   const at = { now: m.now, moved: m.moved, returned: m.returned };
   // A complete pass that found nothing back proves every message moved a return window before it.
-  const clean: Partial<RampState> =
+  const clean: RampPatch =
     m.complete && m.returned === 0 ? { cleanMoved: m.moved - m.passMoved, cleanAt: m.passStartedAt } : {};
   if (m.returned > 0) {
     const exposure = exposureOf(state, m.now, m.moved, m.returned);
@@ -591,7 +625,7 @@ function moverEmptyPass(
   plan: RampPlan,
   state: RampState,
   m: PassMeasurement,
-  clean: Partial<RampState>,
+  clean: RampPatch,
 ): RampVerdict {
   const at = { now: m.now, moved: m.moved };
   // An empty pass is not an empty queue while messages are in flight (an invocation that died
