@@ -245,7 +245,7 @@ const foreign = (task: MoveTask): { code: 'foreign-task' } & ForeignTask => ({
 function fold(out: RampResult, moved: number, at: number): RampResult {
   return {
     ...out,
-    ...rateInForce(out, 0, at),
+    ...rateInForce(out, 0, at, out.movedBefore + moved),
     movedBefore: out.movedBefore + moved,
     moved: 0,
     taskHandle: null,
@@ -404,7 +404,7 @@ async function launch(ctx: Ctx, out: RampResult, rateIndex: number, v?: RampVerd
     applied(
       {
         ...out,
-        ...rateInForce(out, rate, requestedAt),
+        ...rateInForce(out, rate, requestedAt, out.movedBefore),
         taskHandle,
         status: 'RUNNING',
         moved: 0,

@@ -838,7 +838,7 @@ function applied(state: MoverState, v: RampVerdict, now: number): MoverState {
   const next = { ...state, ...v.patch, decision, rateIndex: v.rateIndex, rate: v.rate };
   return {
     ...next,
-    ...(decision === 'continue' ? {} : rateInForce(next, 0, now)),
+    ...(decision === 'continue' ? {} : rateInForce(next, 0, now, next.moved)),
     waitSeconds: decision === 'drain' ? v.dwellSeconds : 0,
     why: v.why,
     reason: rampReasonText(v.why),
@@ -882,7 +882,7 @@ export async function moverStep(input: MoverInput, deps: MoverDeps): Promise<Mov
     Math.max(1000, deps.remainingTimeMs() - TIME_MARGIN_MS),
   );
   const passStartedAt = ctx.now();
-  const running: MoverState = { ...state, ...rateInForce(state, state.rate, passStartedAt) };
+  const running: MoverState = { ...state, ...rateInForce(state, state.rate, passStartedAt, state.moved) };
   const result = await pass(ctx, {
     maxMessages: stepBudget(state.rate, budgetMs / 1000),
     untilMs: passStartedAt + budgetMs,

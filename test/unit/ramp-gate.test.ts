@@ -287,9 +287,10 @@ describe('CheckProgress: the health gate by accounting', () => {
     expect(w.log.slice(-2)).toEqual(['cancel H1', 'inventory']);
     expect([out.decision, out.excess, out.reinflow]).toEqual(['halt', 3, 3]);
     expect(out.reinflowBySource).toEqual({ [ORDERS]: 2, [PAYMENTS]: 1 });
-    // The bound: 5 msg/s in force from one return window (12 s) before the clean check, 60 s ago.
-    expect(out.exposure).toMatchObject({ returned: 3, atRisk: 50, bound: 360 });
-    expect(out.exposure.basis.terms).toEqual([{ rate: 5, seconds: 72 }]);
+    // The bound: 5 msg/s in force from one return window (12 s) before the clean check, 60 s ago
+    // (360 by the rate), capped by what the task moved in all (90).
+    expect(out.exposure).toMatchObject({ returned: 3, atRisk: 50, bound: 90 });
+    expect(out.exposure.basis.terms).toEqual([{ rate: 5, seconds: 72, messages: 90 }]);
     expect(out.why).toMatchObject({
       code: 'reinflow',
       returned: 3,
@@ -380,7 +381,7 @@ describe('CheckProgress: the health gate by accounting', () => {
     expect(out.why).toEqual({ code: 'backlog', backlog: 601, limit: 600, factor: 2, rate: 5 });
   });
 
-  it('keeps the plan dwell at the top rate, so the exposure bound rate x (return window + dwell) holds', async () => {
+  it('keeps the plan dwell at the top rate, so the exposure window stays one dwell and one return window', async () => {
     const w = world({ depth: 200_000 });
     const top = { ...(await started(w, 0)), rateIndex: 2, rate: 200 };
     (w.state.tasks[0] as MoveTask).rate = 200;

@@ -58,12 +58,12 @@ function apply(sim: Sim, plan: RampPlan, v: RampVerdict, decision: string): void
   const current = sim.state.rates.at(-1)?.rate ?? 0;
   const rate = v.action === 'start' ? v.rate : v.action === 'hold' || v.action === 'step-up' ? current : 0;
   sim.state = { ...sim.state, ...v.patch, decision, rateIndex: v.rateIndex, rate: v.rate, why: v.why };
-  sim.state = { ...sim.state, ...rateInForce(sim.state, rate, sim.now) };
+  sim.state = { ...sim.state, ...rateInForce(sim.state, rate, sim.now, sim.moved) };
   if (v.action === 'step-up') {
     const next = startAt(plan, sim.state, sim, sim.state.rateIndex + 1);
     check(plan, next, sim);
     sim.state = { ...sim.state, ...next.patch, rateIndex: next.rateIndex, rate: next.rate };
-    sim.state = { ...sim.state, ...rateInForce(sim.state, next.rate, sim.now) };
+    sim.state = { ...sim.state, ...rateInForce(sim.state, next.rate, sim.now, sim.moved) };
   }
 }
 
@@ -169,11 +169,11 @@ describe('ramp policy (property)', () => {
           halted: false,
         };
         sim.state = { ...sim.state, rate: plan.rampRates[0] as number, cleanAt: sim.now };
-        sim.state = { ...sim.state, ...rateInForce(sim.state, sim.state.rate, sim.now) };
+        sim.state = { ...sim.state, ...rateInForce(sim.state, sim.state.rate, sim.now, sim.moved) };
         for (const t of turns) {
           const before = sim.moved;
           const startedAt = sim.now;
-          sim.state = { ...sim.state, ...rateInForce(sim.state, sim.state.rate, sim.now) };
+          sim.state = { ...sim.state, ...rateInForce(sim.state, sim.state.rate, sim.now, sim.moved) };
           advance(sim, p.dwellSeconds + t.late, t.pace);
           const v = moverVerdict(plan, sim.state, {
             now: sim.now,
@@ -207,7 +207,7 @@ describe('ramp policy (property)', () => {
   it('bounds a break by the rates in force over the return window: 5 msg/s for 5 s, then 25 msg/s for 5 s is 150', () => {
     const plan: RampPlan = { rampRates: [5, 25, 100], dwellSeconds: 2 };
     let state = RampState.parse({ returnWindowSeconds: 5 });
-    state = { ...state, ...rateInForce(state, 5, 0) };
+    state = { ...state, ...rateInForce(state, 5, 0, 0) };
     const first = gateVerdict(
       plan,
       { ...state, rate: 5 },
@@ -224,7 +224,7 @@ describe('ramp policy (property)', () => {
     );
     expect([first.action, first.why.code]).toEqual(['step-up', 'healthy']);
     state = { ...state, ...first.patch, rateIndex: 1, rate: 25 };
-    state = { ...state, ...rateInForce(state, 25, 5000) };
+    state = { ...state, ...rateInForce(state, 25, 5000, 25) };
     const halt = gateVerdict(plan, state, {
       now: 10_000,
       moved: 150,
@@ -238,8 +238,21 @@ describe('ramp policy (property)', () => {
     expect(halt.action).toBe('examine');
     expect(halt.exposure).toMatchObject({ atRisk: 125, bound: 150 });
     expect(halt.exposure.basis.terms).toEqual([
-      { rate: 5, seconds: 5 },
-      { rate: 25, seconds: 5 },
+      { rate: 5, seconds: 5, messages: 25 },
+      { rate: 25, seconds: 5, messages: 125 },
     ]);
+    // A task that started late moved fewer than its rate allows: the term is what it moved.
+    const late = gateVerdict(plan, state, {
+      now: 10_000,
+      moved: 120,
+      depth: 90,
+      baseline: 200,
+      backlog: 0,
+      checks: 2,
+      maxChecks: 1500,
+      backlogFactor: 2,
+    });
+    expect(late.exposure).toMatchObject({ atRisk: 95, bound: 120 });
+    expect(late.exposure.basis.terms.map((t) => t.messages)).toEqual([25, 95]);
   });
 });

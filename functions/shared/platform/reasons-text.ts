@@ -139,15 +139,24 @@ function moverDoneText(r: Extract<RampReason, { code: 'mover-done' }>): string {
 }
 
 /**
- * An exposure bound's basis: each rate in force over the window, the return window and the last
- * clean check it starts from, e.g. `5 msg/s x 5 s + 25 msg/s x 5 s (the rates in force from one
- * 5 s return window before the last clean check)`.
+ * An exposure bound's basis: each rate in force over the window, and where the window starts, e.g.
+ * `25 moved (of 5 msg/s x 6 s) + 25 msg/s x 5 s: the rates in force from one return window (5 s) before the last
+ * clean check to the last check`.
  */
 export function exposureBasisText(basis: ExposureBasis): string {
   if (basis.terms.length === 0) return 'nothing moved in the window a broken consumer could be fed from';
-  const terms = basis.terms.map((t) => `${t.rate} msg/s x ${seconds(t.seconds)}`).join(' + ');
-  const since = basis.cleanAt === null ? "the ramp's start" : 'one return window before the last clean check';
-  return `${terms} (the rates in force from ${since}, return window ${basis.returnWindowSeconds} s, to ${basis.cleanAt === null ? 'the end' : 'the last check'})`;
+  const terms = basis.terms
+    .map((t) =>
+      t.messages < Math.ceil(t.rate * t.seconds - 1e-9)
+        ? `${t.messages} moved (of ${t.rate} msg/s x ${seconds(t.seconds)})`
+        : `${t.rate} msg/s x ${seconds(t.seconds)}`,
+    )
+    .join(' + ');
+  const since =
+    basis.cleanAt === null
+      ? "the ramp's start"
+      : `one return window (${basis.returnWindowSeconds} s) before the last clean check`;
+  return `${terms}: the rates in force from ${since} to the last check`;
 }
 
 /** `N messages (basis)`: an exposure bound in a line. */

@@ -9,6 +9,8 @@ export interface ExposureTerm {
   /** Messages per second. */
   rate: number;
   seconds: number;
+  /** The term: rate x seconds, or what the segment moved when that is fewer. */
+  messages: number;
 }
 
 /**
@@ -138,3 +140,11 @@ export type RampReason =
 
 /** The codes of {@link RampReason}. */
 export type RampReasonCode = RampReason['code'];
+
+/** A run's exposure bound as the ramp reported it (`$.ramp.exposurePeak`), or null when it did not ramp. */
+export function exposureBoundOf(ramp: unknown): { bound: number; basis: ExposureBasis } | null {
+  const peak = (ramp as { exposurePeak?: { bound?: unknown; basis?: unknown } } | null | undefined)
+    ?.exposurePeak;
+  if (typeof peak?.bound !== 'number' || typeof peak.basis !== 'object' || peak.basis === null) return null;
+  return { bound: peak.bound, basis: peak.basis as ExposureBasis };
+}

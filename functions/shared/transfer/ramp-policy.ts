@@ -35,8 +35,15 @@ const RESERVED_CHECKS = 20;
 const count = z.number().check(z.int(), z.gte(0));
 const isObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** A rate in force from `since` (epoch ms) until the next segment; 0: nothing moving. */
-export const RateSegment = z.object({ since: z.number(), rate: z.number().check(z.gte(0)) });
+/**
+ * A rate in force from `since` (epoch ms) until the next segment (0: nothing moving), and the run's
+ * moved total when it began (so a term never counts more than the segment really moved).
+ */
+export const RateSegment = z.object({
+  since: z.number(),
+  rate: z.number().check(z.gte(0)),
+  movedAtStart: z._default(z.number(), 0),
+});
 export type RateSegment = z.infer<typeof RateSegment>;
 
 /** The ramp's state, shared by both engines (`$.ramp`; each engine adds its own fields). */
@@ -128,13 +135,21 @@ export function rateAt(plan: RampPlan, rateIndex: number): { rate: number } | { 
   return problem ? { refused: problem.message } : { rate };
 }
 
-/** The state with `rate` in force from `at` (epoch ms), segments the window no longer needs dropped. */
-export function rateInForce(state: RampState, rate: number, at: number): Pick<RampState, 'rates'> {
+/**
+ * The state with `rate` in force from `at` (epoch ms), the run having moved `moved` by then;
+ * segments the exposure window no longer needs are dropped.
+ */
+export function rateInForce(
+  state: RampState,
+  rate: number,
+  at: number,
+  moved: number,
+): Pick<RampState, 'rates'> {
   const last = state.rates.at(-1);
   if (last && last.rate === rate) return { rates: state.rates };
   const from = windowStart(state, at);
   const kept = state.rates.filter((_, i) => (state.rates[i + 1]?.since ?? at) > from);
-  return { rates: [...kept, { since: at, rate }] };
+  return { rates: [...kept, { since: at, rate, movedAtStart: moved }] };
 }
 
 function windowStart(state: RampState, now: number): number {
@@ -149,14 +164,22 @@ function windowStart(state: RampState, now: number): number {
  * @param moved - the run's moved total now; `returned` - messages of the run found back.
  */
 export function exposureOf(state: RampState, now: number, moved: number, returned: number): RampExposure {
+  // `moved` is the run's total now: the last segment moved what the run moved since it began.
   const from = windowStart(state, now);
   const terms: ExposureTerm[] = [];
   state.rates.forEach((s, i) => {
+    const next = state.rates[i + 1];
     const start = Math.max(s.since, from);
-    const end = Math.min(state.rates[i + 1]?.since ?? now, now);
-    if (s.rate > 0 && end > start) terms.push({ rate: s.rate, seconds: (end - start) / 1000 });
+    const end = Math.min(next?.since ?? now, now);
+    if (s.rate <= 0 || end <= start) return;
+    const seconds = (end - start) / 1000;
+    // The rate caps what the segment could move; what it did move (the task's or the mover's own
+    // count) caps it too: a task starts after it is asked for and stops after it is cancelled.
+    const byRate = Math.ceil(s.rate * seconds - 1e-9);
+    const movedInSegment = Math.max(0, (next?.movedAtStart ?? moved) - s.movedAtStart);
+    terms.push({ rate: s.rate, seconds, messages: Math.min(byRate, movedInSegment) });
   });
-  const bound = Math.ceil(terms.reduce((n, t) => n + t.rate * t.seconds, 0) - 1e-9);
+  const bound = terms.reduce((n, t) => n + t.messages, 0);
   return {
     returned,
     atRisk: Math.max(0, moved - state.cleanMoved),
@@ -233,7 +256,15 @@ export function eventVerdict(
   patch: RampPatch = {},
 ): RampVerdict {
   const action = EVENT_ACTIONS[why.code] ?? 'halt';
-  return verdict(plan, state, m, action, why, patch, action === 'hold' ? shortDwell(plan) : plan.dwellSeconds);
+  return verdict(
+    plan,
+    state,
+    m,
+    action,
+    why,
+    patch,
+    action === 'hold' ? shortDwell(plan) : plan.dwellSeconds,
+  );
 }
 
 /** A short dwell while SQS catches up. */
@@ -621,12 +652,7 @@ export function moverVerdict(plan: RampPlan, state: RampState, m: PassMeasuremen
   );
 }
 
-function moverEmptyPass(
-  plan: RampPlan,
-  state: RampState,
-  m: PassMeasurement,
-  clean: RampPatch,
-): RampVerdict {
+function moverEmptyPass(plan: RampPlan, state: RampState, m: PassMeasurement, clean: RampPatch): RampVerdict {
   const at = { now: m.now, moved: m.moved };
   // An empty pass is not an empty queue while messages are in flight (an invocation that died
   // after its receives still hides them): wait one visibility timeout and pass again.
