@@ -25,7 +25,7 @@ const LONG = [
 // One DynamoDB Local JVM for the run; every local stack gets a table of its own on it. The global
 // setup launches it without waiting; each file of these projects waits until it answers.
 const withLocalStack = {
-  globalSetup: ['test/support/global-setup.ts'],
+  globalSetup: ['test/support/run-temp-dir.ts', 'test/support/global-setup.ts'],
   setupFiles: ['test/support/fresh-file.ts', 'test/support/shared-dynamo.ts', 'test/support/dynamo-ready.ts'],
 };
 
@@ -64,6 +64,7 @@ export default defineConfig({
           // after each test) share one module graph per worker instead of re-importing the SDK,
           // zod and the handlers for every file: about 40% less CPU for test/unit (measured).
           isolate: false,
+          globalSetup: ['test/support/run-temp-dir.ts'],
           setupFiles: ['test/support/shared-dynamo.ts'],
         },
       },

@@ -23,6 +23,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
+import { FUNCTION_NAMES } from '@dlq-redrive/cdk/function-catalog';
 import { build } from 'esbuild';
 import {
   esbuildOptionsOf,
@@ -31,7 +32,6 @@ import {
   PIPELINE_BUNDLING,
   REPO_ROOT,
 } from '../../infra/bundling.js';
-import { FUNCTION_NAMES } from '../../infra/function-catalog.js';
 
 /** Cold import target, milliseconds (issue 7). */
 const MAX_IMPORT_MS = 150;

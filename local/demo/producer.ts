@@ -16,6 +16,11 @@ export interface ProduceOptions {
   firstOrder?: number;
   /** Order id prefix (distinct per scenario, so keys never collide). @default 'order' */
   prefix?: string;
+  /**
+   * Order ids are integers from this one on, written in the body as JSON numbers (ids beyond 2^53
+   * that `JSON.parse` cannot tell apart). @default string ids (`order-000042`)
+   */
+  numericIdsFrom?: bigint;
   /** FIFO: the MessageGroupId of the i-th message (0-based). */
   groupOf?: (i: number) => string;
   /** Which messages are poison, by 0-based index; replaces `poisonEvery`. */
@@ -57,17 +62,24 @@ export function order(
     firstOrder?: number;
     poisonEvery?: number;
     prefix?: string | undefined;
+    numericIdsFrom?: bigint | undefined;
     poisonAt?: ((i: number) => boolean) | undefined;
   } = {},
 ): { id: string; poison: boolean; body: string } {
   const poisonEvery = options.poisonEvery ?? 20;
   const n = (options.firstOrder ?? 1) + i;
-  const id = orderId(n, options.prefix);
+  const numeric = options.numericIdsFrom;
+  const id = numeric === undefined ? orderId(n, options.prefix) : String(numeric + BigInt(i));
   const poison = options.poisonAt ? options.poisonAt(i) : poisonEvery > 0 && (i + 1) % poisonEvery === 0;
   const body = poison
     ? { orderId: id, sku: `SKU-${n % 97}`, quantity: 'two' }
     : { orderId: id, sku: `SKU-${n % 97}`, quantity: (n % 5) + 1 };
-  return { id, poison, body: JSON.stringify(body) };
+  const json = JSON.stringify(body);
+  return {
+    id,
+    poison,
+    body: numeric === undefined ? json : json.replace(`"orderId":"${id}"`, `"orderId":${id}`),
+  };
 }
 
 /** The orders {@link produceOrders} sends, and what it records of them, without sending anything. */

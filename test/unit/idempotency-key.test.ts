@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { deriveIdempotencyKey, idempotencyKeyOfMessage, type KeyInput } from '#inventory/idempotency-key.js';
+import {
+  deriveIdempotencyKey,
+  idempotencyKeyOfMessage,
+  type KeyInput,
+  readJsonPath,
+} from '#inventory/idempotency-key.js';
 
 const SOURCE = 'arn:aws:sqs:us-east-1:111122223333:orders-queue';
 const MESSAGE_ID = '11111111-0000-4000-8000-000000000001';
@@ -23,6 +28,34 @@ describe('idempotency key derivation', () => {
       producerKey: { jsonPath: '$.meta.eventId' },
     });
     expect(key).toEqual({ key: 'evt-7', keySource: 'jsonPath' });
+  });
+
+  it('keys producer integers beyond 2^53 by their digits, so neighbouring ids stay apart', () => {
+    const keyOf = (body: string) =>
+      deriveIdempotencyKey({
+        sourceArn: SOURCE,
+        body,
+        messageAttributes: {},
+        producerKey: { jsonPath: '$.orderId' },
+      });
+    expect(keyOf('{"orderId":1234567890123456789}')).toEqual({
+      key: '1234567890123456789',
+      keySource: 'jsonPath',
+    });
+    expect(keyOf('{"orderId":1234567890123456790}').key).toBe('1234567890123456790');
+    expect(keyOf('{"orderId":-9007199254740993}').key).toBe('-9007199254740993');
+    expect(readJsonPath('{"a":{"orderId":18446744073709551615}}', '$.a.orderId')).toBe(
+      '18446744073709551615',
+    );
+  });
+
+  it('keeps the keys of every other number as before (safe integers, decimals, exponents)', () => {
+    expect(readJsonPath('{"orderId":42}', '$.orderId')).toBe('42');
+    expect(readJsonPath('{"orderId":9007199254740991}', '$.orderId')).toBe('9007199254740991');
+    expect(readJsonPath('{"orderId":1.50}', '$.orderId')).toBe('1.5');
+    expect(readJsonPath('{"orderId":1e21}', '$.orderId')).toBe('1e+21');
+    expect(readJsonPath('{"orderId":12345678901234567.5}', '$.orderId')).toBe('12345678901234568');
+    expect(readJsonPath('{"orderId":1e400}', '$.orderId')).toBeUndefined();
   });
 
   it('C12 uses the SNS MessageId for a non-raw SNS notification body', () => {

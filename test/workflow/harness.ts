@@ -42,6 +42,8 @@ export interface IncidentOptions {
   afterTask?: (state: string, incident: PreparedIncident) => Promise<void>;
   /** Execution input fields triage does not set (selection, unpark, transform). */
   input?: Record<string, unknown>;
+  /** Order ids are integers from this one on, JSON numbers in the body. */
+  numericIdsFrom?: bigint;
 }
 
 /** Everything a test may assert on. */
@@ -71,6 +73,7 @@ export async function runIncident(sqs: SQSClient, options: IncidentOptions): Pro
       outageAfterProcessed: options.outageAfterProcessed ?? 0,
       registration: { dwellSeconds: 1, rampRates: [50, 500], ...options.registration },
       ...(options.consumerConcurrency ? { consumerConcurrency: options.consumerConcurrency } : {}),
+      ...(options.numericIdsFrom !== undefined ? { numericIdsFrom: options.numericIdsFrom } : {}),
     },
     approver,
     onApproved: (ctx) => {

@@ -94,22 +94,58 @@ export function sha256Hex(data: string | Uint8Array): string {
 /**
  * Reads a dotted JSON path (`$.a.b`) from a JSON body. Returns the value as a string when it is a
  * non-empty string or a finite number, else undefined (also for bodies that are not JSON).
+ *
+ * An integer literal beyond 2^53 is returned as its digits, as written: `JSON.parse` would round
+ * `1234567890123456789` and `1234567890123456790` to one double, and so to one key (Node.js 22
+ * and later; older runtimes keep the rounded key). Every other number keeps `String(number)`, so
+ * keys stored before still match.
+ * @see https://developer.mozilla.org/en-US/docs/Web/JavaScript/Reference/Global_Objects/Number/MAX_SAFE_INTEGER
  */
 export function readJsonPath(body: string, jsonPath: string): string | undefined {
+  const segments = jsonPath
+    .replace(/^\$\.?/, '')
+    .split('.')
+    .filter((s) => s !== '');
   let value: unknown;
   try {
-    value = JSON.parse(body);
+    value = valueAt(JSON.parse(body), segments);
   } catch {
     return undefined;
   }
-  for (const segment of jsonPath.replace(/^\$\.?/, '').split('.')) {
-    if (segment === '') continue;
+  if (typeof value === 'string' && value.length > 0) return value;
+  if (typeof value !== 'number' || !Number.isFinite(value)) return undefined;
+  if (Number.isInteger(value) && !Number.isSafeInteger(value))
+    return rawIntegerAt(body, segments) ?? String(value);
+  return String(value);
+}
+
+function valueAt(root: unknown, segments: readonly string[]): unknown {
+  let value = root;
+  for (const segment of segments) {
     if (value === null || typeof value !== 'object') return undefined;
     value = (value as Record<string, unknown>)[segment];
   }
-  if (typeof value === 'string' && value.length > 0) return value;
-  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-  return undefined;
+  return value;
+}
+
+/** What `JSON.parse` tells a reviver of a primitive value on Node.js 22 and later. */
+type ReviverContext = { source?: string } | undefined;
+
+/**
+ * The digits of an integer literal at `segments`, as written (JSON.parse source text access,
+ * Node.js 22 and later; undefined on older runtimes, which keep the rounded key).
+ * @see https://github.com/tc39/proposal-json-parse-with-source
+ */
+function rawIntegerAt(body: string, segments: readonly string[]): string | undefined {
+  const raw = valueAt(
+    JSON.parse(body, (_key, value: unknown, context?: ReviverContext) =>
+      typeof value === 'number' && context?.source !== undefined && /^-?\d+$/.test(context.source)
+        ? context.source
+        : value,
+    ),
+    segments,
+  );
+  return typeof raw === 'string' ? raw : undefined;
 }
 
 function attributeValue(attribute: StoredMessageAttribute | undefined): string | undefined {

@@ -12,13 +12,14 @@ const manifest = JSON.parse(readFileSync(join(PACKAGE_DIR, 'package.json'), 'utf
   name: string;
   version: string;
   peerDependencies: Record<string, string>;
+  dependencies?: Record<string, string>;
 };
 
 describe('the package entry points', () => {
   const scratch = mkdtempSync(join(tmpdir(), 'consumer-idempotency-'));
   afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-  it('reach only the package sources, Node built-ins and the declared peer dependencies', async () => {
+  it('reach only the package sources, Node built-ins and the declared dependencies', async () => {
     const result = await build({
       entryPoints: [join(PACKAGE_DIR, 'src/index.ts'), join(PACKAGE_DIR, 'src/key.ts')],
       bundle: true,
@@ -39,7 +40,8 @@ describe('the package entry points', () => {
       ),
     );
     const undeclared = [...external].filter(
-      (p) => !p.startsWith('node:') && !(p in manifest.peerDependencies),
+      (p) =>
+        !p.startsWith('node:') && !(p in manifest.peerDependencies) && !(p in (manifest.dependencies ?? {})),
     );
     expect(undeclared).toEqual([]);
     expect(external.has('@aws-sdk/client-dynamodb')).toBe(true);
@@ -54,10 +56,11 @@ describe('the package entry points', () => {
     const installed = join(scratch, 'app', 'node_modules', '@dlq-redrive', 'consumer-idempotency');
     mkdirSync(installed, { recursive: true });
     execFileSync('tar', ['-xzf', join(scratch, tarball), '-C', installed, '--strip-components=1']);
-    symlinkSync(
-      join(REPO_ROOT, 'node_modules', '@aws-sdk'),
-      join(scratch, 'app', 'node_modules', '@aws-sdk'),
-    );
+    for (const dependency of ['@aws-sdk', ...Object.keys(manifest.dependencies ?? {})])
+      symlinkSync(
+        join(REPO_ROOT, 'node_modules', dependency),
+        join(scratch, 'app', 'node_modules', dependency),
+      );
     const script = `
       import { consumerIdempotency, recordKey } from '@dlq-redrive/consumer-idempotency';
       import { hashKey } from '@dlq-redrive/consumer-idempotency/key';
@@ -66,13 +69,20 @@ describe('the package entry points', () => {
       let refused = '';
       try { consumerIdempotency({ consumer: 'a#b', tableName: 't', recordTtlSeconds: 60 }); }
       catch (e) { refused = e.name + ': ' + e.problems.length; }
+      const big = { ...record, body: '{"orderId":1234567890123456789}' };
       console.log(JSON.stringify({ key: recordKey(record, { jsonPath: '$.orderId' }).key,
+        big: recordKey(big, { jsonPath: '$.orderId' }).key,
         hash: recordKey(record).key === hashKey(record.eventSourceARN, record.body, {}), refused }));`;
     const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
       cwd: join(scratch, 'app'),
       encoding: 'utf8',
     });
-    expect(JSON.parse(out)).toEqual({ key: 'o-1', hash: true, refused: 'InvalidOptionsError: 2' });
+    expect(JSON.parse(out)).toEqual({
+      key: 'o-1',
+      big: '1234567890123456789',
+      hash: true,
+      refused: 'InvalidOptionsError: 2',
+    });
     const files = execFileSync('tar', ['-tzf', join(scratch, tarball)], { encoding: 'utf8' }).split('\n');
     expect(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);
     expect(files).toContain('package/README.md');
