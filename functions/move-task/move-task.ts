@@ -41,6 +41,8 @@
 import type { CancelRequest, CancelRequests } from '#incident/cancel-requests.js';
 import { ExecutionPlan, parseSqsArn } from '#incident/execution-plan.js';
 import type { EnvelopeStore } from '#inventory/envelope-store.js';
+import type { ForeignTask, RampReason } from '#platform/reasons.js';
+import { rampReasonText } from '#platform/reasons-text.js';
 import { sleep as realSleep } from '#platform/sleep.js';
 import { queueDepth, type SqsQueues } from '#platform/sqs-queues.js';
 import * as z from '#platform/zod.js';
@@ -52,47 +54,61 @@ import {
   type MoveTaskRecords,
 } from '#transfer/move-task-record.js';
 import { activeTask, type MoveTask, type MoveTasks } from '#transfer/move-tasks.js';
-import { checkRampRates } from '#transfer/redrive-plan.js';
+import {
+  checkBound,
+  drainVerdict,
+  drainWaiting,
+  eventVerdict,
+  gateVerdict,
+  inventoryVerdict,
+  MAX_GATE_CHECKS,
+  RampState,
+  type RampVerdict,
+  rateInForce,
+  startAt,
+  startVerdict,
+} from '#transfer/ramp-policy.js';
+
+export { MAX_GATE_CHECKS };
 
 /** What the gate decided; the ASL's RampDecision? state routes on it. */
 export const RAMP_DECISIONS = ['step-up', 'hold', 'done', 'halt', 'park', 'refuse', 'cancelled'] as const;
+type Decision = (typeof RAMP_DECISIONS)[number];
 
-/** `$.ramp` (docs/contracts.md) plus the gate's measurements. */
-export const RampState = z.looseObject({
-  decision: z.enum(RAMP_DECISIONS),
-  rateIndex: z.number().check(z.int(), z.gte(0)),
-  rate: z.number().check(z.int()),
-  taskHandle: z.nullable(z.string()),
-  status: z.nullable(z.string()),
-  moved: z.number(),
-  toMove: z.number(),
-  failureReason: z.nullable(z.string()),
-  reason: z.string(),
-  dwellSeconds: z.number().check(z.int(), z.gte(0)),
+const count = z.number().check(z.int(), z.gte(0));
+
+/** `$.ramp` of the move-task ramp (docs/contracts.md): the shared ramp state plus the task's fields. */
+export const MoveTaskRamp = z.extend(RampState, {
+  decision: z._default(z.enum(RAMP_DECISIONS), 'hold'),
+  taskHandle: z._default(z.nullable(z.string()), null),
+  status: z._default(z.nullable(z.string()), null),
+  /** Moved by the current task. */
+  moved: z._default(z.number(), 0),
+  toMove: z._default(z.number(), 0),
+  failureReason: z._default(z.nullable(z.string()), null),
+  dwellSeconds: z._default(count, 0),
   /** Rate index to start once the cancelled task has stopped (step-up in progress). */
-  pendingRateIndex: z.optional(z.nullable(z.number().check(z.int()))),
+  pendingRateIndex: z._default(z.nullable(z.number().check(z.int())), null),
   /** Messages moved by earlier tasks of this run. */
-  movedBefore: z.optional(z.number()),
-  /** Messages the ramp must move (DLQ depth at the first start + accepted late arrivals). */
-  baseline: z.optional(z.nullable(z.number().check(z.int(), z.gte(0)))),
-  returnWindowSeconds: z.optional(z.number().check(z.gte(0))),
-  /** Epoch ms: everything is moved; `done` once the return window has passed. */
-  drainUntil: z.optional(z.nullable(z.number())),
+  movedBefore: z._default(z.number(), 0),
   /** Gate checks so far (bounded by MAX_GATE_CHECKS). */
-  checks: z.optional(z.number().check(z.int(), z.gte(0))),
-  /** Moved total at the last check that found no excess. */
-  cleanMoved: z.optional(z.number()),
-  lateArrivals: z.optional(z.number().check(z.int(), z.gte(0))),
+  checks: z._default(count, 0),
   /** The task was cancelled to inventory the DLQ and is still stopping. */
-  examinePending: z.optional(z.boolean()),
+  examinePending: z._default(z.boolean(), false),
   /** Starts of this run so far (the `seq` of the last one). */
-  starts: z.optional(z.number().check(z.int(), z.gte(0))),
+  starts: z._default(count, 0),
   /** When the current task was asked for, epoch ms (identifies it once SQS stops listing its handle). */
-  taskRequestedAt: z.optional(z.nullable(z.number())),
+  taskRequestedAt: z._default(z.nullable(z.number()), null),
   /** Restarts for messages a completed task left behind (held by another receiver at its start). */
-  leftoverRestarts: z.optional(z.number().check(z.int(), z.gte(0))),
+  leftoverRestarts: z._default(count, 0),
+  /** DLQ depth (visible + in flight + delayed) at this step, or null when not measured. */
+  depth: z._default(z.nullable(z.number()), null),
+  /** depth - (baseline - moved so far); above 0 is re-inflow or late arrival. */
+  excess: z._default(z.number(), 0),
+  sourceBacklog: z._default(z.number(), 0),
 });
-export type RampState = z.infer<typeof RampState>;
+/** The ramp slot, every field set (it is the next step's `ramp` input). */
+export type RampResult = z.infer<typeof MoveTaskRamp>;
 
 /** Input of the MoveTask function. */
 export const MoveTaskInput = z.object({
@@ -103,49 +119,11 @@ export const MoveTaskInput = z.object({
     /** The return window of a redriven message, seconds (Preflight's verification window). */
     verifyWindowSeconds: z.optional(z.number().check(z.gte(0))),
   }),
-  ramp: z.optional(RampState),
+  ramp: z.optional(MoveTaskRamp),
   /** `$$.Execution.Name`: with the incident, the owner of the tasks this run starts. */
   executionName: z.optional(z.string().check(z.minLength(1))),
 });
 export type MoveTaskInput = z.infer<typeof MoveTaskInput>;
-
-/** Output: the ramp slot, every field set (it is the next step's `ramp` input). */
-export type RampResult = RampState & {
-  decision: (typeof RAMP_DECISIONS)[number];
-  rateIndex: number;
-  rate: number;
-  taskHandle: string | null;
-  status: string | null;
-  /** Moved by the current task. */
-  moved: number;
-  toMove: number;
-  failureReason: string | null;
-  reason: string;
-  dwellSeconds: number;
-  pendingRateIndex: number | null;
-  movedBefore: number;
-  baseline: number | null;
-  returnWindowSeconds: number;
-  drainUntil: number | null;
-  checks: number;
-  cleanMoved: number;
-  lateArrivals: number;
-  examinePending: boolean;
-  starts: number;
-  taskRequestedAt: number | null;
-  leftoverRestarts: number;
-  /** DLQ depth (visible + in flight + delayed) at this step, or null when not measured. */
-  depth: number | null;
-  /** depth - (baseline - moved so far); above 0 is re-inflow or late arrival. */
-  excess: number;
-  /** Messages of this run found back in the DLQ. */
-  reinflow: number;
-  /** Re-inflow by the source queue it came back from. */
-  reinflowBySource: Record<string, number>;
-  /** Back in the DLQ, and moved since the last clean check (may still come back). */
-  exposure: { returned: number; atRisk: number };
-  sourceBacklog: number;
-};
 
 /** Ports of {@link moveTask}. */
 export interface MoveTaskDeps {
@@ -168,66 +146,66 @@ export interface MoveTaskDeps {
   now?: () => number;
 }
 
-/**
- * Most gate checks one execution makes. Step Functions ends a Standard execution at 25,000 history
- * events, uncatchably (N04). A gate loop is Dwell (Wait: 2 events), CheckProgress (Task: 5) and
- * RampDecision? (Choice: 2); a step-up adds StepUp (5) and a Choice (2): 16 at most. 1,500 loops
- * are 24,000 events at that worst, leaving 1,000 for the states before and after the ramp, retries
- * and late-arrival parking.
- */
-export const MAX_GATE_CHECKS = 1500;
-/** Checks kept in reserve when sizing the top-rate dwell from the remaining budget. */
-const RESERVED_CHECKS = 20;
-/** Longest dwell, seconds. */
-const MAX_DWELL = 3600;
 /** Allowed difference between the Lambda's clock and SQS's StartedTimestamp, milliseconds. */
 const START_SKEW_MS = 2000;
 /** How long a task just started may be missing from ListMessageMoveTasks, milliseconds. */
 const TASK_LISTING_GRACE_MS = 60_000;
-/** Restarts for messages a completed task did not move (they were in flight at its start). */
-const MAX_LEFTOVER_RESTARTS = 3;
 
 type Ctx = { input: MoveTaskInput; deps: MoveTaskDeps; owner: MoveTaskOwner; now: () => number };
 
+/** The ramp slot this step starts from: the previous one, its per-step measurements cleared. */
 function base(input: MoveTaskInput): RampResult {
   const { plan } = input;
-  const prev = input.ramp;
-  const rateIndex = prev?.rateIndex ?? 0;
+  const prev = MoveTaskRamp.parse(input.ramp ?? {});
   return {
+    ...prev,
     decision: 'hold',
-    rateIndex,
-    rate: plan.rampRates[rateIndex] ?? plan.rampRates[0] ?? 1,
-    taskHandle: prev?.taskHandle ?? null,
-    status: prev?.status ?? null,
-    moved: prev?.moved ?? 0,
-    toMove: prev?.toMove ?? 0,
+    rate: plan.rampRates[prev.rateIndex] ?? plan.rampRates[0] ?? 1,
     failureReason: null,
     reason: '',
     dwellSeconds: plan.dwellSeconds,
-    pendingRateIndex: prev?.pendingRateIndex ?? null,
-    movedBefore: prev?.movedBefore ?? 0,
-    baseline: prev?.baseline ?? null,
     returnWindowSeconds:
-      input.preflight.verifyWindowSeconds ?? prev?.returnWindowSeconds ?? plan.verifyMarginSeconds,
-    drainUntil: prev?.drainUntil ?? null,
-    checks: prev?.checks ?? 0,
-    cleanMoved: prev?.cleanMoved ?? 0,
-    lateArrivals: prev?.lateArrivals ?? 0,
-    examinePending: prev?.examinePending ?? false,
-    starts: prev?.starts ?? 0,
-    taskRequestedAt: prev?.taskRequestedAt ?? null,
-    leftoverRestarts: prev?.leftoverRestarts ?? 0,
+      input.preflight.verifyWindowSeconds ?? input.ramp?.returnWindowSeconds ?? plan.verifyMarginSeconds,
     depth: null,
     excess: 0,
-    reinflow: 0,
-    reinflowBySource: {},
-    exposure: { returned: 0, atRisk: 0 },
     sourceBacklog: 0,
   };
 }
 
-const shortName = (arn: string) => arn.split(':').pop() ?? arn;
 const total = (r: RampResult) => r.movedBefore + r.moved;
+
+/** The ASL decision of a policy action (the engine acts on the others before it answers). */
+const DECISION_OF: Partial<Record<RampVerdict['action'], Decision>> = {
+  'step-up': 'step-up',
+  hold: 'hold',
+  drain: 'hold',
+  start: 'hold',
+  halt: 'halt',
+  park: 'park',
+  done: 'done',
+  refuse: 'refuse',
+  cancelled: 'cancelled',
+};
+
+/** The slot with a verdict applied: its fields, decision, rate, dwell, exposure and reason. */
+function applied(out: RampResult, v: RampVerdict): RampResult {
+  return {
+    ...out,
+    ...v.patch,
+    decision: DECISION_OF[v.action] ?? 'hold',
+    rateIndex: v.rateIndex,
+    rate: v.rate,
+    dwellSeconds: v.dwellSeconds,
+    why: v.why,
+    reason: rampReasonText(v.why),
+  } as RampResult;
+}
+
+/** The policy's answer to an event this step observed. */
+function event(ctx: Ctx, out: RampResult, why: RampReason, patch: Partial<RampResult> = {}): RampResult {
+  const v = eventVerdict(ctx.input.plan, out, { now: ctx.now(), moved: total(out) }, why, patch);
+  return applied({ ...out, ...patch }, v);
+}
 
 async function dlqDepth(ctx: Ctx): Promise<number> {
   return queueDepth(await ctx.deps.queues.describe(ctx.input.plan.dlqUrl));
@@ -253,15 +231,25 @@ function ourTask(tasks: readonly MoveTask[], out: RampResult): MoveTask | undefi
   return tasks.find((t) => t.status !== 'RUNNING' && t.startedAt !== null && t.startedAt >= since);
 }
 
-/** The sentence that names a task the pipeline did not start. */
-function foreignTask(task: MoveTask): string {
-  const started = task.startedAt !== null ? new Date(task.startedAt).toISOString() : 'an unknown time';
-  return `redrive refused: move task ${task.taskHandle ?? `(${task.status.toLowerCase()})`} on this DLQ was not started by this run (${task.rate ?? '?'} msg/s, started ${started}, ${task.moved} moved); the pipeline leaves it alone: let it finish or cancel it, then start the redrive again`;
-}
+/** A task the pipeline did not start, as a reason. */
+const foreign = (task: MoveTask): { code: 'foreign-task' } & ForeignTask => ({
+  code: 'foreign-task',
+  taskHandle: task.taskHandle,
+  status: task.status,
+  rate: task.rate,
+  startedAt: task.startedAt,
+  moved: task.moved,
+});
 
-/** Folds the current task's moved count into `movedBefore`: no task is current any more. */
-function fold(out: RampResult, moved: number): RampResult {
-  return { ...out, movedBefore: out.movedBefore + moved, moved: 0, taskHandle: null };
+/** Folds the current task's moved count into `movedBefore`: no task is current, nothing moves from `at`. */
+function fold(out: RampResult, moved: number, at: number): RampResult {
+  return {
+    ...out,
+    ...rateInForce(out, 0, at, out.movedBefore + moved),
+    movedBefore: out.movedBefore + moved,
+    moved: 0,
+    taskHandle: null,
+  };
 }
 
 /**
@@ -286,7 +274,7 @@ export async function moveTask(input: MoveTaskInput, deps: MoveTaskDeps): Promis
   if (record && isOwnIntent(record, ctx.owner, out.starts + 1)) {
     const tasks = await deps.moveTasks.list(input.plan.dlqArn);
     const previous = out.taskHandle || out.taskRequestedAt ? ourTask(tasks, out) : undefined;
-    const folded = previous && previous.status !== 'RUNNING' ? fold(out, previous.moved) : out;
+    const folded = previous && previous.status !== 'RUNNING' ? fold(out, previous.moved, ctx.now()) : out;
     return launch(ctx, folded, record.rateIndex);
   }
   if (input.action === 'resume') return restart(ctx, out, out.rateIndex);
@@ -304,14 +292,20 @@ async function cancelled(ctx: Ctx, out: RampResult, request: CancelRequest): Pro
   const task = tasks.find((t) => t.taskHandle === out.taskHandle);
   if (task?.status === 'RUNNING' && out.taskHandle) await ctx.deps.moveTasks.cancel(out.taskHandle);
   const moved = task?.moved ?? out.moved;
-  return {
-    ...out,
-    decision: 'cancelled',
+  const why: RampReason = {
+    code: 'cancelled',
+    by: request.by,
+    via: request.via,
+    at: request.at,
+    note: request.reason ?? null,
+    moved: out.movedBefore + moved,
+    restInDlq: false,
+  };
+  return event(ctx, out, why, {
     status: task ? (task.status === 'RUNNING' ? 'CANCELLING' : task.status) : out.status,
     moved,
     pendingRateIndex: null,
-    reason: `cancelled by ${request.by} (${request.via}) at ${new Date(request.at).toISOString()}${request.reason ? `: ${request.reason}` : ''}; ${out.movedBefore + moved} message(s) moved before the cancel`,
-  };
+  });
 }
 
 /**
@@ -319,7 +313,7 @@ async function cancelled(ctx: Ctx, out: RampResult, request: CancelRequest): Pro
  * run's move task any more. Cancels the task the run's record attributes to this run, if it still
  * runs (a task someone else started is left alone), and waits (bounded by `cancelWaitMs`) until it
  * has stopped, so that ReconcileAfterFailure counts what it moved and nothing moves after the
- * report. `decision: 'halt'`, the reason says what was done; `status` is the task's last status.
+ * report. `decision: 'halt'`; `status` is the task's last status.
  *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_CancelMessageMoveTask.html
  */
@@ -327,24 +321,30 @@ async function stopAfterFailure(ctx: Ctx, out: RampResult): Promise<RampResult> 
   const { deps } = ctx;
   const { plan } = ctx.input;
   const orphan = await cancelOrphanedTask(plan.dlqArn, ctx.owner, deps);
-  if (!orphan)
-    return { ...out, decision: 'halt', reason: 'a ramp step failed; no move task of this run was running' };
-  const sleep = deps.sleep ?? realSleep;
+  const failed = { code: 'stopped-after-failure', cancelled: false, moved: 0, stillStatus: null } as const;
   const waitMs = deps.cancelWaitMs ?? 20_000;
+  const waitSeconds = Math.round(waitMs / 1000);
+  if (!orphan) return event(ctx, out, { ...failed, taskHandle: null, waitSeconds });
+  const sleep = deps.sleep ?? realSleep;
   const waitUntil = ctx.now() + waitMs;
   for (;;) {
     const task = (await deps.moveTasks.list(plan.dlqArn)).find((t) => t.taskHandle === orphan.taskHandle);
     const stopping = task?.status === 'RUNNING' || task?.status === 'CANCELLING';
     if (!stopping || ctx.now() >= waitUntil) {
       const moved = task?.moved ?? orphan.moved;
-      return {
-        ...out,
-        decision: 'halt',
+      const why: RampReason = {
+        ...failed,
+        taskHandle: orphan.taskHandle,
+        cancelled: orphan.cancelled,
+        moved,
+        stillStatus: stopping ? (task?.status ?? null) : null,
+        waitSeconds,
+      };
+      return event(ctx, out, why, {
         taskHandle: orphan.taskHandle,
         status: task?.status ?? 'CANCELLED',
         moved,
-        reason: `a ramp step failed: its move task ${orphan.taskHandle} was ${orphan.cancelled ? 'cancelled' : 'no longer running'} after ${moved} message(s) moved${stopping ? ` and had not stopped within ${Math.round(waitMs / 1000)} s (${task?.status})` : ''}`,
-      };
+      });
     }
     await sleep(1000);
   }
@@ -353,99 +353,87 @@ async function stopAfterFailure(ctx: Ctx, out: RampResult): Promise<RampResult> 
 /** StartMoveTask: late arrivals since Park first, then the first task at `rampRates[0]`. */
 async function first(ctx: Ctx, out: RampResult): Promise<RampResult> {
   const depth = await dlqDepth(ctx);
-  if (depth === 0)
-    return {
-      ...out,
-      depth,
-      decision: 'done',
-      reason: 'the DLQ is empty after park and sample: nothing to move',
-    };
+  const at = { now: ctx.now(), moved: 0 };
+  if (depth === 0) return applied({ ...out, depth }, drainlessDone(ctx, out));
   const inDlq = await ctx.deps.envelopes.countEnvelopes(ctx.input.plan.dlqArn, 'IN_DLQ');
   if (depth > inDlq)
-    return examine(
-      ctx,
-      { ...out, depth, excess: depth - inDlq },
-      `the DLQ holds ${depth} message(s) but only ${inDlq} envelope(s) are IN_DLQ`,
-    );
-  return launch(ctx, { ...out, depth, baseline: depth }, 0);
+    return examine(ctx, { ...out, depth, excess: depth - inDlq }, { code: 'excess-at-start', depth, inDlq });
+  const measured = { ...out, depth, baseline: depth };
+  return launch(ctx, measured, 0, startAt(ctx.input.plan, measured, at, 0));
+}
+
+/** Nothing to move after park and sample: done at once. */
+function drainlessDone(ctx: Ctx, out: RampResult): RampVerdict {
+  const v = eventVerdict(ctx.input.plan, out, { now: ctx.now(), moved: 0 }, { code: 'empty-at-start' });
+  return { ...v, action: 'done' };
 }
 
 /** A later start (step-up, resume): the accounting first, so re-inflow never hides in a new baseline. */
 async function restart(ctx: Ctx, out: RampResult, rateIndex: number): Promise<RampResult> {
   const depth = await dlqDepth(ctx);
   const baseline = out.baseline ?? depth + out.movedBefore;
-  const excess = depth - (baseline - out.movedBefore);
-  const measured = { ...out, depth, excess, baseline };
-  if (excess > 0)
-    return examine(
-      ctx,
-      { ...measured, rateIndex },
-      `the DLQ holds ${depth} message(s), ${excess} more than the ${baseline - out.movedBefore} the plan has left to move`,
-    );
-  if (depth === 0) return drain(ctx, { ...measured, pendingRateIndex: null });
-  return launch(ctx, measured, rateIndex);
+  const m = { now: ctx.now(), moved: out.movedBefore, depth, baseline };
+  const measured = { ...out, depth, excess: depth - (baseline - out.movedBefore), baseline };
+  const v = startVerdict(ctx.input.plan, measured, m, rateIndex);
+  if (v.action === 'examine') return examine(ctx, { ...measured, ...v.patch }, v.why);
+  if (v.action === 'drain') return drain(ctx, { ...measured, pendingRateIndex: null });
+  return launch(ctx, measured, rateIndex, v);
 }
 
-/** Starts the task for `rateIndex`, owned by record (see the module comment). */
-async function launch(ctx: Ctx, out: RampResult, rateIndex: number): Promise<RampResult> {
+/**
+ * Starts the task the verdict asks for (`start`), owned by record (see the module comment);
+ * any other verdict (a rate the plan may not run) is the answer as it is.
+ */
+async function launch(ctx: Ctx, out: RampResult, rateIndex: number, v?: RampVerdict): Promise<RampResult> {
+  const verdict = v ?? startAt(ctx.input.plan, out, { now: ctx.now(), moved: total(out) }, rateIndex);
+  if (verdict.action !== 'start') return applied(out, verdict);
   const { plan } = ctx.input;
   const { deps, owner } = ctx;
-  const rate = plan.rampRates[rateIndex] as number;
-  const problems = checkRampRates([rate]);
-  if (problems.length > 0)
-    return { ...out, decision: 'halt', reason: `redrive refused: ${problems[0]?.message}` };
+  const rate = verdict.rate;
   const seq = out.starts + 1;
   const matches = (t: MoveTask, since: number) =>
     t.rate === rate &&
     (t.destinationArn ?? null) === plan.destinationArn &&
     t.startedAt !== null &&
     t.startedAt >= since - START_SKEW_MS;
-  const started = (taskHandle: string, requestedAt: number, how: string): RampResult => ({
-    ...out,
-    decision: 'hold',
-    rateIndex,
-    rate,
-    taskHandle,
-    status: 'RUNNING',
-    moved: 0,
-    toMove: 0,
-    pendingRateIndex: null,
-    examinePending: false,
-    drainUntil: null,
-    starts: seq,
-    taskRequestedAt: requestedAt,
-    // The first check of a step comes one return window after its start at the earliest: only
-    // then have the step's first messages had the time to fail and come back.
-    dwellSeconds: Math.min(MAX_DWELL, Math.max(plan.dwellSeconds, Math.ceil(out.returnWindowSeconds))),
-    reason: `move task ${taskHandle} started at ${rate} msg/s${how}`,
-  });
-  const refuse = (reason: string): RampResult => ({ ...out, decision: 'refuse', reason });
-
+  const started = (
+    taskHandle: string,
+    requestedAt: number,
+    by: 'started' | 'record' | 'crashed-attempt' | 'lost-answer',
+  ) =>
+    applied(
+      {
+        ...out,
+        ...rateInForce(out, rate, requestedAt, out.movedBefore),
+        taskHandle,
+        status: 'RUNNING',
+        moved: 0,
+        toMove: 0,
+        pendingRateIndex: null,
+        examinePending: false,
+        starts: seq,
+        taskRequestedAt: requestedAt,
+      },
+      { ...verdict, why: { code: 'task-started', taskHandle, rate, by } },
+    );
   const tasks = await deps.moveTasks.list(plan.dlqArn);
   const record = await deps.records.get(plan.dlqArn);
   const retry = record !== undefined && isOwnIntent(record, owner, seq);
   if (retry) {
     // This start was asked for before (a retried step): the earlier attempt may have started it.
-    if (record.taskHandle)
-      return started(record.taskHandle, record.requestedAt, ' (its recorded handle, adopted by a retry)');
+    if (record.taskHandle) return started(record.taskHandle, record.requestedAt, 'record');
     const candidates = tasks.filter((t) => matches(t, record.requestedAt));
     const only = candidates.length === 1 ? candidates[0] : undefined;
     if (only) {
       const handle = only.taskHandle ?? `(${only.status.toLowerCase()} since ${only.startedAt})`;
       if (only.taskHandle) await deps.records.recordHandle(plan.dlqArn, owner, seq, only.taskHandle);
-      return started(
-        handle,
-        record.requestedAt,
-        ' (started by an earlier attempt that crashed before recording it)',
-      );
+      return started(handle, record.requestedAt, 'crashed-attempt');
     }
     if (candidates.length > 1)
-      return refuse(
-        `redrive refused: ${candidates.length} move tasks started after this run asked for one at ${rate} msg/s: which is its own cannot be told; cancel them and start again`,
-      );
+      return event(ctx, out, { code: 'ambiguous-tasks', count: candidates.length, rate });
   }
   const active = activeTask(tasks);
-  if (active) return refuse(foreignTask(active));
+  if (active) return event(ctx, out, foreign(active));
   const requestedAt = retry ? record.requestedAt : ctx.now();
   if (!retry)
     await deps.records.recordIntent({
@@ -463,19 +451,22 @@ async function launch(ctx: Ctx, out: RampResult, rateIndex: number): Promise<Ram
     rate,
   });
   if (!result.ok) {
-    if (result.code !== 'TASK_ACTIVE') return { ...out, decision: 'halt', reason: result.refusal };
+    if (result.code !== 'TASK_ACTIVE')
+      return event(ctx, out, { code: 'start-refused', detail: result.refusal });
     // Refused because a task is active: the SDK may have repeated our own accepted call.
     const now = await deps.moveTasks.list(plan.dlqArn);
     const mine = now.filter((t) => t.status === 'RUNNING' && matches(t, requestedAt));
     if (mine.length === 1 && mine[0]?.taskHandle) {
       await deps.records.recordHandle(plan.dlqArn, owner, seq, mine[0].taskHandle);
-      return started(mine[0].taskHandle, requestedAt, ' (accepted by a first call whose answer was lost)');
+      return started(mine[0].taskHandle, requestedAt, 'lost-answer');
     }
     const other = activeTask(now);
-    return refuse(other ? foreignTask(other) : result.refusal);
+    return other
+      ? event(ctx, out, foreign(other))
+      : event(ctx, out, { code: 'ambiguous-tasks', count: 0, rate }, {});
   }
   await deps.records.recordHandle(plan.dlqArn, owner, seq, result.taskHandle);
-  return started(result.taskHandle, requestedAt, '');
+  return started(result.taskHandle, requestedAt, 'started');
 }
 
 /** Cancels the current task and waits (bounded) until no task is active; folds its moved count. */
@@ -489,10 +480,10 @@ async function stopTask(ctx: Ctx, out: RampResult): Promise<{ out: RampResult; s
     const tasks = await deps.moveTasks.list(plan.dlqArn);
     const active = activeTask(tasks);
     const ours = ourTask(tasks, out);
-    if (!active) return { out: fold(out, ours?.moved ?? out.moved), stopped: true };
+    if (!active) return { out: fold(out, ours?.moved ?? out.moved, ctx.now()), stopped: true };
     if (active.taskHandle && active.taskHandle !== out.taskHandle && active.status === 'RUNNING')
       return {
-        out: { ...fold(out, ours?.moved ?? out.moved), decision: 'refuse', reason: foreignTask(active) },
+        out: event(ctx, fold(out, ours?.moved ?? out.moved, ctx.now()), foreign(active)),
         stopped: false,
       };
     if (ctx.now() >= waitUntil)
@@ -507,165 +498,96 @@ async function stepUp(ctx: Ctx, out: RampResult): Promise<RampResult> {
   const stop = await stopTask(ctx, out);
   if (stop.out.decision === 'refuse') return stop.out;
   if (!stop.stopped)
-    return {
-      ...stop.out,
-      decision: 'hold',
-      taskHandle: null,
-      pendingRateIndex: next,
-      dwellSeconds: Math.min(plan.dwellSeconds, 10),
-      reason: `step-up to ${plan.rampRates[next]} msg/s waits for the cancelled task (${stop.out.status})`,
-    };
+    return event(
+      ctx,
+      stop.out,
+      { code: 'step-up-waits', rate: plan.rampRates[next] as number, status: stop.out.status },
+      { taskHandle: null, pendingRateIndex: next },
+    );
   return restart(ctx, stop.out, next);
 }
 
 /**
- * Inventories the DLQ (no task running) and decides: halt on re-inflow, park late poison, or go on.
- * @param why - the accounting that called for it, for the reason text.
+ * Inventories the DLQ (no task running) and acts on the policy's verdict: halt on re-inflow, park
+ * late poison, or go on at the same rate.
+ * @param after - the accounting that called for it.
  */
-async function examine(ctx: Ctx, out: RampResult, why: string): Promise<RampResult> {
+async function examine(ctx: Ctx, out: RampResult, after: RampReason): Promise<RampResult> {
   const { plan } = ctx.input;
   const found = await ctx.deps.newcomers(plan);
-  const moved = out.movedBefore;
-  const atRisk = Math.max(0, moved - out.cleanMoved);
-  if (found.partial)
-    return {
-      ...out,
-      decision: 'halt',
-      exposure: { returned: 0, atRisk },
-      reason: `${why}, and ${found.partialReason}: re-inflow cannot be told from late arrivals, so the ramp stops; ${moved} moved`,
-    };
-  // A late arrival's extended-client pointer S3 will not answer for could be moved unchecked.
-  if (found.payloadRefusal)
-    return {
-      ...out,
-      decision: 'halt',
-      exposure: { returned: 0, atRisk },
-      reason: `${why}, and ${found.payloadRefusal}: the ramp stops; ${moved} moved`,
-    };
-  if (found.returned.length > 0) {
-    const bySource = countBySource(found.returned);
-    const sources = Object.entries(bySource)
-      .map(([arn, n]) => `${shortName(arn)}: ${n}`)
-      .join(', ');
-    return {
-      ...out,
-      decision: 'halt',
-      status: out.status === 'RUNNING' ? 'CANCELLED' : out.status,
-      reinflow: found.returned.length,
-      reinflowBySource: bySource,
-      lateArrivals: out.lateArrivals + found.late.length,
-      exposure: { returned: found.returned.length, atRisk },
-      reason: `re-inflow: ${found.returned.length} message(s) this run redriven came back to the DLQ (${sources}): the consumer fails them again; ${why}. The move task is stopped after ${moved} of ${out.baseline ?? '?'} moved; up to ${atRisk} moved since the last clean check may still come back; the rest stays in the DLQ`,
-    };
-  }
-  const late = found.late.length;
-  const next: RampResult = {
-    ...out,
-    lateArrivals: out.lateArrivals + late,
-    baseline: moved + found.present - found.toPark,
-    cleanMoved: moved,
-  };
-  if (found.toPark > 0)
-    return {
-      ...next,
-      decision: 'park',
-      reason: `${why}: ${late} late arrival(s) inventoried, ${found.toPark} of them must not be redriven: parking them before the ramp goes on at ${plan.rampRates[out.rateIndex]} msg/s`,
-    };
-  const resumed = await launch(ctx, next, out.rateIndex);
-  return resumed.decision === 'hold'
-    ? {
-        ...resumed,
-        reason: `${why}: ${late} late arrival(s) inventoried, none to park; ${resumed.reason}`,
-      }
+  const v = inventoryVerdict(
+    plan,
+    out,
+    {
+      now: ctx.now(),
+      moved: out.movedBefore,
+      partial: found.partial ? (found.partialReason ?? 'the inventory is partial') : null,
+      payloadRefusal: found.payloadRefusal,
+      returned: found.returned.length,
+      returnedBySource: countBySource(found.returned),
+      late: found.late.length,
+      present: found.present,
+      toPark: found.toPark,
+      baseline: out.baseline,
+    },
+    after,
+  );
+  if (v.action === 'halt' && v.why.code === 'reinflow')
+    return applied({ ...out, status: out.status === 'RUNNING' ? 'CANCELLED' : out.status }, v);
+  if (v.action !== 'start') return applied(out, v);
+  const resumed = await launch(ctx, { ...out, ...v.patch }, out.rateIndex, v);
+  const why = resumed.why;
+  return resumed.decision === 'hold' && why?.code === 'task-started' && v.why.code === 'late-none-to-park'
+    ? { ...resumed, why: { ...v.why, next: why }, reason: rampReasonText({ ...v.why, next: why }) }
     : resumed;
 }
 
 /** Everything is moved and no task runs: wait out the return window, then account once more. */
 async function drain(ctx: Ctx, out: RampResult): Promise<RampResult> {
+  const { plan } = ctx.input;
   const now = ctx.now();
-  const windowMs = out.returnWindowSeconds * 1000;
-  if (out.drainUntil === null || now < out.drainUntil) {
-    const until = out.drainUntil ?? now + windowMs;
-    return {
-      ...out,
-      decision: 'hold',
-      drainUntil: until,
-      dwellSeconds: Math.max(1, Math.ceil((until - now) / 1000)),
-      reason: `${total(out)} message(s) moved; holding ${Math.ceil((until - now) / 1000)} s more so the last of them have their return window (${out.returnWindowSeconds} s) before the ramp is complete`,
-    };
-  }
+  const m = { now, moved: out.movedBefore, baseline: out.baseline, leftoverRestarts: out.leftoverRestarts };
+  if (drainWaiting(out, now)) return applied(out, drainVerdict(plan, out, { ...m, depth: null }));
   const depth = await dlqDepth(ctx);
   const expected = (out.baseline ?? depth + out.movedBefore) - out.movedBefore;
-  const excess = depth - expected;
-  const measured = { ...out, depth, excess };
-  if (excess > 0)
-    return examine(
-      ctx,
-      { ...measured, drainUntil: null },
-      `after the return window the DLQ holds ${depth} message(s), ${excess} more than expected`,
-    );
-  if (depth > 0 && out.leftoverRestarts < MAX_LEFTOVER_RESTARTS) {
-    const again = await launch(
-      ctx,
-      { ...measured, leftoverRestarts: out.leftoverRestarts + 1 },
-      out.rateIndex,
-    );
-    return again.decision === 'hold'
-      ? {
-          ...again,
-          reason: `${depth} message(s) were not moved (held by another receiver when the task started): ${again.reason}`,
-        }
-      : again;
-  }
-  return {
-    ...measured,
-    decision: 'done',
-    cleanMoved: total(out),
-    reason: `move task(s) moved ${total(out)} message(s); none came back within the return window (${out.returnWindowSeconds} s)${depth > 0 ? `; ${depth} left in the DLQ` : ''}`,
-  };
+  const measured = { ...out, depth, excess: depth - expected };
+  const v = drainVerdict(plan, measured, { ...m, depth });
+  if (v.action === 'examine') return examine(ctx, { ...measured, ...v.patch }, v.why);
+  if (v.action !== 'start') return applied(measured, v);
+  const again = await launch(
+    ctx,
+    { ...measured, leftoverRestarts: out.leftoverRestarts + 1 },
+    out.rateIndex,
+    v,
+  );
+  return again.decision === 'hold' && again.why?.code === 'task-started'
+    ? {
+        ...again,
+        why: { code: 'leftover', depth, next: again.why },
+        reason: rampReasonText({ code: 'leftover', depth, next: again.why }),
+      }
+    : again;
 }
 
 async function check(ctx: Ctx, prev: RampResult): Promise<RampResult> {
   const { plan } = ctx.input;
   const { deps } = ctx;
   const out: RampResult = { ...prev, checks: prev.checks + 1 };
-  if (out.checks > (deps.maxChecks ?? MAX_GATE_CHECKS)) {
+  const maxChecks = deps.maxChecks ?? MAX_GATE_CHECKS;
+  const bound = checkBound(plan, out, { now: ctx.now(), moved: total(out), checks: out.checks, maxChecks });
+  if (bound) {
     const stop = out.taskHandle ? await stopTask(ctx, out) : { out, stopped: true };
-    return {
-      ...stop.out,
-      decision: 'halt',
-      reason: `the ramp reached its bound of ${deps.maxChecks ?? MAX_GATE_CHECKS} gate checks (Step Functions ends an execution at 25,000 history events): the move task is stopped after ${total(stop.out)} moved; the rest stays in the DLQ`,
-    };
+    return applied(stop.out, { ...bound, why: { code: 'check-bound', maxChecks, moved: total(stop.out) } });
   }
   const tasks = await deps.moveTasks.list(plan.dlqArn);
   const task = out.taskHandle ? ourTask(tasks, out) : undefined;
   const active = activeTask(tasks);
-  if (active && active.status === 'RUNNING' && active !== task)
-    return { ...out, decision: 'refuse', reason: foreignTask(active) };
-  const briefly = { ...out, decision: 'hold' as const, dwellSeconds: Math.min(plan.dwellSeconds, 10) };
-  if (out.taskHandle === null) {
-    // No current task: a step-up, an inventory or the return window is pending.
-    if (active)
-      return {
-        ...briefly,
-        status: active.status,
-        reason: `waiting for the cancelled task (${active.status})`,
-      };
-    if (out.pendingRateIndex !== null) return restart(ctx, out, out.pendingRateIndex);
-    if (out.examinePending)
-      return examine(ctx, { ...out, examinePending: false }, 'the DLQ held more than the plan expects');
-    if (out.drainUntil !== null) return drain(ctx, out);
-    return { ...out, decision: 'halt', status: null, reason: 'no move task of this run to supervise' };
-  }
+  if (active && active.status === 'RUNNING' && active !== task) return event(ctx, out, foreign(active));
+  if (out.taskHandle === null) return between(ctx, out, active);
   if (!task)
     return ctx.now() - (out.taskRequestedAt ?? 0) < TASK_LISTING_GRACE_MS
-      ? { ...briefly, reason: `move task ${out.taskHandle} is not listed yet` }
-      : {
-          ...out,
-          decision: 'halt',
-          status: null,
-          reason: `move task ${out.taskHandle} of this run is not listed for this DLQ`,
-        };
+      ? event(ctx, out, { code: 'task-not-listed-yet', taskHandle: out.taskHandle })
+      : event(ctx, out, { code: 'task-not-listed', taskHandle: out.taskHandle }, { status: null });
   const seen: RampResult = {
     ...out,
     status: task.status,
@@ -675,91 +597,94 @@ async function check(ctx: Ctx, prev: RampResult): Promise<RampResult> {
   };
   switch (task.status) {
     case 'RUNNING':
-      return gate(ctx, seen, task);
+      return gate(ctx, seen);
     case 'COMPLETED':
-      return drain(ctx, fold(seen, task.moved));
+      return drain(ctx, fold(seen, task.moved, ctx.now()));
     case 'FAILED':
-      return {
-        ...fold(seen, task.moved),
-        decision: 'halt',
-        reason: `move task FAILED (${task.failureReason ?? 'no reason given'}) after moving ${task.moved} of ${task.toMove ?? '?'} message(s); the rest stays in the DLQ`,
-      };
+      return event(ctx, fold(seen, task.moved, ctx.now()), {
+        code: 'task-failed',
+        failureReason: task.failureReason,
+        moved: task.moved,
+        toMove: task.toMove,
+      });
     case 'CANCELLED':
-      return {
-        ...fold(seen, task.moved),
-        decision: 'halt',
-        reason: `move task was cancelled outside the workflow after moving ${task.moved} message(s)`,
-      };
+      return event(ctx, fold(seen, task.moved, ctx.now()), {
+        code: 'task-cancelled-outside',
+        moved: task.moved,
+      });
     default:
-      return {
-        ...seen,
-        decision: 'hold',
-        dwellSeconds: Math.min(plan.dwellSeconds, 10),
-        reason: `move task status ${task.status}: waiting`,
-      };
+      return event(ctx, seen, { code: 'task-status', status: task.status });
   }
 }
 
-async function gate(ctx: Ctx, seen: RampResult, task: MoveTask): Promise<RampResult> {
+/** No current task: a step-up, an inventory or the return window is pending. */
+async function between(ctx: Ctx, out: RampResult, active: MoveTask | undefined): Promise<RampResult> {
+  if (active)
+    return event(
+      ctx,
+      out,
+      { code: 'cancelled-task-stopping', status: active.status },
+      { status: active.status },
+    );
+  if (out.pendingRateIndex !== null) return restart(ctx, out, out.pendingRateIndex);
+  if (out.examinePending)
+    return examine(
+      ctx,
+      { ...out, examinePending: false },
+      { code: 'excess', depth: out.depth ?? 0, expected: 0, excess: 0 },
+    );
+  if (out.drainUntil !== null) return drain(ctx, out);
+  return event(ctx, out, { code: 'no-task' }, { status: null });
+}
+
+/** A running task's check: measure, ask the policy, act (cancel and inventory, stop and drain, step up, hold). */
+async function gate(ctx: Ctx, seen: RampResult): Promise<RampResult> {
   const { plan, preflight } = ctx.input;
   const { deps } = ctx;
   const moved = total(seen);
   const depth = await dlqDepth(ctx);
   const baseline = seen.baseline ?? depth + moved;
-  const expected = baseline - moved;
-  const excess = depth - expected;
   const backlog = await sourceBacklog(deps, preflight.sourceArns);
-  const measured: RampResult = { ...seen, depth, excess, baseline, sourceBacklog: backlog };
-  if (excess > 0) {
-    const why = `the DLQ holds ${depth} message(s), ${excess} more than the ${expected} the plan has left to move`;
+  const measured: RampResult = {
+    ...seen,
+    depth,
+    excess: depth - (baseline - moved),
+    baseline,
+    sourceBacklog: backlog,
+  };
+  const v = gateVerdict(plan, measured, {
+    now: ctx.now(),
+    moved,
+    depth,
+    baseline,
+    backlog,
+    checks: seen.checks,
+    maxChecks: deps.maxChecks ?? MAX_GATE_CHECKS,
+    backlogFactor: deps.backlogFactor ?? 2,
+  });
+  if (v.action === 'examine') {
     const stop = await stopTask(ctx, measured);
     if (stop.out.decision === 'refuse') return stop.out;
-    if (!stop.stopped)
-      return {
-        ...stop.out,
-        decision: 'hold',
-        examinePending: true,
-        taskHandle: null,
-        dwellSeconds: Math.min(plan.dwellSeconds, 10),
-        reason: `${why}: the task is cancelled; the DLQ is inventoried once it has stopped (${stop.out.status})`,
-      };
-    return examine(ctx, stop.out, why);
+    if (!stop.stopped) {
+      const why = v.why as Extract<RampReason, { code: 'excess' }>;
+      return event(
+        ctx,
+        stop.out,
+        { ...why, code: 'examine-pending', status: stop.out.status },
+        {
+          examinePending: true,
+          taskHandle: null,
+        },
+      );
+    }
+    return examine(ctx, stop.out, v.why);
   }
-  const clean: RampResult = { ...measured, cleanMoved: moved };
-  if (depth === 0) {
+  if (v.action === 'stop-and-drain') {
     // Nothing left: the task idles until SQS ends it. Stop it, then wait out the return window.
+    const clean = { ...measured, ...v.patch } as RampResult;
     const stop = await stopTask(ctx, clean);
     if (stop.out.decision === 'refuse') return stop.out;
-    return stop.stopped
-      ? drain(ctx, stop.out)
-      : {
-          ...stop.out,
-          decision: 'hold',
-          dwellSeconds: Math.min(plan.dwellSeconds, 10),
-          reason: 'the DLQ is empty; waiting for the idle task to stop',
-        };
+    return stop.stopped ? drain(ctx, stop.out) : event(ctx, stop.out, { code: 'empty-task-stopping' });
   }
-  const factor = deps.backlogFactor ?? 2;
-  const limit = seen.rate * plan.dwellSeconds * factor;
-  if (backlog > limit)
-    return {
-      ...clean,
-      decision: 'hold',
-      reason: `source backlog ${backlog} exceeds ${limit} (rate x dwell x ${factor}): holding at ${seen.rate} msg/s`,
-    };
-  if (seen.rateIndex < plan.rampRates.length - 1)
-    return {
-      ...clean,
-      decision: 'step-up',
-      reason: `healthy at ${seen.rate} msg/s (${task.moved} moved, the DLQ holds what the plan expects): stepping up to ${plan.rampRates[seen.rateIndex + 1]} msg/s`,
-    };
-  // Top rate: the plan's dwell, longer only as far as the remaining gate checks require.
-  const checksLeft = Math.max(1, (deps.maxChecks ?? MAX_GATE_CHECKS) - clean.checks - RESERVED_CHECKS);
-  const secondsLeft = Math.ceil(expected / Math.max(1, seen.rate));
-  return {
-    ...clean,
-    decision: 'hold',
-    dwellSeconds: Math.min(MAX_DWELL, Math.max(plan.dwellSeconds, Math.ceil(secondsLeft / checksLeft))),
-    reason: `healthy at the top rate ${seen.rate} msg/s: ${moved} of ${baseline} moved`,
-  };
+  return applied(measured, v);
 }

@@ -42,6 +42,7 @@ import { onResetClients, tableAccess } from '#platform/clients.js';
 import { type PipelineConfig, pipelineConfig } from '#platform/config.js';
 import { errorMessage } from '#platform/errors.js';
 import { logger } from '#platform/middleware.js';
+import { exposureBoundOf } from '#platform/reasons.js';
 import { sleep as realSleep } from '#platform/sleep.js';
 
 /** Least time between two Slack calls on one progress message, milliseconds. */
@@ -64,6 +65,7 @@ export interface RampMeasurement {
   reinflow: number;
   excess: number;
   reason: string;
+  exposurePeak?: unknown;
 }
 
 /** One report: which run, its plan's step count, the measurement. */
@@ -184,6 +186,7 @@ export function createRampProgressReporter(deps: RampProgressDeps): RampProgress
           toMove: ramp.baseline ?? before?.toMove ?? null,
           decision: before?.ended ? before.decision : ramp.decision,
           reason: before?.ended ? before.reason : ramp.reason,
+          exposure: before?.ended ? (before.exposure ?? null) : exposureBoundOf(ramp),
           ended,
           slackAt: before?.slackAt ?? 0,
           cancelShown: false,

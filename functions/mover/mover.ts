@@ -43,6 +43,7 @@ import type { EnvelopeStore, StoredEnvelope } from '#inventory/envelope-store.js
 import { idempotencyKeyOfMessage, sha256Hex, toStoredAttributes } from '#inventory/idempotency-key.js';
 import type { QueueRegistration, StoredMessageAttribute } from '#inventory/model.js';
 import { TransientError } from '#platform/errors.js';
+import { rampReasonText } from '#platform/reasons-text.js';
 import type { ClientScope } from '#platform/scoped-clients.js';
 import { sleep } from '#platform/sleep.js';
 import type { QueueInfo, SqsQueues } from '#platform/sqs-queues.js';
@@ -54,6 +55,16 @@ import {
   transferBatch,
 } from '#transfer/message-transfer.js';
 import { accessTo, parseArn, targetRefOf } from '#transfer/mover-targets.js';
+import {
+  eventVerdict,
+  MAX_MOVER_STEPS,
+  moverPreStep,
+  moverVerdict,
+  RampState,
+  type RampVerdict,
+  rateInForce,
+  stepBudget,
+} from '#transfer/ramp-policy.js';
 import type { RedriveLedger } from '#transfer/redrive-ledger.js';
 import {
   matchesSelection,
@@ -86,12 +97,7 @@ export type LeftBehindReason = (typeof LEFT_BEHIND)[number];
 export const PAYLOAD_UNCHECKED =
   'first seen by the recording mover, its extended-client payload not checked yet';
 
-/**
- * Most mover steps of one execution. Each is MoverStep (Task: 5 history events) and MoverDecision?
- * (Choice: 2), a drain adds a Wait (2): 1,500 steps stay under 14,000 events, leaving the rest for
- * the states before (approval, sample, verification) and after, and for retries.
- */
-export const MAX_MOVER_STEPS = 1500;
+export { MAX_MOVER_STEPS };
 /** Held FIFO groups named in `$.mover.fifoGroupsHeld` (the rest are counted). */
 export const HELD_GROUP_EXAMPLES = 5;
 /** Function time kept free at the end of a step, milliseconds. */
@@ -105,35 +111,27 @@ const count = z.number().check(z.int(), z.gte(0));
 /** A non-empty string (an id, an ARN, a URL). */
 const id = z.string().check(z.minLength(1));
 
-/** `$.mover`: the state every step returns and the next one takes. Times are epoch milliseconds. */
-export const MoverState = z.looseObject({
-  decision: z.enum(MOVER_DECISIONS),
-  rateIndex: count,
-  rate: z.number(),
+/** `$.ramp` of the recording mover: the shared ramp state plus what the mover counts. Times are epoch ms. */
+export const MoverState = z.extend(RampState, {
+  decision: z._default(z.enum(MOVER_DECISIONS), 'continue'),
   /** Messages this run's mover moved (sample included). */
-  moved: count,
+  moved: z._default(count, 0),
   /** Messages the plan selected (Preflight's count, plus late arrivals selected since). */
-  selected: count,
-  steps: count,
-  /** When the current rate began. */
-  rateSince: z.number(),
-  lastSentAt: z.nullable(z.number()),
-  drainUntil: z.nullable(z.number()),
+  selected: z._default(count, 0),
+  steps: z._default(count, 0),
+  lastSentAt: z._default(z.nullable(z.number()), null),
   /** Seconds the workflow waits before the next step (drain). */
-  waitSeconds: z.number().check(z.gte(0)),
-  reinflow: count,
-  reinflowBySource: z.record(z.string(), z.number()),
-  lateArrivals: count,
-  duplicateSendsPrevented: count,
-  possibleDuplicateSends: count,
-  edited: count,
+  waitSeconds: z._default(z.number().check(z.gte(0)), 0),
+  duplicateSendsPrevented: z._default(count, 0),
+  possibleDuplicateSends: z._default(count, 0),
+  edited: z._default(count, 0),
   /** Messages left in the DLQ by reason, each counted once however many passes saw it. */
-  leftBehind: z.record(z.string(), z.number()),
+  leftBehind: z._default(z.record(z.string(), z.number()), {}),
   /**
    * The envelopes (DLQ MessageIds) behind `leftBehind`, by reason: a held message is seen again by
-   * every later pass, and is counted once. Absent in states of older steps.
+   * every later pass, and is counted once.
    */
-  leftBehindIds: z.optional(z.record(z.string(), z.array(z.string()))),
+  leftBehindIds: z._default(z.record(z.string(), z.array(z.string())), {}),
   /**
    * FIFO, as the latest pass saw it: message groups held in the DLQ from their first message that
    * may not be moved (that message and every later one of its group stay, in order), and up to
@@ -147,9 +145,6 @@ export const MoverState = z.looseObject({
    */
   heldBehind: z.optional(count),
   notSelected: z.optional(count),
-  /** Moved since the last step without re-inflow: may still come back. */
-  exposure: z.object({ returned: z.number(), atRisk: z.number() }),
-  reason: z.string(),
 });
 export type MoverState = z.infer<typeof MoverState>;
 
@@ -300,31 +295,20 @@ export function contentFingerprint(
   return sha256Hex(JSON.stringify([bodySha256, sorted]));
 }
 
-/** The state's starting values. */
+/** The state's starting values: the sample was verified, so the ramp starts clean. */
 function initialState(input: MoverInput, now: number): MoverState {
-  return {
+  const sampled = input.sample?.keys.length ?? 0;
+  return MoverState.parse({
     decision: 'continue',
-    rateIndex: 0,
     rate: input.plan.rampRates[0] ?? 1,
-    moved: input.sample?.keys.length ?? 0,
+    moved: sampled,
     selected: input.preflight.selection?.selected ?? 0,
-    steps: 0,
-    rateSince: now,
-    lastSentAt: null,
-    drainUntil: null,
-    waitSeconds: 0,
-    reinflow: 0,
-    reinflowBySource: {},
-    lateArrivals: 0,
-    duplicateSendsPrevented: 0,
-    possibleDuplicateSends: 0,
     // The sample's edited copies count too (`moved` counts its keys).
     edited: input.sample?.edited ?? 0,
-    leftBehind: {},
-    leftBehindIds: {},
-    exposure: { returned: 0, atRisk: 0 },
-    reason: '',
-  };
+    returnWindowSeconds: input.preflight.verifyWindowSeconds,
+    cleanMoved: sampled,
+    cleanAt: now,
+  });
 }
 
 async function context(input: MoverInput, deps: MoverDeps): Promise<Ctx> {
@@ -415,46 +399,75 @@ interface Ready {
 /** The group of a FIFO message (undefined on a standard queue). */
 const groupOf = (m: Message) => m.Attributes?.MessageGroupId;
 
+/** Limits of a pass. */
+interface PassLimits {
+  /** Most messages to move (the sample size, or what the step's rate allows). */
+  maxMessages: number;
+  /** Stop taking new batches at this time, epoch ms. */
+  untilMs: number;
+  /** Messages per second, or null for as fast as the batches go. */
+  rate: number | null;
+}
+
+/** A pass in progress: what it did so far, the FIFO groups it holds, whether a limit stopped it. */
+interface Pass {
+  out: PassResult;
+  limits: PassLimits;
+  started: number;
+  blockedGroups: Set<string>;
+  stoppedByLimit: boolean;
+}
+
+/** Counts a message left in the DLQ, by reason, with its envelope's MessageId. */
+function leave(p: Pass, reason: LeftBehindReason, envelope: StoredEnvelope): void {
+  p.out.leftBehind[reason] = (p.out.leftBehind[reason] ?? 0) + 1;
+  const ids = p.out.leftBehindIds[reason] ?? [];
+  ids.push(envelope.messageId);
+  p.out.leftBehindIds[reason] = ids;
+}
+
+/**
+ * FIFO: a held message holds every later message of its group in this pass, so nothing of the
+ * group overtakes it; `why` names a hold the run report must show (not a limit).
+ */
+function holdGroup(p: Pass, message: Message, why?: string): void {
+  const group = groupOf(message);
+  if (group === undefined) return;
+  p.blockedGroups.add(group);
+  if (why !== undefined && !p.out.heldGroups.has(group))
+    p.out.heldGroups.set(group, `${message.MessageId} (${why})`);
+}
+
 /**
  * One pass over the source queue: moves what is selected, within the limits.
- * @param limits.maxMessages - most messages to move (the sample size).
- * @param limits.untilMs - stop taking new batches at this time.
- * @param limits.rate - messages per second, or null for as fast as the batches go.
  */
-async function pass(
-  ctx: Ctx,
-  limits: { maxMessages: number; untilMs: number; rate: number | null },
-): Promise<PassResult> {
-  const { plan, deps } = ctx;
-  const out: PassResult = {
-    moved: 0,
-    keys: [],
-    duplicatesPrevented: 0,
-    resent: 0,
-    edited: 0,
-    reinflow: [],
-    late: 0,
-    lateSelected: 0,
-    leftBehind: {},
-    leftBehindIds: {},
-    sendFailures: [],
-    heldGroups: new Map(),
-    heldBehind: 0,
-    notSelected: 0,
-    complete: false,
-    lastSentAt: null,
+async function pass(ctx: Ctx, limits: PassLimits): Promise<PassResult> {
+  const p: Pass = {
+    out: {
+      moved: 0,
+      keys: [],
+      duplicatesPrevented: 0,
+      resent: 0,
+      edited: 0,
+      reinflow: [],
+      late: 0,
+      lateSelected: 0,
+      leftBehind: {},
+      leftBehindIds: {},
+      sendFailures: [],
+      heldGroups: new Map(),
+      heldBehind: 0,
+      notSelected: 0,
+      complete: false,
+      lastSentAt: null,
+    },
+    limits,
+    started: ctx.now(),
+    blockedGroups: new Set(),
+    stoppedByLimit: false,
   };
-  const started = ctx.now();
-  const blockedGroups = new Set<string>();
-  const leave = (reason: LeftBehindReason, envelope: StoredEnvelope) => {
-    out.leftBehind[reason] = (out.leftBehind[reason] ?? 0) + 1;
-    const ids = out.leftBehindIds[reason] ?? [];
-    ids.push(envelope.messageId);
-    out.leftBehindIds[reason] = ids;
-  };
-  let stoppedByLimit = false;
   const scan = await scanDlq(
-    deps.queues,
+    ctx.deps.queues,
     {
       queueUrl: ctx.sourceUrl,
       visibilityTimeoutSeconds: ctx.vt,
@@ -463,164 +476,197 @@ async function pass(
       waitTimeSeconds: 0,
       emptyReceives: 2,
     },
-    async (batch) => {
-      const results = new Map<string, VisitResult>();
-      for (const m of batch) results.set(m.MessageId as string, 'hold');
-      const envelopes = await envelopesOf(ctx, batch);
-      const late: EnvelopeWrite[] = [];
-      const ready: Ready[] = [];
-      for (const message of batch) {
-        const group = groupOf(message);
-        // FIFO: a held message holds every later message of its group in this pass, so nothing
-        // of the group overtakes it; `why` names a hold the run report must show (not a limit).
-        const hold = (why?: string) => {
-          if (group === undefined) return;
-          blockedGroups.add(group);
-          if (why !== undefined && !out.heldGroups.has(group))
-            out.heldGroups.set(group, `${message.MessageId} (${why})`);
-        };
-        if (group !== undefined && blockedGroups.has(group)) {
-          out.heldBehind += 1;
-          continue;
-        }
-        let envelope = envelopes.get(message.MessageId as string);
-        if (!envelope && plan.unpark) {
-          out.notSelected += 1;
-          hold();
-          continue; // a parked copy of another DLQ, or parked by hand
-        }
-        if (!envelope) {
-          const key = idempotencyKeyOfMessage(message, { producerKey: ctx.registration.producerKey }).key;
-          if (await returnedOfRun(ctx, key)) {
-            out.reinflow.push({ key, sourceArn: message.Attributes?.DeadLetterQueueSourceArn ?? 'unknown' });
-            hold();
-            continue;
-          }
-          const write = buildEnvelope(message, {
-            dlqArn: plan.dlqArn,
-            fifo: ctx.dlq.fifo,
-            retentionPeriodSeconds: ctx.dlq.retentionPeriodSeconds,
-            now: ctx.now(),
-            registration: ctx.registration,
-            incidentId: plan.incidentId,
-            // First seen by this run, after the inventory: Reconcile counts it a late arrival.
-            lateArrival: true,
-          });
-          // An extended-client pointer first seen here has had no HeadObject (Preflight and the
-          // recheck check the pointers of envelopes that exist): this run records it and leaves it
-          // in the DLQ, holding its FIFO group; the next run's Preflight checks its object first.
-          if (write.envelope.payload !== undefined && !plan.unpark)
-            write.envelope.stateReason = `${PAYLOAD_UNCHECKED} (run ${ctx.redriveId})`;
-          late.push(write);
-          envelope = write.envelope;
-          out.late += 1;
-        }
-        if (
-          envelope.state !== 'IN_DLQ' &&
-          !plan.unpark &&
-          !envelope.stateReason?.includes(`(run ${ctx.redriveId})`)
-        ) {
-          out.notSelected += 1;
-          hold();
-          continue; // parked or discarded by a step that has not deleted it yet
-        }
-        if (
-          envelope.state === 'IN_DLQ' &&
-          envelope.stateReason === `${PAYLOAD_UNCHECKED} (run ${ctx.redriveId})`
-        ) {
-          leave('payload-unchecked', envelope);
-          hold('extended-client payload not checked yet: the next run checks its S3 object first');
-          continue;
-        }
-        const payload = needsPayload(plan.selection) ? payloadOf(message.Body ?? '') : undefined;
-        const refused = notRedrivable(envelope, plan);
-        if (!matchesSelection(envelope, plan.selection, payload) || refused) {
-          out.notSelected += 1;
-          hold(refused ?? 'not selected');
-          continue;
-        }
-        if (!envelopes.has(message.MessageId as string)) out.lateSelected += 1;
-        if (out.moved + ready.length >= limits.maxMessages) {
-          hold();
-          continue;
-        }
-        const resolved = await targetOf(ctx, envelope);
-        if ('refusal' in resolved) {
-          leave('no-target', envelope);
-          hold('no target');
-          continue;
-        }
-        const built = buildCopy({
-          message,
-          envelope,
-          target: resolved.target,
-          key: envelope.idempotencyKey,
-          redriveId: ctx.redriveId,
-          transform: plan.transform,
-        });
-        if (!built.ok) {
-          leave(built.problem as CopyProblem, envelope);
-          hold(built.problem);
-          continue;
-        }
-        ready.push({
-          message,
-          envelope,
-          resolved,
-          copy: built.copy,
-          edited: built.edited,
-          editedSha256: built.editedSha256,
-        });
-      }
-      // Record first: envelopes of messages first seen now exist before anything is sent.
-      if (late.length > 0) {
-        const stored = await deps.envelopes.putEnvelopes(late, { deadlineMs: ctx.now() + 10_000 });
-        if (stored.unprocessed > 0)
-          throw new TransientError(
-            `${stored.unprocessed} envelope(s) of messages first seen now could not be stored`,
-          );
-      }
-      // A copy of this run came back: the consumer fails it again. Send nothing more.
-      if (out.reinflow.length > 0) {
-        stoppedByLimit = true;
-        return { results, stop: true };
-      }
-      if (ready.length > 0) {
-        if (limits.rate !== null) {
-          const due = started + ((out.moved + ready.length) / limits.rate) * 1000;
-          const wait = due - ctx.now();
-          if (wait > 0) await ctx.sleep(Math.min(wait, Math.max(0, limits.untilMs - ctx.now())));
-        }
-        const moved = await send(ctx, ready);
-        for (const r of ready) {
-          const result = moved.get(r.message.MessageId as string);
-          if (!result) continue;
-          if (result.result === 'send-failed') {
-            leave('send-failed', r.envelope);
-            out.sendFailures.push(`${r.resolved.target.arn}: ${result.code} ${result.message}`);
-            const g = groupOf(r.message);
-            if (g !== undefined) blockedGroups.add(g);
-            continue;
-          }
-          if (result.result === 'busy') continue; // another run owns it: left alone
-          if (!result.deleted) continue;
-          results.set(r.message.MessageId as string, 'consumed');
-          out.moved += 1;
-          out.keys.push(r.envelope.idempotencyKey);
-          if (result.result === 'duplicate-prevented') out.duplicatesPrevented += 1;
-          else if (result.resent) out.resent += 1;
-          if (r.edited) out.edited += 1;
-          out.lastSentAt = ctx.now();
-        }
-      }
-      const limited = out.moved >= limits.maxMessages || ctx.now() >= limits.untilMs;
-      const halt = out.reinflow.length > 0 || out.sendFailures.length > 0;
-      if (limited || halt) stoppedByLimit = true;
-      return { results, stop: limited || halt };
-    },
+    (batch) => visitBatch(ctx, p, batch),
   );
-  out.complete = !stoppedByLimit && !scan.truncated;
-  return out;
+  p.out.complete = !p.stoppedByLimit && !scan.truncated;
+  return p.out;
+}
+
+/** One received batch: admit each message, record the first-seen ones, send what is ready. */
+async function visitBatch(
+  ctx: Ctx,
+  p: Pass,
+  batch: Message[],
+): Promise<{ results: Map<string, VisitResult>; stop: boolean }> {
+  const results = new Map<string, VisitResult>();
+  for (const m of batch) results.set(m.MessageId as string, 'hold');
+  const envelopes = await envelopesOf(ctx, batch);
+  const late: EnvelopeWrite[] = [];
+  const ready: Ready[] = [];
+  for (const message of batch) {
+    const admitted = await admit(ctx, p, message, envelopes, late, ready.length);
+    if (admitted) ready.push(admitted);
+  }
+  // Record first: envelopes of messages first seen now exist before anything is sent.
+  if (late.length > 0) {
+    const stored = await ctx.deps.envelopes.putEnvelopes(late, { deadlineMs: ctx.now() + 10_000 });
+    if (stored.unprocessed > 0)
+      throw new TransientError(
+        `${stored.unprocessed} envelope(s) of messages first seen now could not be stored`,
+      );
+  }
+  // A copy of this run came back: the consumer fails it again. Send nothing more.
+  if (p.out.reinflow.length > 0) {
+    p.stoppedByLimit = true;
+    return { results, stop: true };
+  }
+  if (ready.length > 0) await sendPaced(ctx, p, ready, results);
+  const limited = p.out.moved >= p.limits.maxMessages || ctx.now() >= p.limits.untilMs;
+  const halt = p.out.sendFailures.length > 0;
+  if (limited || halt) p.stoppedByLimit = true;
+  return { results, stop: limited || halt };
+}
+
+/**
+ * A message without an envelope: a copy of this run that came back (re-inflow: null), or a
+ * message first seen now, which gets its envelope (stored before anything is sent).
+ */
+async function firstSeen(
+  ctx: Ctx,
+  p: Pass,
+  message: Message,
+  late: EnvelopeWrite[],
+): Promise<StoredEnvelope | null> {
+  const { plan } = ctx;
+  const key = idempotencyKeyOfMessage(message, { producerKey: ctx.registration.producerKey }).key;
+  if (await returnedOfRun(ctx, key)) {
+    p.out.reinflow.push({ key, sourceArn: message.Attributes?.DeadLetterQueueSourceArn ?? 'unknown' });
+    holdGroup(p, message);
+    return null;
+  }
+  const write = buildEnvelope(message, {
+    dlqArn: plan.dlqArn,
+    fifo: ctx.dlq.fifo,
+    retentionPeriodSeconds: ctx.dlq.retentionPeriodSeconds,
+    now: ctx.now(),
+    registration: ctx.registration,
+    incidentId: plan.incidentId,
+    // First seen by this run, after the inventory: Reconcile counts it a late arrival.
+    lateArrival: true,
+  });
+  // An extended-client pointer first seen here has had no HeadObject (Preflight and the recheck
+  // check the pointers of envelopes that exist): this run records it and leaves it in the DLQ,
+  // holding its FIFO group; the next run's Preflight checks its object first.
+  if (write.envelope.payload !== undefined && !plan.unpark)
+    write.envelope.stateReason = `${PAYLOAD_UNCHECKED} (run ${ctx.redriveId})`;
+  late.push(write);
+  p.out.late += 1;
+  return write.envelope;
+}
+
+/** One received message: the copy ready to send, or null when it stays (counted, its FIFO group held). */
+async function admit(
+  ctx: Ctx,
+  p: Pass,
+  message: Message,
+  envelopes: Map<string, StoredEnvelope>,
+  late: EnvelopeWrite[],
+  readyCount: number,
+): Promise<Ready | null> {
+  const { plan } = ctx;
+  const { out } = p;
+  const group = groupOf(message);
+  if (group !== undefined && p.blockedGroups.has(group)) {
+    out.heldBehind += 1;
+    return null;
+  }
+  const known = envelopes.get(message.MessageId as string);
+  if (!known && plan.unpark) {
+    out.notSelected += 1;
+    holdGroup(p, message);
+    return null; // a parked copy of another DLQ, or parked by hand
+  }
+  const envelope = known ?? (await firstSeen(ctx, p, message, late));
+  if (!envelope) return null;
+  if (
+    envelope.state !== 'IN_DLQ' &&
+    !plan.unpark &&
+    !envelope.stateReason?.includes(`(run ${ctx.redriveId})`)
+  ) {
+    out.notSelected += 1;
+    holdGroup(p, message);
+    return null; // parked or discarded by a step that has not deleted it yet
+  }
+  if (envelope.state === 'IN_DLQ' && envelope.stateReason === `${PAYLOAD_UNCHECKED} (run ${ctx.redriveId})`) {
+    leave(p, 'payload-unchecked', envelope);
+    holdGroup(p, message, 'extended-client payload not checked yet: the next run checks its S3 object first');
+    return null;
+  }
+  const payload = needsPayload(plan.selection) ? payloadOf(message.Body ?? '') : undefined;
+  const refused = notRedrivable(envelope, plan);
+  if (!matchesSelection(envelope, plan.selection, payload) || refused) {
+    out.notSelected += 1;
+    holdGroup(p, message, refused ?? 'not selected');
+    return null;
+  }
+  if (!known) out.lateSelected += 1;
+  if (out.moved + readyCount >= p.limits.maxMessages) {
+    holdGroup(p, message);
+    return null;
+  }
+  const resolved = await targetOf(ctx, envelope);
+  if ('refusal' in resolved) {
+    leave(p, 'no-target', envelope);
+    holdGroup(p, message, 'no target');
+    return null;
+  }
+  const built = buildCopy({
+    message,
+    envelope,
+    target: resolved.target,
+    key: envelope.idempotencyKey,
+    redriveId: ctx.redriveId,
+    transform: plan.transform,
+  });
+  if (!built.ok) {
+    leave(p, built.problem as CopyProblem, envelope);
+    holdGroup(p, message, built.problem);
+    return null;
+  }
+  return {
+    message,
+    envelope,
+    resolved,
+    copy: built.copy,
+    edited: built.edited,
+    editedSha256: built.editedSha256,
+  };
+}
+
+/** Sends the ready messages at the pass's rate and counts what moved, what failed, what another run owns. */
+async function sendPaced(
+  ctx: Ctx,
+  p: Pass,
+  ready: readonly Ready[],
+  results: Map<string, VisitResult>,
+): Promise<void> {
+  const { out, limits } = p;
+  if (limits.rate !== null) {
+    const due = p.started + ((out.moved + ready.length) / limits.rate) * 1000;
+    const wait = due - ctx.now();
+    if (wait > 0) await ctx.sleep(Math.min(wait, Math.max(0, limits.untilMs - ctx.now())));
+  }
+  const moved = await send(ctx, ready);
+  for (const r of ready) {
+    const result = moved.get(r.message.MessageId as string);
+    if (!result) continue;
+    if (result.result === 'send-failed') {
+      leave(p, 'send-failed', r.envelope);
+      out.sendFailures.push(`${r.resolved.target.arn}: ${result.code} ${result.message}`);
+      const g = groupOf(r.message);
+      if (g !== undefined) p.blockedGroups.add(g);
+      continue;
+    }
+    if (result.result === 'busy') continue; // another run owns it: left alone
+    if (!result.deleted) continue;
+    results.set(r.message.MessageId as string, 'consumed');
+    out.moved += 1;
+    out.keys.push(r.envelope.idempotencyKey);
+    if (result.result === 'duplicate-prevented') out.duplicatesPrevented += 1;
+    else if (result.resent) out.resent += 1;
+    if (r.edited) out.edited += 1;
+    out.lastSentAt = ctx.now();
+  }
 }
 
 /** The envelopes of a received batch: by DLQ MessageId, or (un-park) by content among the parked ones. */
@@ -733,12 +779,6 @@ async function send(ctx: Ctx, ready: readonly Ready[]): Promise<Map<string, Batc
   return new Map(results.map((r) => [r.id, r]));
 }
 
-const addCounts = (a: Record<string, number>, b: Partial<Record<string, number>>) => {
-  const out = { ...a };
-  for (const [k, v] of Object.entries(b)) out[k] = (out[k] ?? 0) + (v ?? 0);
-  return out;
-};
-
 /**
  * The left-behind envelopes of the state so far plus a pass's, each MessageId once per reason
  * (a held message stays in the DLQ and every later pass sees it again).
@@ -752,12 +792,6 @@ function unionIds(
     out[reason] = [...new Set([...(out[reason] ?? []), ...(ids ?? [])])];
   return out;
 }
-
-const describeLeft = (left: Record<string, number>) =>
-  Object.entries(left)
-    .filter(([, n]) => n > 0)
-    .map(([why, n]) => `${n} ${why}`)
-    .join(', ');
 
 /**
  * MoverSample: moves up to `plan.sampleSize` selected messages, as fast as the batches go, and
@@ -796,47 +830,106 @@ export async function moverSample(input: MoverInput, deps: MoverDeps): Promise<M
   };
 }
 
+/** The ASL decision of a policy action. */
+const DECISION_OF: Partial<Record<RampVerdict['action'], MoverDecision>> = {
+  drain: 'drain',
+  halt: 'halt',
+  done: 'done',
+  cancelled: 'cancelled',
+};
+
+/** The state with a verdict applied; nothing moves while the run drains or once it ended. */
+function applied(state: MoverState, v: RampVerdict, now: number): MoverState {
+  const decision = DECISION_OF[v.action] ?? 'continue';
+  const next = { ...state, ...v.patch, decision, rateIndex: v.rateIndex, rate: v.rate };
+  return {
+    ...next,
+    ...(decision === 'continue' ? {} : rateInForce(next, 0, now, next.moved)),
+    waitSeconds: decision === 'drain' ? v.dwellSeconds : 0,
+    why: v.why,
+    reason: rampReasonText(v.why),
+  };
+}
+
 /**
- * MoverStep: one step of the ramp (see the module comment).
+ * MoverStep: one step of the ramp (see the module comment): measure a pass, ask the policy, act.
  * @throws TransientError on throttling/5xx (safe to retry: the ledger resumes what was recorded).
  */
 export async function moverStep(input: MoverInput, deps: MoverDeps): Promise<MoverState> {
   const now = (deps.now ?? Date.now)();
   const prev =
-    input.mover && input.mover.decision !== 'start' ? (input.mover as MoverState) : initialState(input, now);
-  const state: MoverState = { ...prev, steps: prev.steps + 1, waitSeconds: 0 };
+    input.mover && input.mover.decision !== 'start'
+      ? MoverState.parse(input.mover)
+      : initialState(input, now);
+  const state: MoverState = {
+    ...prev,
+    steps: prev.steps + 1,
+    waitSeconds: 0,
+    returnWindowSeconds: input.preflight.verifyWindowSeconds,
+  };
   const { plan } = input;
-  const returnWindowMs = input.preflight.verifyWindowSeconds * 1000;
   const cancel = await deps.cancelRequests?.get(plan.incidentId, input.executionName ?? plan.incidentId);
-  if (cancel)
-    return {
-      ...state,
-      decision: 'cancelled',
-      reason: `cancelled by ${cancel.by} (${cancel.via}) at ${new Date(cancel.at).toISOString()}${cancel.reason ? `: ${cancel.reason}` : ''}; ${state.moved} message(s) moved before the cancel, the rest stays in the DLQ`,
-    };
-  if (state.steps > MAX_MOVER_STEPS)
-    return {
-      ...state,
-      decision: 'halt',
-      reason: `${MAX_MOVER_STEPS} mover steps, the most 25,000 history events hold; ${state.moved} moved, the rest stays in the DLQ: start the redrive again`,
-    };
-  if (state.drainUntil !== null && now < state.drainUntil) {
-    const wait = Math.ceil((state.drainUntil - now) / 1000);
-    return {
-      ...state,
-      steps: prev.steps,
-      decision: 'drain',
-      waitSeconds: wait,
-      reason: `draining: ${wait} s left of the return window`,
-    };
+  if (cancel) {
+    const why = {
+      code: 'cancelled',
+      ...cancel,
+      note: cancel.reason ?? null,
+      moved: state.moved,
+      restInDlq: true,
+    } as const;
+    return applied(state, eventVerdict(plan, state, { now, moved: state.moved }, why), now);
   }
+  const pre = moverPreStep(plan, state, { now, moved: state.moved, steps: state.steps });
+  // A drain that still waits is not a step.
+  if (pre) return applied(pre.action === 'drain' ? { ...state, steps: prev.steps } : state, pre, now);
   const ctx = await context(input, deps);
-  const budget = Math.min(plan.dwellSeconds * 1000, Math.max(1000, deps.remainingTimeMs() - TIME_MARGIN_MS));
+  const budgetMs = Math.min(
+    plan.dwellSeconds * 1000,
+    Math.max(1000, deps.remainingTimeMs() - TIME_MARGIN_MS),
+  );
+  const passStartedAt = ctx.now();
+  const running: MoverState = { ...state, ...rateInForce(state, state.rate, passStartedAt, state.moved) };
   const result = await pass(ctx, {
-    maxMessages: Number.MAX_SAFE_INTEGER,
-    untilMs: ctx.now() + budget,
+    maxMessages: stepBudget(state.rate, budgetMs / 1000),
+    untilMs: passStartedAt + budgetMs,
     rate: state.rate,
   });
+  const next = tally(running, result);
+  const empty = result.complete && result.moved === 0 && result.reinflow.length === 0;
+  // An empty pass is not an empty queue while messages are in flight.
+  const inFlight =
+    empty && result.sendFailures.length === 0 ? (await deps.queues.describe(ctx.sourceUrl)).inFlight : null;
+  const v = moverVerdict(plan, running, {
+    now: ctx.now(),
+    passStartedAt,
+    moved: next.moved,
+    passMoved: result.moved,
+    returned: result.reinflow.length,
+    returnedBySource: countSources(result.reinflow),
+    sendFailures: result.sendFailures,
+    complete: result.complete,
+    inFlight,
+    lastSentAt: next.lastSentAt,
+    visibilitySeconds: ctx.vt,
+    queue: ctx.sourceUrl.split('/').pop() ?? ctx.sourceUrl,
+    selected: next.selected,
+    left: next.leftBehind,
+    fifoHeld: next.heldBehind ?? 0,
+    notSelected: next.notSelected ?? 0,
+    heldGroups: next.fifoGroupsHeld ?? null,
+  });
+  return applied(next, v, ctx.now());
+}
+
+/** Re-inflow by the source queue it came back from. */
+function countSources(returned: ReadonlyArray<{ sourceArn: string }>): Record<string, number> {
+  const bySource: Record<string, number> = {};
+  for (const r of returned) bySource[r.sourceArn] = (bySource[r.sourceArn] ?? 0) + 1;
+  return bySource;
+}
+
+/** The state's counts with a pass's added (what moved, what was left, what FIFO holds). */
+function tally(state: MoverState, result: PassResult): MoverState {
   const next: MoverState = {
     ...state,
     moved: state.moved + result.moved,
@@ -847,8 +940,7 @@ export async function moverStep(input: MoverInput, deps: MoverDeps): Promise<Mov
     possibleDuplicateSends: state.possibleDuplicateSends + result.resent,
     edited: state.edited + result.edited,
   };
-  // A state of an older step has counts only: its held messages are still in the DLQ, and this
-  // pass sees them again.
+  // A held message is still in the DLQ, and every later pass sees it again: count it once.
   next.leftBehindIds = unionIds(state.leftBehindIds, result.leftBehindIds);
   next.leftBehind = Object.fromEntries(
     Object.entries(next.leftBehindIds).map(([reason, ids]) => [reason, ids.length]),
@@ -864,95 +956,5 @@ export async function moverStep(input: MoverInput, deps: MoverDeps): Promise<Mov
         .slice(0, HELD_GROUP_EXAMPLES)
         .map(([group, at]) => `${group} at ${at}`),
     };
-  if (result.reinflow.length > 0) {
-    const bySource = addCounts(
-      state.reinflowBySource,
-      Object.fromEntries(
-        [...new Set(result.reinflow.map((r) => r.sourceArn))].map((s) => [
-          s,
-          result.reinflow.filter((r) => r.sourceArn === s).length,
-        ]),
-      ),
-    );
-    const atRisk = Math.max(0, next.moved - state.moved + state.exposure.atRisk);
-    return {
-      ...next,
-      decision: 'halt',
-      reinflow: state.reinflow + result.reinflow.length,
-      reinflowBySource: bySource,
-      drainUntil: null,
-      exposure: { returned: state.reinflow + result.reinflow.length, atRisk },
-      reason: `re-inflow: ${result.reinflow.length} message(s) this run sent came back to the DLQ (${Object.entries(
-        bySource,
-      )
-        .map(([s, n]) => `${s.split(':').pop()}: ${n}`)
-        .join(
-          ', ',
-        )}): the consumer fails them again; stopped after ${next.moved} moved, up to ${atRisk} moved since the last clean step may still come back; the rest stays in the DLQ`,
-    };
-  }
-  if (result.sendFailures.length > 0)
-    return {
-      ...next,
-      decision: 'halt',
-      reason: `the target refused ${result.sendFailures.length} message(s) (${result.sendFailures.slice(0, 3).join('; ')}): they stay in the DLQ; ${next.moved} moved`,
-    };
-  const held = next.fifoGroupsHeld?.groups
-    ? `; FIFO: ${next.fifoGroupsHeld.groups} message group(s) held in the DLQ from their first message that may not be moved, in order (${next.fifoGroupsHeld.examples.join('; ')}${next.fifoGroupsHeld.groups > HELD_GROUP_EXAMPLES ? '; ...' : ''})`
-    : '';
-  const left = describeLeft(next.leftBehind);
-  if (result.complete && result.moved === 0) {
-    // An empty pass is not an empty queue while messages are in flight: an invocation that died
-    // after its receives (a crash between send and delete, retried by the workflow within seconds)
-    // still holds them invisible. Wait one visibility timeout and pass again; only a pass with
-    // nothing in flight may end the run (breaker F1, session 3).
-    const { inFlight } = await deps.queues.describe(ctx.sourceUrl);
-    if (inFlight > 0)
-      return {
-        ...next,
-        decision: 'drain',
-        waitSeconds: ctx.vt,
-        reason: `${inFlight} message(s) of ${ctx.sourceUrl.split('/').pop()} are in flight (an unfinished invocation or another reader): waiting ${ctx.vt} s, their visibility timeout; ${next.moved} moved so far`,
-      };
-    // Nothing more to move: the last sends need their return window before the run is complete.
-    const until = (next.lastSentAt ?? now) + returnWindowMs;
-    if (state.drainUntil === null && ctx.now() < until) {
-      const wait = Math.max(1, Math.ceil((until - ctx.now()) / 1000));
-      return {
-        ...next,
-        decision: 'drain',
-        drainUntil: until,
-        waitSeconds: wait,
-        exposure: { returned: 0, atRisk: next.moved - (state.moved - state.exposure.atRisk) },
-        reason: `${next.moved} message(s) moved; holding ${wait} s: the last of them need their return window (${input.preflight.verifyWindowSeconds} s)`,
-      };
-    }
-    // What the run saw, each message once: moved + left + held behind a FIFO group's first
-    // message that may not move + not selected (the last two as the final pass saw the queue).
-    const leftN = Object.values(next.leftBehind).reduce((n, v) => n + v, 0);
-    const fifoHeld = next.heldBehind ?? 0;
-    const notSelected = next.notSelected ?? 0;
-    return {
-      ...next,
-      decision: 'done',
-      drainUntil: null,
-      exposure: { returned: 0, atRisk: 0 },
-      reason: `the recording mover moved ${next.moved} message(s) of ${next.moved + leftN} selected; none came back within the return window (${input.preflight.verifyWindowSeconds} s)${left ? `; left in the DLQ: ${left}` : ''}; ${next.moved} moved + ${leftN} left + ${fifoHeld} FIFO-held + ${notSelected} not selected = ${next.moved + leftN + fifoHeld + notSelected} seen${held}`,
-    };
-  }
-  // A rate is kept for one dwell and one return window without re-inflow before the next one.
-  const clean = ctx.now() - state.rateSince >= plan.dwellSeconds * 1000 + returnWindowMs;
-  const top = plan.rampRates.length - 1;
-  const stepUp = clean && state.rateIndex < top;
-  const rateIndex = stepUp ? state.rateIndex + 1 : state.rateIndex;
-  return {
-    ...next,
-    decision: 'continue',
-    drainUntil: null,
-    rateIndex,
-    rate: plan.rampRates[rateIndex] ?? state.rate,
-    rateSince: stepUp ? ctx.now() : state.rateSince,
-    exposure: { returned: 0, atRisk: clean ? result.moved : state.exposure.atRisk + result.moved },
-    reason: `${result.moved} moved at ${state.rate} msg/s (${next.moved} of ${next.selected} selected)${stepUp ? `; no re-inflow for a dwell and a return window: next ${plan.rampRates[rateIndex]} msg/s` : ''}${left ? `; left in the DLQ: ${left}` : ''}`,
-  };
+  return next;
 }

@@ -21,6 +21,8 @@ import {
 } from '#incident/notifier.js';
 import type { WorkflowLeaseStore } from '#incident/workflow-lease.js';
 import { outcomeMetric, type PipelineMetric, type RunMetrics } from '#platform/metrics.js';
+import { exposureBoundOf } from '#platform/reasons.js';
+import { exposureBoundText } from '#platform/reasons-text.js';
 import * as z from '#platform/zod.js';
 import { cancelOrphanedTask, type MoveTaskRecords, type OrphanedTask } from '#transfer/move-task-record.js';
 import type { MoveTasks } from '#transfer/move-tasks.js';
@@ -128,6 +130,8 @@ function counts(run: Run): Fields {
   if (num(ramp.rate) !== null) fields.lastRate = num(ramp.rate);
   if (str(ramp.status)) fields.moveTaskStatus = str(ramp.status);
   if (str(ramp.failureReason)) fields.failureReason = str(ramp.failureReason);
+  const exposure = exposureBoundOf(ramp);
+  if (exposure) fields.exposureBound = exposureBoundText(exposure);
   // Moved by the move tasks: Reconcile's figure from evidence (capped by what the tasks report),
   // else the ramp's (earlier tasks of the run included). The recording mover's $.ramp is its own
   // state (it has `steps`): what it moved is `movedByMover`, never the task's.
@@ -287,6 +291,7 @@ export async function notify(input: NotifyInput, deps: NotifyDeps): Promise<Noti
             // Which execution's end this is: execution-ended leaves an end Notify recorded alone.
             runEndedBy: input.executionName ?? run.plan?.incidentId,
             ...(run.ramp ? { ramp: run.ramp } : {}),
+            ...exposureFields(run.ramp),
             ...(run.reconcile ? { reconcile: run.reconcile } : {}),
             ...(warnings.length > 0 ? { warnings } : {}),
           });
@@ -294,6 +299,12 @@ export async function notify(input: NotifyInput, deps: NotifyDeps): Promise<Noti
   if (run.plan && deps.metrics)
     deps.metrics.record(run.plan.dlqArn, runMetrics(input, (deps.now ?? Date.now)()));
   return { notified: true, outcome, text, recorded, leaseReleased, orphanedTask };
+}
+
+/** The run's exposure bound and its basis on the incident item, for every run that ramped. */
+function exposureFields(ramp: unknown): Record<string, unknown> {
+  const exposure = exposureBoundOf(ramp);
+  return exposure ? { exposureBound: exposure.bound, exposureBasis: exposure.basis } : {};
 }
 
 /** Notify's metrics: one run of this outcome, its duration, the messages the ramp saw come back. */

@@ -6,6 +6,7 @@
 
 import { type OnCallReport, onCallReportLines } from '#incident/on-call-report.js';
 import { clockText } from '#platform/clock-text.js';
+import type { RampReason } from '#platform/reasons.js';
 import type { ReconcileResult } from '../../functions/reconcile/reconcile.js';
 
 /** Counts from the workflow's Reconcile step (`$.reconcile`, docs/contracts.md). */
@@ -123,6 +124,10 @@ export interface RunReport {
   exposureBound: number;
   /** How `exposureBound` was computed. */
   exposureBoundBasis: string;
+  /** Why the ramp ended where it did, as a code and numbers (`reason` renders it), or null without a ramp. */
+  rampReason?: RampReason | null;
+  /** What a redrive with no gate would have exposed in this run, when the scenario can tell. */
+  gatelessExposure?: { value: number; basis: string };
   /** Messages in the DLQ when the alarm fired (what the incident dead-lettered). */
   deadLettered: number;
   /** Billed state transitions of the run (every execution of it). */
@@ -222,24 +227,6 @@ export function wrapText(text: string, width: number): string[] {
     lines.push(rest);
   }
   return lines;
-}
-
-/**
- * The dwell in the exposure bound's basis: the step's real dwell, and why it is longer than the
- * plan's when it is (a move task's step waits at least one return window before its first check:
- * functions/move-task/move-task.ts; the top rate's dwell can grow to fit the gate checks left).
- */
-export function dwellText(
-  dwellSeconds: number,
-  planDwellSeconds?: number,
-  returnWindowSeconds?: number,
-): string {
-  if (planDwellSeconds === undefined || dwellSeconds <= planDwellSeconds) return `${dwellSeconds} s dwell`;
-  const why =
-    returnWindowSeconds !== undefined && dwellSeconds === Math.ceil(returnWindowSeconds)
-      ? "a step's first check waits one return window"
-      : 'lengthened to fit the gate checks left';
-  return `${dwellSeconds} s dwell: the plan's ${planDwellSeconds} s, ${why}`;
 }
 
 /**

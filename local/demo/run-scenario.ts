@@ -15,6 +15,8 @@ import { createAuditTrail } from '#incident/audit-trail.js';
 import { createIncidentStore, incidentIdOf } from '#incident/incident-store.js';
 import { buildOnCallReport, type OnCallReport } from '#incident/on-call-report.js';
 import { sqsClient } from '#platform/clients.js';
+import { exposureBoundOf, type RampReason } from '#platform/reasons.js';
+import { exposureBasisText } from '#platform/reasons-text.js';
 import { normaliseAlarmEvent } from '../../functions/triage/alarm-event.js';
 import type { TriageResult } from '../../functions/triage/triage.js';
 import { createAlarmEvaluator } from '../alarm-evaluator.js';
@@ -32,7 +34,6 @@ import { queueDepth } from './queues.js';
 import {
   conservationProblems,
   countsAddUp,
-  dwellText,
   exposureProblems,
   type LaterRun,
   type RunReport,
@@ -124,56 +125,17 @@ const RAMP_STATES = new Set(['StartMoveTask', 'CheckProgress', 'StepUp', 'Resume
 const num = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
 
 /**
- * The exposure bound of a ramp that runs at `rate` msg/s: a consumer that breaks is detected
- * within one dwell plus one return window, so at most rate x (return window + dwell) messages
- * reach it in the meantime.
+ * The bound that applies to any run: the samples, plus, when the ramp ran, the bound the ramp
+ * policy stated (the rates in force over the return window: functions/shared/transfer/ramp-policy.ts).
  */
-export function rampExposureBound(
-  rate: number,
-  returnWindowSeconds: number,
-  dwellSeconds: number,
-  sampled = 0,
-  planDwellSeconds?: number,
-): ExposureBound {
-  const value = sampled + rate * (returnWindowSeconds + dwellSeconds);
-  const ramp = `${rate} msg/s x (${returnWindowSeconds} s return window + ${dwellText(dwellSeconds, planDwellSeconds, returnWindowSeconds)})`;
-  return { value, basis: sampled > 0 ? `${sampled} sampled + ${ramp}` : ramp };
-}
-
-/** The plan's dwell (ValidateInput's), seconds, when the run got that far. */
-export function planDwellOf(ctx: Pick<ScenarioContext, 'taskResults'>): number | undefined {
-  const dwell = (ctx.taskResults.ValidateInput as Json | undefined)?.dwellSeconds;
-  return typeof dwell === 'number' ? dwell : undefined;
-}
-
-/** The return window the ramp reported, else the verification window Preflight computed, seconds. */
-export function returnWindowOf(ctx: Pick<ScenarioContext, 'ramp' | 'taskResults'>): number {
-  const fromRamp = ctx.ramp?.returnWindowSeconds;
-  if (typeof fromRamp === 'number') return fromRamp;
-  return num((ctx.taskResults.Preflight as Json | undefined)?.verifyWindowSeconds);
-}
-
-/**
- * The bound that applies to any run: the samples, plus, when the ramp ran, its worst step
- * (rate x (return window + dwell)).
- */
-function defaultExposureBound(
-  report: RunReport,
-  rampSteps: ReadonlyArray<{ rate: number; dwellSeconds: number }>,
-  returnWindowSeconds: number,
-  planDwellSeconds?: number,
-): ExposureBound {
-  if (rampSteps.length === 0)
-    return { value: report.sampled, basis: `${report.sampled} sampled; nothing bulk-moved` };
-  const cost = (s: { rate: number; dwellSeconds: number }) => s.rate * (returnWindowSeconds + s.dwellSeconds);
-  const worst = rampSteps.reduce((a, b) => (cost(b) > cost(a) ? b : a));
-  return rampExposureBound(
-    worst.rate,
-    returnWindowSeconds,
-    worst.dwellSeconds,
-    report.sampled,
-    planDwellSeconds,
-  );
+export function policyExposureBound(ramp: unknown, sampled: number): ExposureBound {
+  const stated = exposureBoundOf(ramp);
+  if (!stated) return { value: sampled, basis: `${sampled} sampled; nothing bulk-moved` };
+  const basis = exposureBasisText(stated.basis);
+  return {
+    value: sampled + stated.bound,
+    basis: sampled > 0 ? `${sampled} sampled + ${basis}` : basis,
+  };
 }
 
 /** RecordFailure's sentence (a Failed run's reason), if the run got that far. */
@@ -256,8 +218,6 @@ export interface LocalIncidentRun {
   result: ExecutionResult;
   /** Every execution of the run, first to last. */
   chain: ExecutionResult[];
-  /** Every ramp result with a task (rate, dwell), in order. */
-  rampSteps: Array<{ rate: number; dwellSeconds: number }>;
   startedAt: number;
 }
 
@@ -305,7 +265,6 @@ export async function runLocalIncident(options: LocalIncidentOptions): Promise<L
     laterRuns: [],
     standins: options.standins,
   };
-  const rampSteps: Array<{ rate: number; dwellSeconds: number }> = [];
   try {
     ctx.say(
       `${incident.origin ? `Every ${ORIGIN_DELIVERY[incident.origin.kind]} ended` : 'Source queue drained'}: ${consumer.stats.processed} processed, ${incident.dlqDepth} dead-lettered to ${queues.dlqArn} (${incident.produced.poisonIds.length} poison).`,
@@ -354,16 +313,7 @@ export async function runLocalIncident(options: LocalIncidentOptions): Promise<L
         taskResults[state] = result;
         const r = (result ?? {}) as Json;
         narrate(ctx, state, r);
-        if (RAMP_STATES.has(state)) {
-          ctx.ramp = r;
-          if (r.taskHandle) rampSteps.push({ rate: num(r.rate), dwellSeconds: num(r.dwellSeconds) });
-          // The recording mover ramps too: each rate it reaches is a step of the plan's dwell.
-          else if (state === 'MoverStep' && num(r.rate) > 0 && rampSteps.at(-1)?.rate !== num(r.rate))
-            rampSteps.push({
-              rate: num(r.rate),
-              dwellSeconds: num((taskResults.ValidateInput as Json | undefined)?.dwellSeconds),
-            });
-        }
+        if (RAMP_STATES.has(state)) ctx.ramp = r;
         await options.onTaskResult?.(ctx, state, result);
         await extra.onTaskResult?.(state, result, executionName);
       },
@@ -408,7 +358,6 @@ export async function runLocalIncident(options: LocalIncidentOptions): Promise<L
       execution,
       result,
       chain,
-      rampSteps,
       startedAt,
     };
   } finally {
@@ -474,6 +423,7 @@ export async function runScenario(scenario: Scenario, options: RunScenarioOption
     status: result.status,
     outcome,
     reason: reasonOf(outcome, ctx, result.cause),
+    rampReason: (ramp.why as RampReason | undefined) ?? null,
     inventoried,
     redriven: reconcile?.redriven ?? 0,
     parked: reconcile?.parked ?? 0,
@@ -518,11 +468,11 @@ export async function runScenario(scenario: Scenario, options: RunScenarioOption
     },
     durationMs: 0,
   };
-  const bound =
-    scenario.exposureBound?.(ctx, report) ??
-    defaultExposureBound(report, run.rampSteps, returnWindowOf(ctx), planDwellOf(ctx));
+  const bound = scenario.exposureBound?.(ctx, report) ?? policyExposureBound(ctx.ramp, report.sampled);
   report.exposureBound = bound.value;
   report.exposureBoundBasis = bound.basis;
+  const gateless = scenario.gatelessExposure?.(ctx, report);
+  if (gateless) report.gatelessExposure = gateless;
   const problems: string[] = [];
   if (outcome !== scenario.expected.outcome)
     problems.push(`ended ${outcome ?? 'nowhere'}, expected ${scenario.expected.outcome}`);

@@ -69,7 +69,7 @@ describe('MoveTask against the local stack', () => {
       preflight: { sourceArns: [dlq.sources[0]?.arn as string], verifyWindowSeconds: 1 },
     });
     expect(ramp.decision).toBe('refuse');
-    expect(ramp.reason).toContain(`move task ${console.TaskHandle} on this DLQ was not started by this run`);
+    expect(ramp.why).toMatchObject({ code: 'foreign-task', taskHandle: console.TaskHandle });
     const real = createMoveTasks();
     expect((await real.list(dlq.dlqArn)).map((t) => t.taskHandle)).toEqual([console.TaskHandle]);
     await real.cancel(console.TaskHandle as string);
@@ -128,7 +128,7 @@ describe('MoveTask against the local stack', () => {
     expect(checked.failureReason).toBe('AWS.SimpleQueueService.NonExistentQueue');
     expect(checked.movedBefore).toBeGreaterThan(0);
     expect(checked.movedBefore).toBeLessThan(10);
-    expect(checked.reason).toContain(`after moving ${checked.movedBefore} of 10`);
+    expect(checked.why).toMatchObject({ code: 'task-failed', moved: checked.movedBefore, toMove: 10 });
     expect((await drain(sqsClient(), dlq.dlqUrl)).length).toBeGreaterThan(0);
   });
 

@@ -201,7 +201,7 @@ describe('the recording mover against the local stack', () => {
     // that are not JSON (a merge patch cannot apply): still two messages.
     expect(state.steps).toBeGreaterThanOrEqual(2);
     expect([state.decision, state.moved, state.leftBehind['not-json']]).toEqual(['done', 3, 2]);
-    expect(state.reason).toContain('left in the DLQ: 2 not-json');
+    expect(state.why).toMatchObject({ code: 'mover-done', moved: 3, left: { 'not-json': 2 } });
     expect((await queueDepth(sqsClient(), dlq.dlqUrl)).visible).toBe(2);
   });
 
@@ -274,7 +274,7 @@ describe('the recording mover against the local stack', () => {
     );
     const state = (await invoke({ action: 'step', plan, preflight: preflight(), sample })) as MoverState;
     expect([state.decision, state.reinflow]).toEqual(['halt', 1]);
-    expect(state.reason).toMatch(/re-inflow: 1 message/);
+    expect(state.why).toMatchObject({ code: 'reinflow', returned: 1, moved: 2 });
     // The batch that held the returned copy sent nothing: the rest stays in the DLQ.
     expect(state.moved).toBe(2);
     expect(await createEnvelopeStore().countEnvelopes(dlq.dlqArn, 'IN_DLQ')).toBe(6);

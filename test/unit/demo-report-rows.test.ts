@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { stepSecondsText } from '#incident/on-call-report.js';
 import { describeRequest } from '../../local/approver.js';
-import { dwellText, formatReport, type RunReport, workflowEndedLine } from '../../local/demo/report.js';
+import { formatReport, type RunReport, workflowEndedLine } from '../../local/demo/report.js';
 import { SAMPLE_RUN_REPORT } from '../support/run-report-fixture.js';
 
 const BASE = SAMPLE_RUN_REPORT;
@@ -46,14 +46,6 @@ describe('the dwell a move-task ramp really has (plan 2 s, return window 5 s)', 
     );
     expect(stepSecondsText(60, 32)).toBe('60 s per step');
     expect(stepSecondsText(2)).toBe('2 s per step');
-  });
-
-  it("the exposure bound's basis says why its dwell is longer than the plan's", () => {
-    expect(dwellText(5, 2, 5)).toBe(
-      "5 s dwell: the plan's 2 s, a step's first check waits one return window",
-    );
-    expect(dwellText(2, 2, 5)).toBe('2 s dwell');
-    expect(dwellText(40, 2, 5)).toBe("40 s dwell: the plan's 2 s, lengthened to fit the gate checks left");
   });
 });
 

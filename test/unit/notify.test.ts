@@ -88,6 +88,26 @@ describe('Notify', () => {
     expect(incidents.patches[0]).toEqual(['inc-1', expect.objectContaining({ outcome: 'halted', ramp })]);
   });
 
+  it('records the exposure bound and its basis on the incident item for a run that ramped, and names it in the notice', async () => {
+    const notifier = createMemoryNotifier();
+    const incidents = recorder();
+    const basis = {
+      returnWindowSeconds: 5,
+      cleanAt: 10_000,
+      from: 5000,
+      to: 20_000,
+      terms: [{ rate: 25, seconds: 10, messages: 250 }],
+    };
+    const ramp = { rate: 25, moved: 150, reason: 're-inflow', exposurePeak: { bound: 250, basis } };
+    await notify({ outcome: 'halted', run: { plan, ramp } }, { notifier, incidents });
+    expect(incidents.patches[0]?.[1]).toMatchObject({ exposureBound: 250, exposureBasis: basis });
+    expect(String(notifier.sent[0]?.fields?.exposureBound)).toMatch(
+      /^250 message\(s\) at most: 25 msg\/s x 10 s/,
+    );
+    await notify({ outcome: 'rejected', run: { plan } }, { notifier, incidents });
+    expect(incidents.patches[1]?.[1]).not.toHaveProperty('exposureBound');
+  });
+
   it("counts a task run's moves from Reconcile's evidence (earlier tasks included) and a recording-mover run's as movedByMover, never as the task's", async () => {
     const notifier = createMemoryNotifier();
     const taskRun = {

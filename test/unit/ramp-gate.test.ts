@@ -197,7 +197,7 @@ describe('StartMoveTask: late arrivals before the first task (N02) and ownership
       101,
       null,
     ]);
-    expect(ramp.reason).toContain('3 late arrival(s) inventoried, 2 of them must not be redriven');
+    expect(ramp.why).toMatchObject({ code: 'late-to-park', late: 3, toPark: 2 });
   });
 
   it('N02 starts right after the inventory when no late arrival needs parking', async () => {
@@ -215,7 +215,10 @@ describe('StartMoveTask: late arrivals before the first task (N02) and ownership
     });
     const ramp = await run(w.deps, 'start');
     expect(ramp.decision).toBe('halt');
-    expect(ramp.reason).toContain('the inventory stopped (time) after 90 message(s)');
+    expect(ramp.why).toMatchObject({
+      code: 'inventory-partial',
+      detail: 'the inventory stopped (time) after 90 message(s)',
+    });
     expect(w.log).not.toContain('start 5');
   });
 
@@ -224,7 +227,7 @@ describe('StartMoveTask: late arrivals before the first task (N02) and ownership
     w.state.tasks = [task({ taskHandle: 'H-console', rate: 5, startedAt: T0 - 8000, moved: 7 })];
     const ramp = await run(w.deps, 'start');
     expect(ramp.decision).toBe('refuse');
-    expect(ramp.reason).toContain('move task H-console on this DLQ was not started by this run');
+    expect(ramp.why).toMatchObject({ code: 'foreign-task', taskHandle: 'H-console' });
     expect(w.log).toEqual([]);
   });
 
@@ -244,7 +247,7 @@ describe('StartMoveTask: late arrivals before the first task (N02) and ownership
     w.state.tasks = [task({ taskHandle: 'H-console', startedAt: T0 - 10_000 })];
     const ramp = await run(w.deps, 'start');
     expect([ramp.decision, ramp.taskHandle]).toEqual(['refuse', null]);
-    expect(ramp.reason).toContain('H-console');
+    expect(ramp.why).toMatchObject({ code: 'foreign-task', taskHandle: 'H-console' });
   });
 
   it('takes the task its own first call started when the SDK repeated that call and SQS refused the repeat', async () => {
@@ -279,14 +282,23 @@ describe('CheckProgress: the health gate by accounting', () => {
     // 50 more moved; 3 of them come back behind the 210 still to move.
     (w.state.tasks[0] as MoveTask).moved = 90;
     w.state.depth = 210 + 3;
+    w.state.now += 60_000;
     const out = await run(w.deps, 'check', { ...clean, decision: 'hold' });
     expect(w.log.slice(-2)).toEqual(['cancel H1', 'inventory']);
     expect([out.decision, out.excess, out.reinflow]).toEqual(['halt', 3, 3]);
     expect(out.reinflowBySource).toEqual({ [ORDERS]: 2, [PAYMENTS]: 1 });
-    expect(out.exposure).toEqual({ returned: 3, atRisk: 50 });
-    expect(out.reason).toContain(
-      're-inflow: 3 message(s) this run redriven came back to the DLQ (orders: 2, payments: 1)',
-    );
+    // The bound: 5 msg/s in force from one return window (12 s) before the clean check, 60 s ago
+    // (360 by the rate), capped by what the task moved in all (90).
+    expect(out.exposure).toMatchObject({ returned: 3, atRisk: 50, bound: 90 });
+    expect(out.exposure.basis.terms).toEqual([{ rate: 5, seconds: 72, messages: 90 }]);
+    expect(out.why).toMatchObject({
+      code: 'reinflow',
+      returned: 3,
+      bySource: { [ORDERS]: 2, [PAYMENTS]: 1 },
+      moved: 90,
+      atRisk: 50,
+      after: { code: 'excess', depth: 213, expected: 210, excess: 3 },
+    });
   });
 
   it('N02 holds the ramp for late arrivals found during it, parks their poison and then resumes at the same rate', async () => {
@@ -327,11 +339,11 @@ describe('CheckProgress: the health gate by accounting', () => {
       WINDOW,
       w.state.now + WINDOW * 1000,
     ]);
-    expect(waiting.reason).toContain(`return window (${WINDOW} s)`);
+    expect(waiting.why).toMatchObject({ code: 'drain-wait', returnWindowSeconds: WINDOW });
     w.state.now += WINDOW * 1000;
     const done = await run(w.deps, 'check', waiting);
     expect([done.decision, done.movedBefore]).toEqual(['done', 300]);
-    expect(done.reason).toContain('none came back within the return window');
+    expect(done.why).toMatchObject({ code: 'done', returnWindowSeconds: WINDOW });
   });
 
   it('halts when moved messages come back during the last return window', async () => {
@@ -366,10 +378,10 @@ describe('CheckProgress: the health gate by accounting', () => {
     const w = world({ depth: 300, backlog: 5 * 60 * 2 + 1 });
     const out = await run(w.deps, 'check', await started(w, 40));
     expect(out.decision).toBe('hold');
-    expect(out.reason).toContain('source backlog 601 exceeds 600');
+    expect(out.why).toEqual({ code: 'backlog', backlog: 601, limit: 600, factor: 2, rate: 5 });
   });
 
-  it('keeps the plan dwell at the top rate, so the exposure bound rate x (return window + dwell) holds', async () => {
+  it('keeps the plan dwell at the top rate, so the exposure window stays one dwell and one return window', async () => {
     const w = world({ depth: 200_000 });
     const top = { ...(await started(w, 0)), rateIndex: 2, rate: 200 };
     (w.state.tasks[0] as MoveTask).rate = 200;
@@ -395,7 +407,7 @@ describe('CheckProgress: the health gate by accounting', () => {
     const out = await run(w.deps, 'check', { ...ramp, checks: MAX_GATE_CHECKS });
     expect(w.log.at(-1)).toBe('cancel H1');
     expect([out.decision, out.movedBefore]).toEqual(['halt', 10]);
-    expect(out.reason).toContain(`bound of ${MAX_GATE_CHECKS} gate checks`);
+    expect(out.why).toMatchObject({ code: 'check-bound', maxChecks: MAX_GATE_CHECKS });
   });
 
   it('C06 refuses, never supervises, a task someone else started after ours ended', async () => {
@@ -405,7 +417,7 @@ describe('CheckProgress: the health gate by accounting', () => {
     w.state.tasks.unshift(task({ taskHandle: 'H-console', rate: 20, startedAt: w.state.now }));
     const out = await run(w.deps, 'check', ramp);
     expect(out.decision).toBe('refuse');
-    expect(out.reason).toContain('H-console');
+    expect(out.why).toMatchObject({ code: 'foreign-task', taskHandle: 'H-console' });
     expect(w.log).not.toContain('cancel H-console');
   });
 
@@ -425,7 +437,7 @@ describe('CheckProgress: the health gate by accounting', () => {
       'AWS.SimpleQueueService.NonExistentQueue',
       3,
     ]);
-    expect(out.reason).toContain('after moving 3 of 10 message(s); the rest stays in the DLQ');
+    expect(out.why).toMatchObject({ code: 'task-failed', moved: 3, toMove: 10 });
   });
 
   it('halts when someone cancelled the task outside the workflow', async () => {
@@ -433,10 +445,7 @@ describe('CheckProgress: the health gate by accounting', () => {
     const ramp = await started(w, 0);
     Object.assign(w.state.tasks[0] as MoveTask, { status: 'CANCELLED', taskHandle: null });
     const out = await run(w.deps, 'check', ramp);
-    expect([out.decision, out.reason]).toEqual([
-      'halt',
-      'move task was cancelled outside the workflow after moving 0 message(s)',
-    ]);
+    expect([out.decision, out.why]).toEqual(['halt', { code: 'task-cancelled-outside', moved: 0 }]);
   });
 });
 

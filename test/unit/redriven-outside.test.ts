@@ -93,6 +93,8 @@ describe('redrivenOutside', () => {
         returned: null,
         redrivenOutside: 5,
         balanced: true,
+        exposureBound: null,
+        exposureBasis: null,
       },
       warnings: [],
       audit: [],

@@ -26,7 +26,7 @@ describe('recording-mover scenarios on the local stack (npm start -- --scenario 
     // The mover moved them, at the ramp's rates: the report says so and bounds exposure by its steps.
     expect(report.bulkMovedBy).toBe('the recording mover');
     expect(formatReport(report)).toContain(`${report.bulkMoved} moved by the recording mover`);
-    expect(report.exposureBoundBasis).toMatch(/^\d+ sampled \+ \d+ msg\/s x \(/);
+    expect(report.exposureBoundBasis).toMatch(/^\d+ sampled \+ .*: the rates in force from /);
     expect(report.exposureBound).toBeGreaterThan(report.sampled);
   });
 
@@ -40,7 +40,7 @@ describe('recording-mover scenarios on the local stack (npm start -- --scenario 
     // Each run's report is its own: the top-level figures and reason are the first run's (a move
     // task after the sample), the un-park run has its own line with its reason and counts.
     expect(report.sampled + report.bulkMoved).toBe(report.redriven);
-    expect(report.reason).toMatch(/^move task\(s\) moved \d+ message\(s\)/);
+    expect(report.rampReason).toMatchObject({ code: 'done', left: 0 });
     expect(report.laterRuns).toEqual([
       expect.objectContaining({
         status: 'SUCCEEDED',

@@ -30,12 +30,15 @@ describe('ramp fault scenarios on the local stack', { timeout: SCENARIO_TIMEOUT_
     expect(report).toMatchObject({ asExpected: true, outcome: 'RedriveHalted', missing: 0 });
     expect(report.exposed).toBeGreaterThan(0);
     expect(report.exposed).toBeLessThanOrEqual(report.exposureBound);
+    // The policy's bound: the rates in force from one 5 s return window before the last clean check.
     expect(report.exposureBoundBasis).toMatch(
-      /^\d+ msg\/s x \(5 s return window \+ \d+ s dwell(: [^)]+)?\)$/,
+      /: the rates in force from one return window \(5 s\) before the last clean check to the last check$/,
     );
-    expect(report.reason).toMatch(
-      /^re-inflow: \d+ message\(s\) this run redriven came back to the DLQ \(breaks: \d+\)/,
-    );
+    expect(report.gatelessExposure?.value).toBeGreaterThan(report.exposureBound);
+    expect(report.rampReason).toMatchObject({ code: 'reinflow', after: { code: 'excess' } });
+    expect(Object.keys((report.rampReason as { bySource: object }).bySource)).toEqual([
+      expect.stringMatching(/:breaks$/),
+    ]);
     // Not everything was moved: the halt left the rest in the DLQ.
     expect(report.bulkMoved).toBeLessThan(report.inventoried - report.parked - report.sampled);
     expect(report.remaining).toBeGreaterThan(0);
@@ -65,9 +68,7 @@ describe('ramp fault scenarios on the local stack', { timeout: SCENARIO_TIMEOUT_
       bulkMoved: 0,
       status: 'FAILED',
     });
-    expect(report.reason).toMatch(
-      /^redrive refused: move task \S+ on this DLQ was not started by this run \(2 msg\/s/,
-    );
+    expect(report.rampReason).toMatchObject({ code: 'foreign-task', rate: 2 });
     expect(report.countsAddUp).toBe(true);
   });
 });

@@ -11,8 +11,11 @@
  * @see https://api.slack.com/reference/block-kit/blocks
  * @see https://api.slack.com/reference/block-kit/composition-objects#confirm
  */
+
 import type { KnownBlock } from '@slack/types';
 import { clockText, isoUtc } from '#platform/clock-text.js';
+import type { ExposureBasis } from '#platform/reasons.js';
+import { exposureBoundText } from '#platform/reasons-text.js';
 import type { SlackMessage } from './slack-client.js';
 import { escapeMrkdwn, fitSection, queueNameOf } from './slack-messages.js';
 
@@ -64,6 +67,8 @@ export interface RampProgressView {
   decision: string;
   /** The gate's last sentence. */
   reason: string;
+  /** The ramp's exposure bound so far, or null before the first gate. */
+  exposure: { bound: number; basis: ExposureBasis } | null;
   /** True once the ramp ended (done, halt, refuse, cancelled): no Cancel button any more. */
   ended: boolean;
   cancel: ProgressCancel | null;
@@ -121,7 +126,7 @@ export function rampProgressMessage(view: RampProgressView): SlackMessage {
       {
         type: 'mrkdwn',
         text: fitSection(
-          `updated ${clockText(view.nowMs, view.nowMs)} · execution ${escapeMrkdwn(view.executionName)}${reason ? ` · ${escapeMrkdwn(reason)}` : ''}`,
+          `updated ${clockText(view.nowMs, view.nowMs)} · execution ${escapeMrkdwn(view.executionName)}${view.exposure ? ` · exposure bound ${escapeMrkdwn(exposureBoundText(view.exposure))}` : ''}${reason ? ` · ${escapeMrkdwn(reason)}` : ''}`,
         ),
       },
     ],

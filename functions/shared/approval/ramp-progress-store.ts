@@ -8,9 +8,11 @@
  *
  * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/TTL.html
  */
+
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, type TableAccess } from '#platform/clients.js';
 import { pipelineConfig } from '#platform/config.js';
+import type { ExposureBasis } from '#platform/reasons.js';
 import { recordFields, shapeOf } from '#platform/record-shapes.js';
 import { keys } from '#platform/table.js';
 import type { ProgressStep, RampProgressView } from './ramp-progress-message.js';
@@ -38,6 +40,8 @@ export interface RampProgressRecord {
   toMove: number | null;
   decision: string;
   reason: string;
+  /** The ramp's exposure bound so far and its basis (absent before the first gate). */
+  exposure?: { bound: number; basis: ExposureBasis } | null;
   ended: boolean;
   /** When Slack was last called for this message (0: never). */
   slackAt: number;
@@ -99,6 +103,7 @@ export function progressView(
     toMove: record.toMove,
     decision: record.decision,
     reason: record.reason,
+    exposure: record.exposure ?? null,
     ended: record.ended,
     cancel,
     canCancel: record.approvers.length > 0,

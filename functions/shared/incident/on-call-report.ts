@@ -14,9 +14,12 @@
  *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html
  */
+
 import type { CauseGroup, Classification, IncidentSummary } from '#inventory/model.js';
 import { EXPIRY_WARNING_MS } from '#inventory/retention.js';
 import { clockText, formatDuration, isoUtc } from '#platform/clock-text.js';
+import { type ExposureBasis, exposureBoundOf } from '#platform/reasons.js';
+import { exposureBoundText } from '#platform/reasons-text.js';
 import type { AuditEntry } from './audit-trail.js';
 import type { Incident } from './incident-store.js';
 
@@ -56,6 +59,10 @@ export interface RedriveReport {
    */
   redrivenOutside: number | null;
   balanced: boolean | null;
+  /** At most this many moved messages could reach a consumer that broke during the ramp (null: no ramp). */
+  exposureBound: number | null;
+  /** How `exposureBound` was computed: the rates in force over the return window. */
+  exposureBasis: ExposureBasis | null;
 }
 
 /** The on-call report of one incident. Durations are milliseconds. */
@@ -198,7 +205,20 @@ function redriveOf(record: Record<string, unknown>): RedriveReport | null {
     returned: num(r.returned),
     redrivenOutside: num(r.redrivenOutside),
     balanced: typeof r.balanced === 'boolean' ? r.balanced : null,
+    ...exposureOf(record),
   };
+}
+
+/** The run's exposure bound: recorded by Notify, else the ramp's own (a run still going). */
+function exposureOf(record: Record<string, unknown>): Pick<RedriveReport, 'exposureBound' | 'exposureBasis'> {
+  if (
+    typeof record.exposureBound === 'number' &&
+    typeof record.exposureBasis === 'object' &&
+    record.exposureBasis
+  )
+    return { exposureBound: record.exposureBound, exposureBasis: record.exposureBasis as ExposureBasis };
+  const fromRamp = exposureBoundOf(record.ramp);
+  return { exposureBound: fromRamp?.bound ?? null, exposureBasis: fromRamp?.basis ?? null };
 }
 
 /**
@@ -313,6 +333,8 @@ export function onCallReportLines(report: OnCallReport, nowMs: number): string[]
       `redrive:        ${r.outcome ?? 'running'}${counts.length > 0 ? `: ${counts.join(', ')}` : ''}`,
     );
     if (r.text) lines.push(`  ${r.text}`);
+    if (r.exposureBound !== null && r.exposureBasis !== null)
+      lines.push(`exposure bound: ${exposureBoundText({ bound: r.exposureBound, basis: r.exposureBasis })}`);
   } else lines.push('redrive:        none yet');
   lines.push(`warnings:       ${report.warnings.length === 0 ? 'none' : report.warnings.length}`);
   for (const w of report.warnings) lines.push(`  ! ${w}`);

@@ -4,21 +4,20 @@
  * come back to the DLQ behind the backlog, where no peek of the DLQ's front could see them. The
  * health gate sees them by accounting (the DLQ holds more than the plan has left to move), cancels
  * the move task, finds their keys, and halts. The exposure (messages that reached the broken
- * consumer) stays within rate x (return window + dwell) of the fastest task that ran between the
- * break and the halt.
+ * consumer) stays within the bound the ramp policy states: the rates in force from one return
+ * window before the last clean check to the halt.
  */
 import { ListMessageMoveTasksCommand } from '@aws-sdk/client-sqs';
 import { conservationProblems, exposureProblems } from '../report.js';
-import { planDwellOf, rampExposureBound, returnWindowOf } from '../run-scenario.js';
+import { policyExposureBound } from '../run-scenario.js';
 import type { Scenario } from './types.js';
 
 /** Redriven messages the consumer processes after the first task starts, before it breaks. */
 const BREAK_AFTER = 30;
 
 interface BreakNotes {
-  /** The ramp when the consumer broke, and the fastest step that ran after it. */
+  /** The ramp when the consumer broke. */
   brokeAt?: { rate: number; dwellSeconds: number; at: string };
-  fastestAfter?: { rate: number; dwellSeconds: number };
   tasksRunningAtEnd?: number;
 }
 
@@ -28,7 +27,7 @@ export const consumerBreaksDuringRamp: Scenario = {
     'the consumer breaks again mid-ramp: the gate sees the re-inflow by accounting, cancels the task, halts',
   expected: {
     outcome: 'RedriveHalted',
-    text: 'move task cancelled; exposed <= the rate at the break x (return window + dwell)',
+    text: 'move task cancelled; exposed <= the rates in force over the return window before the halt',
   },
   incident: (messages) => ({
     name: 'breaks',
@@ -42,16 +41,10 @@ export const consumerBreaksDuringRamp: Scenario = {
       ctx.incident.consumer.outageAfter(BREAK_AFTER, () => {
         const ramp = ctx.ramp as { rate: number; dwellSeconds: number };
         notes.brokeAt = { rate: ramp.rate, dwellSeconds: ramp.dwellSeconds, at: ctx.elapsed() };
-        notes.fastestAfter = { rate: ramp.rate, dwellSeconds: ramp.dwellSeconds };
         ctx.say(
           `The consumer's dependency goes down again (ramp at ${ramp.rate} msg/s): redriven messages fail.`,
         );
       });
-    if (notes.brokeAt && r.taskHandle && typeof r.rate === 'number' && typeof r.dwellSeconds === 'number') {
-      const fastest = notes.fastestAfter as { rate: number; dwellSeconds: number };
-      if (r.rate * r.dwellSeconds > fastest.rate * fastest.dwellSeconds)
-        notes.fastestAfter = { rate: r.rate, dwellSeconds: r.dwellSeconds };
-    }
   },
   afterRun: async (ctx) => {
     const out = await ctx.sqs.send(
@@ -62,10 +55,18 @@ export const consumerBreaksDuringRamp: Scenario = {
     ).length;
   },
   exposureBound: (ctx) => {
-    const notes = ctx.notes as BreakNotes;
-    const step = notes.fastestAfter;
-    if (!step) return { value: 0, basis: 'the consumer never broke: nothing may be exposed' };
-    return rampExposureBound(step.rate, returnWindowOf(ctx), step.dwellSeconds, 0, planDwellOf(ctx));
+    if (!(ctx.notes as BreakNotes).brokeAt)
+      return { value: 0, basis: 'the consumer never broke: nothing may be exposed' };
+    // The sample passed while the consumer was healthy: only the ramp's bound applies.
+    return policyExposureBound(ctx.ramp, 0);
+  },
+  gatelessExposure: (ctx) => {
+    // With no gate every message the ramp had to move after the break reaches the broken consumer.
+    const baseline = Number((ctx.ramp as { baseline?: unknown } | undefined)?.baseline ?? 0);
+    return {
+      value: Math.max(0, baseline - BREAK_AFTER),
+      basis: `${baseline} to move by the ramp - ${BREAK_AFTER} processed before the break`,
+    };
   },
   check: (report, ctx) => {
     const notes = ctx.notes as BreakNotes;

@@ -105,8 +105,10 @@ export interface Scenario {
    * (into `ctx.notes`) or clean up what the scenario did by hand (cancel a task it started).
    */
   afterRun?(ctx: ScenarioContext): Promise<void>;
-  /** The exposure bound that applies. @default {@link defaultExposureBound} in run-scenario.ts */
+  /** The exposure bound that applies. @default {@link policyExposureBound} in run-scenario.ts */
   exposureBound?(ctx: ScenarioContext, report: RunReport): ExposureBound;
+  /** What a redrive with no gate would have exposed in this run (bench:exposure's comparison). */
+  gatelessExposure?(ctx: ScenarioContext, report: RunReport): ExposureBound;
   /**
    * What else must hold, besides the terminal state: each returned string is one problem, and the
    * run passes only with none. @default counts add up and nothing missing.
