@@ -22,6 +22,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { FUNCTION_NAMES, type FunctionName, pascalOf } from '@dlq-redrive/cdk/function-catalog';
 import type { PolicyStatement } from '../../functions/preflight/policy-document.js';
 
@@ -76,6 +77,8 @@ export function templateHash(): string {
     ...filesUnder(join(ROOT, 'statemachines')),
     ...filesUnder(join(ROOT, 'packages', 'cdk', 'src')),
     ...filesUnder(join(ROOT, 'packages', 'contract', 'src')),
+    // How the app is synthesized (its context) is part of what the cache holds.
+    fileURLToPath(import.meta.url),
   ].sort()) {
     hash.update(relative(ROOT, file)).update(readFileSync(file));
   }
@@ -97,7 +100,8 @@ export async function demoTemplates(): Promise<Templates> {
   // Its own assembly directory and an atomic rename: parallel test files may synthesize at once.
   const outdir = mkdtempSync(join(CACHE_DIR, 'cdk.out-'));
   try {
-    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] }, outdir });
+    // The example stack too: its queues are the registration the call sites are judged on.
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [], example: true }, outdir });
     buildDemoApp(app);
     const assembly = app.synth();
     const templates: Record<string, Json> = {};

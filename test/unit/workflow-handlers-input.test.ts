@@ -31,14 +31,14 @@ describe('workflow function handlers reject malformed payloads before any AWS ca
     expect(fields(error)).toEqual(['action', 'plan.dlqUrl']);
   });
 
-  it('MoveTask refuses an unknown action and a ramp without a decision', async () => {
+  it('MoveTask refuses an unknown action and a ramp with a negative rate', async () => {
     const error = await fail(moveTask, {
       action: 'turbo',
       plan,
       preflight: { sourceArns: [] },
-      ramp: { rate: 5 },
+      ramp: { rate: -5 },
     });
-    expect(fields(error)).toEqual(expect.arrayContaining(['action', 'ramp.decision']));
+    expect(fields(error)).toEqual(expect.arrayContaining(['action', 'ramp.rate']));
   });
 
   it('SampleRedrive, VerifySample, Park and Reconcile name their missing slots', async () => {
