@@ -7,9 +7,9 @@
  * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/DynamoDBLocal.html
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { tmpdir } from 'node:os';
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from './ports.js';

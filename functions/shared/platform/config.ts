@@ -143,8 +143,6 @@ const PipelineEnv = z.object({
     DEFAULT_TABLE_NAME,
   ),
   AWS_REGION: z._default(z.string(), 'us-east-1'),
-  AWS_ENDPOINT_URL_S3: z.optional(HttpUrl),
-  AWS_ENDPOINT_URL: z.optional(HttpUrl),
   AWS_LAMBDA_FUNCTION_NAME: z.optional(z.string()),
   PARKING_QUEUE_URL: z.optional(HttpUrl),
   STATE_MACHINE_ARN: z.optional(
@@ -169,11 +167,6 @@ const PipelineEnv = z.object({
   LOCAL_SQS_RELEASE_COUNTS_AS_RECEIVE: z.optional(
     z.enum(['true', 'false'], { error: 'must be true or false' }),
   ),
-  // Read here only for the recording mover's Lambda invoker (lambda-invoke.ts) and preflight's IAM
-  // policy simulation (preflight/policy-simulator.ts), which are not SDK clients and so do not read
-  // the SDK's endpoint variables themselves.
-  AWS_ENDPOINT_URL_LAMBDA: z.optional(HttpUrl),
-  AWS_ENDPOINT_URL_IAM: z.optional(HttpUrl),
   ALARM_QUEUE_MAP: z._default(
     JsonText.check(
       z.refine(isQueueMap, 'must be a JSON object of alarm name or ARN -> array of queue names'),
@@ -232,11 +225,6 @@ export interface TriageSettings {
 export interface PipelineConfig {
   readonly tableName: string;
   readonly region: string;
-  /**
-   * The S3 endpoint the SDK would use (`AWS_ENDPOINT_URL_S3`, else `AWS_ENDPOINT_URL`), for the
-   * preflight's signed HeadObject; null on AWS.
-   */
-  readonly s3Endpoint: string | null;
   readonly functionName: string | undefined;
   readonly parkingQueueUrl: string | undefined;
   readonly stateMachineArn: string | undefined;
@@ -264,16 +252,6 @@ export interface PipelineConfig {
    * (`LOCAL_SQS_RELEASE_COUNTS_AS_RECEIVE`, local stack only; inventory/receive-budget.ts).
    */
   readonly sqsReleaseCountsAsReceive: boolean;
-  /**
-   * Lambda's endpoint as the SDK would take it (`AWS_ENDPOINT_URL_LAMBDA`, else `AWS_ENDPOINT_URL`),
-   * for the recording mover's Lambda invoker; undefined on AWS (the Region's public endpoint).
-   */
-  readonly lambdaEndpoint: string | undefined;
-  /**
-   * IAM's endpoint as the SDK would take it (`AWS_ENDPOINT_URL_IAM`, else `AWS_ENDPOINT_URL`), for
-   * preflight's policy simulation; undefined on AWS (the partition's global endpoint).
-   */
-  readonly iamEndpoint: string | undefined;
 }
 
 /**
@@ -289,7 +267,6 @@ export function readConfig(env: Readonly<Record<string, string | undefined>> = p
   return {
     tableName: e.TABLE_NAME,
     region: e.AWS_REGION,
-    s3Endpoint: e.AWS_ENDPOINT_URL_S3 ?? e.AWS_ENDPOINT_URL ?? null,
     functionName: e.AWS_LAMBDA_FUNCTION_NAME,
     parkingQueueUrl: e.PARKING_QUEUE_URL,
     stateMachineArn: e.STATE_MACHINE_ARN,
@@ -319,8 +296,6 @@ export function readConfig(env: Readonly<Record<string, string | undefined>> = p
     remoteEndpoints: e.REMOTE_ENDPOINTS as Record<string, Partial<Record<RemoteService, string>>>,
     sqsVisibleIncludesInFlight: e.LOCAL_SQS_VISIBLE_INCLUDES_IN_FLIGHT === 'true',
     sqsReleaseCountsAsReceive: e.LOCAL_SQS_RELEASE_COUNTS_AS_RECEIVE === 'true',
-    lambdaEndpoint: e.AWS_ENDPOINT_URL_LAMBDA ?? e.AWS_ENDPOINT_URL,
-    iamEndpoint: e.AWS_ENDPOINT_URL_IAM ?? e.AWS_ENDPOINT_URL,
   };
 }
 
