@@ -87,7 +87,7 @@ module.exports = {
   options: {
     doNotFollow: { path: 'node_modules' },
     // node_modules stays in the graph as leaves (not followed) so rules can name packages.
-    exclude: { path: '(^|/)cdk\\.out/' },
+    exclude: { path: '(^|/)(cdk\\.out|dist)/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: {

@@ -2,8 +2,10 @@
  * Argument parsers for the `dlq` CLI's options: each names the option and the allowed range when
  * a value is refused, so a bad command line gets one line and exit code 2 before anything runs.
  */
-import { InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 import { parseSqsArn, queueUrlToArnHint } from '#incident/execution-input.js';
+import { STATE_MACHINE_ARN_PATTERN } from '#platform/config.js';
+import { CliError } from './output.js';
 
 /**
  * A plain decimal integer `min..max`, the one parser of every numeric flag (the `dlq` CLI and
@@ -72,6 +74,56 @@ export function sqsArnArg(value: string): string {
     );
   }
   return value;
+}
+
+/**
+ * A Step Functions state machine ARN (`--state-machine-arn`), checked when the command line is
+ * parsed, before any AWS call.
+ */
+export function stateMachineArnArg(value: string): string {
+  if (!STATE_MACHINE_ARN_PATTERN.test(value))
+    throw new InvalidArgumentError(
+      `must be a state machine ARN (arn:aws:states:<region>:<account-id>:stateMachine:<name>[:<alias>]), got ${JSON.stringify(value)}`,
+    );
+  return value;
+}
+
+/** A single-value option given twice (exit 2): which one, and both values. */
+export class RepeatedOptionError extends CliError {
+  public readonly code = 'repeated-option';
+  public constructor(
+    /** The option's long flag, e.g. `--sample-size`. */
+    public readonly option: string,
+    public readonly values: readonly [string, string],
+  ) {
+    super(
+      `${option}: given more than once (${JSON.stringify(values[0])}, then ${JSON.stringify(values[1])}); give it once`,
+      2,
+    );
+  }
+}
+
+/**
+ * Makes every single-value option of `command` and of its subcommands refuse a second occurrence
+ * (commander keeps the last one silently). Repeatable options ({@link collect}, variadic) and
+ * flags without a value are left alone; an option's own parser still runs on its first value.
+ *
+ * @throws RepeatedOptionError from the parse, naming the option.
+ */
+export function refuseRepeatedOptions(command: Command): void {
+  for (const option of command.options) {
+    if (!(option.required || option.optional) || option.variadic || option.parseArg === collect) continue;
+    const parse = option.parseArg;
+    const key = option.attributeName();
+    let first: string | undefined;
+    option.argParser((value: string, previous: unknown) => {
+      if (command.getOptionValueSource(key) === 'cli')
+        throw new RepeatedOptionError(option.long ?? option.flags, [first ?? '', value]);
+      first = value;
+      return parse ? parse(value, previous) : value;
+    });
+  }
+  for (const sub of command.commands) refuseRepeatedOptions(sub);
 }
 
 /** A non-empty name without control characters (audit trail, execution names). */

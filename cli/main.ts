@@ -2,11 +2,14 @@
  * `dlq`: the operator's command-line tool for the dlq-redrive pipeline. Works against AWS or the
  * local stack (`npm run local`) through the SDK's standard variables; see docs/cli.md.
  *
- * Every command has `--help` and `--json`. Exit codes: 0 done, 1 the operation failed or found
+ * Every command has `--help` and `--json`; `dlq --version` prints the package version; a
+ * single-value option given twice is refused. Exit codes: 0 done, 1 the operation failed or found
  * nothing, 2 a bad argument (one line naming it; nothing was read, started or written).
  */
 import { Command, CommanderError } from 'commander';
 import { errorMessage } from '#platform/errors.js';
+import pkg from '../package.json' with { type: 'json' };
+import { refuseRepeatedOptions } from './args.js';
 import { envelopesCommand } from './commands/envelopes.js';
 import { incidentsCommand } from './commands/incidents.js';
 import { registrationCommands } from './commands/registrations.js';
@@ -36,6 +39,7 @@ export function hintFor(message: string): string {
 export function buildProgram(ctx: CliContext): Command {
   const program = new Command('dlq')
     .description('triage and redrive SQS dead-letter queues with the dlq-redrive pipeline')
+    .version(pkg.version, '--version', 'print the version of dlq-redrive')
     .exitOverride()
     .showHelpAfterError(false)
     .configureOutput({
@@ -49,6 +53,7 @@ export function buildProgram(ctx: CliContext): Command {
   registrationCommands(program, ctx);
   runCommands(program, ctx);
   for (const command of program.commands) command.exitOverride().configureOutput(program.configureOutput());
+  refuseRepeatedOptions(program);
   return program;
 }
 

@@ -9,9 +9,10 @@
  *
  * @see https://docs.aws.amazon.com/cdk/v2/guide/context.html
  */
+
+import { MonitoredDlq } from '@dlq-redrive/cdk';
 import { type App, Duration, Stack, type StackProps, aws_sqs as sqs } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { MonitoredDlq } from './monitored-dlq.js';
 import { type AlarmDelivery, PipelineStack, type PipelineStackProps } from './pipeline-stack.js';
 
 const CROSS_STACK_STRENGTH = '@aws-cdk/core:defaultCrossStackReferences';

@@ -11,8 +11,10 @@
  * - {@link PipelineMonitoring}: the dashboard of the pipeline's metrics and its alarms (missing
  *   messages, halted runs).
  *
- * Queue access is NOT granted here: {@link MonitoredDlq} grants each function what it needs on
- * each registered DLQ and its source queues, so no SQS action is ever allowed on `*`.
+ * Queue access is NOT granted here: {@link MonitoredDlq} (`@dlq-redrive/cdk`) grants each function
+ * what it needs on each registered DLQ and its source queues, so no SQS action is ever allowed on
+ * `*`. The stack is the package's `IRedrivePipeline`; its `PipelineAttributes` output lets another
+ * app of the account import it (`RedrivePipeline.fromAttributes`).
  *
  * The constructs do not take part in logical ids ({@link allocateLogicalId}): every resource
  * keeps the id it had before the stack was split into them, so a deploy updates it in place.
@@ -21,6 +23,8 @@
  * @see https://docs.aws.amazon.com/cdk/api/v2/docs/aws-cdk-lib.aws_lambda_nodejs-readme.html
  */
 import { existsSync } from 'node:fs';
+import type { IRedrivePipeline, RedrivePipelineAttributes } from '@dlq-redrive/cdk';
+import type { FunctionName } from '@dlq-redrive/cdk/function-catalog';
 import {
   Annotations,
   type CfnElement,
@@ -50,7 +54,6 @@ import { PipelineQueues } from './constructs/pipeline-queues.js';
 import { PipelineTable } from './constructs/pipeline-table.js';
 import { RedriveWorkflow, redriveWorkflowProblems } from './constructs/redrive-workflow.js';
 import { SlackEndpoint, slackEndpointProblems } from './constructs/slack-endpoint.js';
-import type { FunctionName } from './function-catalog.js';
 import { flatLogicalId } from './logical-ids.js';
 import { oneOfProblem, throwIfInvalid } from './validation.js';
 
@@ -159,7 +162,7 @@ function pipelineStackProblems(props: PipelineStackProps): string[] {
 }
 
 /** The redrive pipeline. See the file header. */
-export class PipelineStack extends Stack {
+export class PipelineStack extends Stack implements IRedrivePipeline {
   /** The single table (keys and index from functions/shared/platform/table.ts). */
   public readonly table: dynamodb.Table;
   /** One function per function folder that exists (missing folders are skipped with a warning). */
@@ -294,6 +297,22 @@ export class PipelineStack extends Stack {
     return id;
   }
 
+  /** This pipeline as another app of the account imports it (`RedrivePipeline.fromAttributes`). */
+  public attributes(): RedrivePipelineAttributes {
+    const key = this.table.encryptionKey?.keyArn;
+    const triage = this.functions.triage;
+    return {
+      stackName: this.stackName,
+      tableArn: this.table.tableArn,
+      ...(key === undefined ? {} : { tableEncryptionKeyArn: key }),
+      roleArns: Object.fromEntries(Object.entries(this.roles).map(([name, role]) => [name, role.roleArn])),
+      ...(this.alarmRule === undefined || triage === undefined
+        ? {}
+        : { triageFunctionArn: triage.functionArn }),
+      ...(this.alarmTopic === undefined ? {} : { alarmTopicArn: this.alarmTopic.topicArn }),
+    };
+  }
+
   /** What an operator needs after a deploy (docs/deploy.md): the Slack request URL, the secret to fill, ... */
   private addOutputs(): void {
     const outputs: Record<string, { value: string | undefined; description: string }> = {
@@ -322,6 +341,11 @@ export class PipelineStack extends Stack {
       AlarmDeliveryDlqUrl: {
         value: this.alarmDeliveryDlq.queueUrl,
         description: 'Alarm events that never reached triage',
+      },
+      PipelineAttributes: {
+        value: this.toJsonString(this.attributes()),
+        description:
+          'RedrivePipeline.fromAttributes of @dlq-redrive/cdk, for MonitoredDlqs of other apps (JSON)',
       },
     };
     for (const [id, { value, description }] of Object.entries(outputs)) {

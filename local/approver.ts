@@ -17,6 +17,7 @@ import { buildOnCallReport, onCallReportLines, stepSecondsText } from '#incident
 import { clockText } from '#platform/clock-text.js';
 import { approverFlags } from './approver-flags.js';
 import type { TaskTokenCallbacks } from './task-tokens.js';
+import { takeTerminal } from './terminal.js';
 
 /** What the approval Task returns (`$.approval`, docs/contracts.md). */
 export interface ApprovalDecision {
@@ -149,6 +150,8 @@ export function terminalApprover(options: TerminalApproverOptions = {}): Approve
     name: 'prompt',
     async requestApproval(request, callbacks) {
       const output = options.output ?? process.stdout;
+      // Progress bars stop first: a redraw would erase the question while it waits.
+      await takeTerminal();
       const rl = createInterface({ input: options.input ?? process.stdin, output, terminal: true });
       try {
         output.write(`${await (options.describe ?? describeRequest)(request)}\n`);

@@ -40,7 +40,7 @@ function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
   const killAll = () => {
-    for (const child of live) child.kill('SIGKILL');
+    for (const child of live) killGroup(child);
   };
   process.once('exit', killAll);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -78,27 +78,47 @@ function assertJava(): void {
  */
 const DYNAMO_JVM_OPTIONS = ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC'];
 
+/**
+ * A shell that runs the JVM and watches this process: when it is gone (killed, even by SIGKILL),
+ * the shell kills the JVM, so no Java process is left under PID 1. Its exit status is the JVM's.
+ */
+const WATCHDOG =
+  'parent=$1; shift; "$@" & jvm=$!; ' +
+  'while kill -0 "$parent" 2>/dev/null && kill -0 "$jvm" 2>/dev/null; do sleep 1; done; ' +
+  'kill -9 "$jvm" 2>/dev/null; wait "$jvm"';
+
 async function startDynamo(port: number): Promise<ChildProcess> {
   const { jar, libDir } = dynamoJar();
-  const child = spawn(
+  const java = [
     'java',
-    [
-      ...DYNAMO_JVM_OPTIONS,
-      `-Djava.library.path=${libDir}`,
-      // Where it unpacks its SQLite library: the run's temp directory (TMPDIR), not always /tmp.
-      `-Djava.io.tmpdir=${tmpdir()}`,
-      '-jar',
-      jar,
-      '-inMemory',
-      '-disableTelemetry',
-      '-port',
-      String(port),
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
+    ...DYNAMO_JVM_OPTIONS,
+    `-Djava.library.path=${libDir}`,
+    // Where it unpacks its SQLite library: the run's temp directory (TMPDIR), not always /tmp.
+    `-Djava.io.tmpdir=${tmpdir()}`,
+    '-jar',
+    jar,
+    '-inMemory',
+    '-disableTelemetry',
+    '-port',
+    String(port),
+  ];
+  // A process group of its own: a stop kills the shell and the JVM together.
+  const child = spawn('sh', ['-c', WATCHDOG, 'dynamodb-local', String(process.pid), ...java], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    detached: true,
+  });
   live.add(child);
   child.once('exit', () => live.delete(child));
   return child;
+}
+
+/** Kills the JVM and its watchdog shell (their process group). */
+function killGroup(child: ChildProcess): void {
+  try {
+    if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    child.kill('SIGKILL');
+  }
 }
 
 /**
@@ -164,7 +184,7 @@ export async function launchDynamoLocal(
     stopped = true;
     if (child.exitCode === null && child.signalCode === null) {
       const exited = once(child, 'exit');
-      child.kill('SIGKILL');
+      killGroup(child);
       await exited;
     }
   };

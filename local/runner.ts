@@ -31,6 +31,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { FUNCTION_ACCESS } from '@dlq-redrive/cdk/function-catalog';
 import type { Context } from 'aws-lambda';
 import {
   ExecutionAbortedError,
@@ -42,7 +43,6 @@ import {
 } from 'aws-local-stepfunctions';
 import { createAuditTrail } from '#incident/audit-trail.js';
 import { sleep } from '#platform/sleep.js';
-import { FUNCTION_ACCESS } from '../infra/function-catalog.js';
 import { type Approver, autoApprover } from './approver.js';
 import type { FaultInjector } from './fault-injection.js';
 import { lambdaContext } from './lambda-context.js';
@@ -225,7 +225,7 @@ export const LOCAL_MIN_FUNCTION_TIMEOUT_MS = 300_000;
 
 /**
  * The timeout of `folder`'s function in the local runner, milliseconds: its deployed timeout
- * (`infra/function-catalog.ts`, e.g. Park's 900 s for a scan of a 100,000-message DLQ), never less
+ * (`packages/cdk/src/function-catalog.ts`, e.g. Park's 900 s for a scan of a 100,000-message DLQ), never less
  * than {@link LOCAL_MIN_FUNCTION_TIMEOUT_MS}. A Task without TimeoutSeconds waits this long, as on
  * AWS it waits for the function's own timeout.
  * @see https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html
@@ -403,6 +403,8 @@ export class LocalWorkflowRunner {
   private readonly executions = new Map<string, RunningExecution>();
   /** Each execution's input as JSON text (StartExecution's idempotency compares it). */
   private readonly inputs = new Map<string, string>();
+  /** Names of the executions that have ended (StartExecution is no longer idempotent for them). */
+  private readonly ended = new Set<string>();
 
   /**
    * Prepares the definition and validates it (the library's own checks).
@@ -635,6 +637,14 @@ export class LocalWorkflowRunner {
       for (const token of openTokens) tokens.close(token);
       // The log closes when the execution ends; an aborted or timed-out run may stop early.
       await Promise.race([collecting, sleep(200)]);
+      // The last states' events arrive after the run settles: passing the quota there fails it too.
+      if (historyLimitReached && error !== 'States.Runtime') {
+        status = 'FAILED';
+        output = null;
+        error = 'States.Runtime';
+        cause = new HistoryLimitError(limit).message;
+      }
+      this.ended.add(name);
       const stateTransitions = events.filter(
         (e) => e.type === 'StateEntered' || e.type === 'StateRetried',
       ).length;
@@ -673,8 +683,10 @@ export class LocalWorkflowRunner {
   /**
    * `states:startExecution` (request-response): starts `Name` with `Input` in this runner, as the
    * service would start another execution of the same state machine. A name already started is
-   * returned as is when its input is the same (a retried Task), like StartExecution's idempotency.
-   * @throws Error named `StepFunctions.ExecutionAlreadyExistsException` for a name with another input.
+   * returned as is when its input is the same and it still runs (a retried Task), like
+   * StartExecution's idempotency.
+   * @throws Error named `StepFunctions.ExecutionAlreadyExistsException` for a name with another
+   *   input, or of an execution that has ended.
    */
   private startContinuation(parameters: Json, parent: string): Json {
     const name = typeof parameters.Name === 'string' ? parameters.Name : `local-${randomUUID()}`;
@@ -682,8 +694,10 @@ export class LocalWorkflowRunner {
     const input = typeof raw === 'string' ? (JSON.parse(raw) as unknown) : (raw ?? {});
     const existing = this.executions.get(name);
     if (existing) {
-      if (this.inputs.get(name) !== JSON.stringify(input)) {
-        const error = new Error(`execution ${name} already exists with another input (started by ${parent})`);
+      if (this.inputs.get(name) !== JSON.stringify(input) || this.ended.has(name)) {
+        const error = new Error(
+          `execution ${name} already exists, ended or with another input (started by ${parent})`,
+        );
         error.name = 'StepFunctions.ExecutionAlreadyExistsException';
         throw error;
       }

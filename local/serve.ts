@@ -12,10 +12,11 @@
  * Flags: `--write-env FILE`, `--json`, `--approve` / `--reject` / `--approve-via NAME`, `--verbose`.
  */
 import './demo/env.js';
-import { writeFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Approver, approverFromArgs } from './approver.js';
+import { whenAncestorsExit } from './parent-watch.js';
 import { startSfnStandIn } from './sfn-standin.js';
 import { LOCAL_STACK_ENV, startLocalStack } from './stack.js';
 
@@ -76,6 +77,20 @@ export function exportLines(env: Record<string, string>): string {
     .join('\n');
 }
 
+/** Creates the env file's folder and checks it can be written, before anything starts (exit 2 if not). */
+async function ensureWritable(file: string): Promise<void> {
+  try {
+    await mkdir(dirname(resolve(file)), { recursive: true });
+    await writeFile(file, '', { mode: 0o600, flag: 'a' });
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    process.stderr.write(
+      `--write-env ${file}: cannot write it (${reason}); name a file in a folder you can write to\n`,
+    );
+    process.exit(2);
+  }
+}
+
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   const known = new Set([
@@ -109,6 +124,7 @@ async function main(): Promise<void> {
     process.stderr.write('--write-env: needs a file name\n');
     process.exit(2);
   }
+  if (envFile) await ensureWritable(envFile);
   process.stderr.write(
     'Starting the local stack (SQS stand-in, DynamoDB Local, Step Functions stand-in)...\n',
   );
@@ -126,6 +142,8 @@ async function main(): Promise<void> {
   };
   process.once('SIGINT', () => void stop());
   process.once('SIGTERM', () => void stop());
+  // `kill` of the npm process that started this one signals only npm: stop with it.
+  whenAncestorsExit(() => void stop());
   await new Promise(() => undefined);
 }
 

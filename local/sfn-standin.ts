@@ -91,69 +91,157 @@ const seconds = (ms: number) => ms / 1000;
 
 type MappedEvent = { timestamp: number; type: string; [details: string]: unknown };
 
-function historyOf(event: ExecutionEvent, roleArn: string): MappedEvent | null {
+/** How a Task state's attempts appear in the history: by the kind of its Resource. */
+type TaskKind = {
+  prefix: 'Task' | 'LambdaFunction';
+  resourceType: string;
+  resource: string;
+  callback: boolean;
+};
+
+function taskKindOf(definition: Record<string, unknown>): (state: string) => TaskKind {
+  const kinds = new Map<string, TaskKind>();
+  const visit = (states: unknown) => {
+    for (const [name, state] of Object.entries((states ?? {}) as Record<string, Record<string, unknown>>)) {
+      const resource = String(state.Resource ?? '');
+      if (state.Type === 'Task') {
+        const [, service = 'lambda', action = 'invoke'] =
+          /^arn:aws:states:::([a-z0-9-]+):([A-Za-z.]+)$/.exec(resource) ?? [];
+        kinds.set(name, {
+          prefix: resource.startsWith('arn:aws:lambda:') ? 'LambdaFunction' : 'Task',
+          resourceType: service,
+          resource: action,
+          callback: resource.endsWith('.waitForTaskToken'),
+        });
+      }
+      for (const branch of (state.Branches as Array<Record<string, unknown>> | undefined) ?? [])
+        visit(branch.States);
+      visit(((state.ItemProcessor ?? state.Iterator) as Record<string, unknown> | undefined)?.States);
+    }
+  };
+  visit(definition.States);
+  return (state) =>
+    kinds.get(state) ?? { prefix: 'Task', resourceType: 'lambda', resource: 'invoke', callback: false };
+}
+
+/**
+ * The history events of one library event. A Task records, besides entered and exited, per attempt
+ * scheduled, started (submitted, for a callback) and succeeded or failed; a Task whose Resource is a
+ * function ARN records them as `LambdaFunction*` events, as Step Functions does.
+ */
+function historyOf(
+  event: ExecutionEvent,
+  roleArn: string,
+  kindOf: (state: string) => TaskKind,
+  failedAttempts: Set<string>,
+): MappedEvent[] {
   const timestamp = seconds(event.timestamp);
   const state = event.state as { name: string; type: string; input?: unknown; output?: unknown } | undefined;
   const json = (v: unknown) => JSON.stringify(v ?? null);
+  const task = state?.type === 'Task' ? kindOf(state.name) : undefined;
+  const attempt = (): MappedEvent[] => {
+    if (!task || !state) return [];
+    const prefix = task.prefix;
+    const of = { resourceType: task.resourceType, resource: task.resource };
+    return [
+      {
+        timestamp,
+        type: `${prefix}Scheduled`,
+        [`${lower(prefix)}ScheduledEventDetails`]: { ...of, input: json(state.input) },
+      },
+      { timestamp, type: `${prefix}Started`, [`${lower(prefix)}StartedEventDetails`]: of },
+      ...(task.callback ? [{ timestamp, type: 'TaskSubmitted', taskSubmittedEventDetails: of }] : []),
+    ];
+  };
   switch (event.type) {
     case 'ExecutionStarted':
-      return {
-        timestamp,
-        type: 'ExecutionStarted',
-        executionStartedEventDetails: { input: json(event.input), roleArn },
-      };
-    case 'ExecutionSucceeded':
-      return {
-        timestamp,
-        type: 'ExecutionSucceeded',
-        executionSucceededEventDetails: { output: json(event.output) },
-      };
-    case 'ExecutionFailed':
-      return {
-        timestamp,
-        type: 'ExecutionFailed',
-        executionFailedEventDetails: {
-          error: String(event.Error ?? 'Error'),
-          cause: String(event.Cause ?? ''),
+      return [
+        {
+          timestamp,
+          type: 'ExecutionStarted',
+          executionStartedEventDetails: { input: json(event.input), roleArn },
         },
-      };
+      ];
+    case 'ExecutionSucceeded':
+      return [
+        {
+          timestamp,
+          type: 'ExecutionSucceeded',
+          executionSucceededEventDetails: { output: json(event.output) },
+        },
+      ];
+    case 'ExecutionFailed':
+      return [
+        {
+          timestamp,
+          type: 'ExecutionFailed',
+          executionFailedEventDetails: {
+            error: String(event.Error ?? 'Error'),
+            cause: String(event.Cause ?? ''),
+          },
+        },
+      ];
     case 'ExecutionAborted':
-      return { timestamp, type: 'ExecutionAborted', executionAbortedEventDetails: {} };
+      return [{ timestamp, type: 'ExecutionAborted', executionAbortedEventDetails: {} }];
     case 'ExecutionTimeout':
-      return { timestamp, type: 'ExecutionTimedOut', executionTimedOutEventDetails: {} };
+      return [{ timestamp, type: 'ExecutionTimedOut', executionTimedOutEventDetails: {} }];
     case 'StateEntered':
-      return state
-        ? {
-            timestamp,
-            type: `${state.type}StateEntered`,
-            stateEnteredEventDetails: { name: state.name, input: json(state.input) },
-          }
-        : null;
-    case 'StateExited':
-      return state
-        ? {
-            timestamp,
-            type: `${state.type}StateExited`,
-            stateExitedEventDetails: { name: state.name, output: json(state.output) },
-          }
-        : null;
+      if (!state) return [];
+      failedAttempts.delete(state.name);
+      return [
+        {
+          timestamp,
+          type: `${state.type}StateEntered`,
+          stateEnteredEventDetails: { name: state.name, input: json(state.input) },
+        },
+        ...attempt(),
+      ];
+    case 'StateRetried':
+      if (state) failedAttempts.delete(state.name);
+      return attempt();
+    case 'StateExited': {
+      if (!state) return [];
+      const exited = {
+        timestamp,
+        type: `${state.type}StateExited`,
+        stateExitedEventDetails: { name: state.name, output: json(state.output) },
+      };
+      if (!task || failedAttempts.has(state.name)) return [exited];
+      const details = {
+        resourceType: task.resourceType,
+        resource: task.resource,
+        output: json(state.output),
+      };
+      return [
+        {
+          timestamp,
+          type: `${task.prefix}Succeeded`,
+          [`${lower(task.prefix)}SucceededEventDetails`]: details,
+        },
+        exited,
+      ];
+    }
     case 'StateFailed':
-      return state?.type === 'Task'
-        ? {
-            timestamp,
-            type: 'TaskFailed',
-            taskFailedEventDetails: {
-              resourceType: 'lambda',
-              resource: 'invoke',
-              error: String(event.Error ?? 'Error'),
-              cause: typeof event.Cause === 'string' ? event.Cause : JSON.stringify(event.Cause ?? ''),
-            },
-          }
-        : null;
+      if (!task || !state) return [];
+      failedAttempts.add(state.name);
+      return [
+        {
+          timestamp,
+          type: `${task.prefix}Failed`,
+          [`${lower(task.prefix)}FailedEventDetails`]: {
+            resourceType: task.resourceType,
+            resource: task.resource,
+            error: String(event.Error ?? 'Error'),
+            cause: typeof event.Cause === 'string' ? event.Cause : JSON.stringify(event.Cause ?? ''),
+          },
+        },
+      ];
     default:
-      return null;
+      return [];
   }
 }
+
+const lower = (prefix: string) => `${prefix[0]?.toLowerCase()}${prefix.slice(1)}`;
 
 const str = (input: Record<string, unknown>, field: string, required = true): string | undefined =>
   input[field] === undefined && !required ? undefined : requireString(input, field);
@@ -171,12 +259,22 @@ export async function startSfnStandIn(options: SfnStandInOptions = {}): Promise<
   const executions = new Map<string, ExecutionRecord>();
   const byName = new Map<string, ExecutionRecord>();
   const pending: Array<Promise<unknown>> = [];
+  const failedAttempts = new Map<string, Set<string>>();
+  let kindOf: (state: string) => TaskKind = () => ({
+    prefix: 'Task',
+    resourceType: 'lambda',
+    resource: 'invoke',
+    callback: false,
+  });
   const append = (name: string, event: ExecutionEvent) => {
     const record = byName.get(name);
-    const mapped = historyOf(event, roleArn);
-    if (!record || !mapped) return;
-    const id = record.history.length + 1;
-    record.history.push({ id, previousEventId: id - 1, ...mapped });
+    if (!record) return;
+    const failed = failedAttempts.get(name) ?? new Set<string>();
+    failedAttempts.set(name, failed);
+    for (const mapped of historyOf(event, roleArn, kindOf, failed)) {
+      const id = record.history.length + 1;
+      record.history.push({ id, previousEventId: id - 1, ...mapped });
+    }
   };
   const early = new Map<string, ExecutionEvent[]>();
   const runner = new LocalWorkflowRunner({
@@ -189,6 +287,7 @@ export async function startSfnStandIn(options: SfnStandInOptions = {}): Promise<
       options.onEvent?.(event, name);
     },
   });
+  kindOf = taskKindOf(runner.definition);
 
   const find = (input: Record<string, unknown>) => {
     const arn = str(input, 'executionArn') as string;

@@ -22,7 +22,7 @@ import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { FUNCTION_ACCESS, type FunctionName } from '../../infra/function-catalog.js';
+import { FUNCTION_ACCESS, type FunctionName } from '@dlq-redrive/cdk/function-catalog';
 import { createSqsServer } from '../../local/aws-standins/sqs-indexed.js';
 import { startDynamoLocal } from '../../local/stack.js';
 import { totalCalls } from '../support/api-counters.js';

@@ -5,8 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { FunctionName } from '@dlq-redrive/cdk/function-catalog';
 import { REPO_ROOT } from '../../infra/bundling.js';
-import type { FunctionName } from '../../infra/function-catalog.js';
 
 const sample = (path: string): unknown => JSON.parse(readFileSync(join(REPO_ROOT, 'events', path), 'utf8'));
 

@@ -28,9 +28,9 @@ import type { AddressInfo } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { FUNCTION_NAMES, type FunctionName } from '@dlq-redrive/cdk/function-catalog';
 import { build } from 'esbuild';
 import { esbuildOptionsOf, handlerEntry, PIPELINE_BUNDLING, REPO_ROOT } from '../../infra/bundling.js';
-import { FUNCTION_NAMES, type FunctionName } from '../../infra/function-catalog.js';
 import { FIRST_EVENTS } from './events.js';
 import { bundleBytes } from './static-graph.js';
 

@@ -23,7 +23,7 @@ import { clockText, formatDuration } from '#platform/clock-text.js';
 import { formatIssues } from '#platform/middleware.js';
 import { createMoveTasks } from '#transfer/move-tasks.js';
 import type { RampForecast } from '#transfer/redrive-plan.js';
-import { collect, intArg, intListArg, nameArg, sqsArnArg } from '../args.js';
+import { collect, intArg, intListArg, nameArg, sqsArnArg, stateMachineArnArg } from '../args.js';
 import { type CliContext, requireIncident } from '../context.js';
 import { executionArnFrom, incidentOf, type RunView, readRun, sleep } from '../executions.js';
 import { CliError, formatFields, printJson } from '../output.js';
@@ -269,7 +269,7 @@ export function runCommands(program: Command, ctx: CliContext): void {
       .option('--approved-by <name>', 'pre-approved start (the registration must allow it)', nameArg)
       .option('--by <name>', 'who asks (requestedBy; default DLQ_OPERATOR or USER)', nameArg)
       .option('--name <execution-name>', 'execution name (default: derived, idempotent)')
-      .option('--state-machine-arn <arn>', 'default STATE_MACHINE_ARN')
+      .option('--state-machine-arn <arn>', 'default STATE_MACHINE_ARN', stateMachineArnArg)
       .option('--watch', 'follow the run until it ends (exit 0 only when it succeeds)')
       .option('--json', 'print JSON');
 
@@ -348,7 +348,7 @@ export function runCommands(program: Command, ctx: CliContext): void {
     .command('watch')
     .description('follow a run until it ends: each state, the ramp as a progress bar, the outcome')
     .argument('<execution>', 'execution ARN or name')
-    .option('--state-machine-arn <arn>', 'default STATE_MACHINE_ARN (to resolve a name)')
+    .option('--state-machine-arn <arn>', 'default STATE_MACHINE_ARN (to resolve a name)', stateMachineArnArg)
     .option('--json', 'print the run as JSON when it ends')
     .action(async (execution: string, opts: { stateMachineArn?: string; json?: boolean }) => {
       const arn = executionArnFrom(ctx, execution, opts.stateMachineArn);
@@ -371,7 +371,7 @@ export function runCommands(program: Command, ctx: CliContext): void {
       intArg(1, 86_400),
       900,
     )
-    .option('--state-machine-arn <arn>', 'default STATE_MACHINE_ARN (to resolve a name)')
+    .option('--state-machine-arn <arn>', 'default STATE_MACHINE_ARN (to resolve a name)', stateMachineArnArg)
     .option('--json', 'print JSON')
     .action(
       async (

@@ -118,7 +118,7 @@ export const PARK_MAX_MESSAGES = DEFAULT_HOLD_LIMIT;
 /** The slowest scan Park plans for, messages per second (receives of 10, a record-send-delete of ~8 calls for 1 in 20). */
 const PARK_SCAN_RATE_FLOOR = 125;
 
-/** Park's Lambda timeout, seconds (infra/function-catalog.ts `park.timeoutSeconds`). */
+/** Park's Lambda timeout, seconds (packages/cdk/src/function-catalog.ts `park.timeoutSeconds`). */
 export const PARK_TIMEOUT_SECONDS = 900;
 
 /**

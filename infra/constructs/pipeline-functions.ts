@@ -15,6 +15,13 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import {
+  FUNCTION_ACCESS,
+  FUNCTION_NAMES,
+  type FunctionName,
+  kmsUseOf,
+  pascalOf,
+} from '@dlq-redrive/cdk/function-catalog';
+import {
   Annotations,
   ArnFormat,
   Duration,
@@ -28,13 +35,6 @@ import {
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { handlerEntry, PIPELINE_BUNDLING, REPO_ROOT } from '../bundling.js';
-import {
-  FUNCTION_ACCESS,
-  FUNCTION_NAMES,
-  type FunctionName,
-  kmsUseOf,
-  pascalOf,
-} from '../function-catalog.js';
 import { acknowledge, nagArnPrefix } from '../nag.js';
 import type { PipelineTable } from './pipeline-table.js';
 

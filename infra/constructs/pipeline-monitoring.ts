@@ -9,83 +9,20 @@
  *
  * Both watch the pipeline-wide series (dimension `service=dlq-redrive` only); the alarms have no
  * action of their own: add yours (`missingAlarm.addAlarmAction(...)`), docs/observability.md.
- * {@link dlqWidgets} builds the same graphs for one DLQ (dimension `DlqName`), which
+ * {@link dlqWidgets} (`@dlq-redrive/cdk`) builds the same graphs for one DLQ (dimension `DlqName`), which
  * `MonitoredDlq` puts on a dashboard of its own, in the DLQ's stack.
  *
  * @see https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Dashboards.html
  * @see https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format.html
  */
-import { aws_cloudwatch as cloudwatch, Duration } from 'aws-cdk-lib';
+import { dlqWidgets, METRIC_PERIOD, pipelineMetric } from '@dlq-redrive/cdk';
+import { aws_cloudwatch as cloudwatch } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { DLQ_DIMENSION, METRICS_NAMESPACE, METRICS_SERVICE, type PipelineMetric } from '#platform/metrics.js';
 
 /** Properties of {@link PipelineMonitoring}. */
 export interface PipelineMonitoringProps {
   /** @default 'dlq-redrive' */
   readonly dashboardName?: string;
-}
-
-const PERIOD = Duration.minutes(5);
-
-/** One pipeline metric, pipeline-wide or for one DLQ. */
-export function pipelineMetric(
-  name: PipelineMetric,
-  options: { dlqName?: string; statistic?: string; label?: string } = {},
-): cloudwatch.Metric {
-  return new cloudwatch.Metric({
-    namespace: METRICS_NAMESPACE,
-    metricName: name,
-    dimensionsMap: {
-      service: METRICS_SERVICE,
-      ...(options.dlqName === undefined ? {} : { [DLQ_DIMENSION]: options.dlqName }),
-    },
-    statistic: options.statistic ?? 'Sum',
-    period: PERIOD,
-    ...(options.label === undefined ? {} : { label: options.label }),
-  });
-}
-
-/** The graphs of the pipeline's metrics, pipeline-wide (no `dlqName`) or for one DLQ. */
-export function dlqWidgets(dlqName?: string): cloudwatch.IWidget[] {
-  const m = (name: PipelineMetric, statistic?: string) =>
-    pipelineMetric(name, {
-      ...(dlqName === undefined ? {} : { dlqName }),
-      ...(statistic ? { statistic } : {}),
-    });
-  const title = (what: string) => (dlqName === undefined ? what : `${dlqName}: ${what}`);
-  return [
-    new cloudwatch.GraphWidget({
-      title: title('where the messages ended (Reconcile)'),
-      left: [m('Inventoried'), m('Redriven'), m('Parked'), m('Discarded'), m('StillInDlq')],
-      right: [m('Missing')],
-      width: 12,
-    }),
-    new cloudwatch.GraphWidget({
-      title: title('runs by outcome'),
-      left: [
-        m('RunsCompleted'),
-        m('RunsHalted'),
-        m('RunsFailed'),
-        m('RunsCancelled'),
-        m('RunsRefused'),
-        m('RunsSampleFailed'),
-      ],
-      stacked: true,
-      width: 12,
-    }),
-    new cloudwatch.GraphWidget({
-      title: title('ramp rate (msg/s) and messages moved by the move task'),
-      left: [m('RampRate', 'Maximum')],
-      right: [m('MovedByTask', 'Maximum')],
-      width: 12,
-    }),
-    new cloudwatch.GraphWidget({
-      title: title('exposure and run duration'),
-      left: [m('Exposed')],
-      right: [m('RunDuration', 'Maximum')],
-      width: 12,
-    }),
-  ];
 }
 
 /** See the file header. */
@@ -113,7 +50,7 @@ export class PipelineMonitoring extends Construct {
       metric: new cloudwatch.MathExpression({
         expression: 'FILL(halted, 0) + FILL(failed, 0)',
         usingMetrics: { halted: pipelineMetric('RunsHalted'), failed: pipelineMetric('RunsFailed') },
-        period: PERIOD,
+        period: METRIC_PERIOD,
         label: 'runs halted or failed',
       }),
       threshold: 1,

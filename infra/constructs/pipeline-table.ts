@@ -7,10 +7,11 @@
  * @see https://docs.aws.amazon.com/cdk/api/v2/docs/aws-cdk-lib.aws_dynamodb.Table.html
  * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/EncryptionAtRest.html
  */
+
+import type { TableAccess } from '@dlq-redrive/cdk/function-catalog';
 import { aws_dynamodb as dynamodb, aws_iam as iam, type aws_kms as kms, RemovalPolicy } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { TABLE } from '#platform/table.js';
-import type { TableAccess } from '../function-catalog.js';
 
 /** Item reads a function with `read` access may make (on the table and its key index). */
 export const TABLE_READ_ACTIONS = [

@@ -31,6 +31,7 @@
  * @see https://docs.aws.amazon.com/cdk/api/v2/docs/aws-cdk-lib.aws_lambda.Function.html#currentversion
  */
 import { readFileSync } from 'node:fs';
+import { FUNCTION_ACCESS, placeholderOf } from '@dlq-redrive/cdk/function-catalog';
 import {
   ArnFormat,
   type CfnElement,
@@ -42,7 +43,6 @@ import {
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { aslPlaceholders, aslTaskResources, DEFAULT_DEFINITION_PATH, substitutionsFor } from '../asl.js';
-import { FUNCTION_ACCESS, placeholderOf } from '../function-catalog.js';
 import { acknowledge, nagArnPrefix } from '../nag.js';
 import { aliasNameProblem, throwIfInvalid } from '../validation.js';
 import type { PipelineFunctions } from './pipeline-functions.js';

@@ -13,9 +13,10 @@
  * @see https://docs.aws.amazon.com/lambda/latest/dg/urls-auth.html
  * @see https://docs.aws.amazon.com/secretsmanager/latest/userguide/reference_secret_json_structure.html
  */
+
+import { FUNCTION_ACCESS } from '@dlq-redrive/cdk/function-catalog';
 import { aws_lambda as lambda, RemovalPolicy, aws_secretsmanager as secretsmanager } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { FUNCTION_ACCESS } from '../function-catalog.js';
 import { acknowledge } from '../nag.js';
 import { completeSecretArnProblem, slackChannelProblem, throwIfInvalid } from '../validation.js';
 import type { PipelineFunctions } from './pipeline-functions.js';

@@ -8,10 +8,14 @@
  * SetAlarmState, DeleteAlarms. Alarms are not evaluated against metrics: a test sets states with
  * SetAlarmState, as it would to test an alarm's actions on AWS. A composite alarm's state is set
  * the same way; its `StateReasonData` is what the test (or {@link compositeReasonData}) says.
+ * Each change of an alarm's state value is sent to EventBridge's default bus as CloudWatch sends
+ * it: a `CloudWatch Alarm State Change` event with `state`, `previousState` and `configuration`.
  *
+ * @see https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/cloudwatch-and-eventbridge.html
  * @see https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_DescribeAlarms.html
  * @see https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_SetAlarmState.html
  */
+import { randomUUID } from 'node:crypto';
 import {
   awsJsonProtocol,
   epochSeconds,
@@ -36,6 +40,21 @@ export interface CloudWatchStandinOptions {
   region?: string;
   /** @default '123456789012' */
   accountId?: string;
+  /** Receives every alarm event CloudWatch sends to EventBridge (the default bus). */
+  emit?: (event: AlarmStateChangeEvent) => void;
+}
+
+/** An EventBridge event CloudWatch sends, as EventBridge delivers it. */
+export interface AlarmStateChangeEvent {
+  version: '0';
+  id: string;
+  'detail-type': 'CloudWatch Alarm State Change';
+  source: 'aws.cloudwatch';
+  account: string;
+  time: string;
+  region: string;
+  resources: string[];
+  detail: Record<string, unknown>;
 }
 
 /** The running stand-in, with direct access for tests. */
@@ -45,6 +64,51 @@ export interface CloudWatchStandin extends Standin {
 }
 
 const STATES: readonly AlarmState[] = ['OK', 'ALARM', 'INSUFFICIENT_DATA'];
+
+/** CloudWatch's state timestamp format: `2026-01-02T10:35:00.000+0000`. */
+const stateTimestamp = (date: Date) => date.toISOString().replace('Z', '+0000');
+
+type Stat = { Metric?: Record<string, unknown>; Period?: unknown; Stat?: unknown };
+const dimensionsOf = (list: unknown) =>
+  Object.fromEntries(((list ?? []) as Array<{ Name: string; Value: string }>).map((d) => [d.Name, d.Value]));
+
+/** An alarm's `detail.configuration` as the state change event carries it (dimensions as a map). */
+function eventConfiguration(config: Record<string, unknown>): Record<string, unknown> {
+  const description =
+    typeof config.AlarmDescription === 'string' ? { description: config.AlarmDescription } : {};
+  if (typeof config.AlarmRule === 'string') return { alarmRule: config.AlarmRule, ...description };
+  const metricStat = (m: Record<string, unknown> | undefined, period: unknown, stat: unknown) => ({
+    metric: { namespace: m?.Namespace, name: m?.MetricName, dimensions: dimensionsOf(m?.Dimensions) },
+    period,
+    stat,
+  });
+  const metrics = Array.isArray(config.Metrics)
+    ? (config.Metrics as Array<Record<string, unknown>>).map((q) => ({
+        id: q.Id,
+        ...(q.MetricStat
+          ? {
+              metricStat: metricStat(
+                (q.MetricStat as Stat).Metric,
+                (q.MetricStat as Stat).Period,
+                (q.MetricStat as Stat).Stat,
+              ),
+            }
+          : { expression: q.Expression, ...(q.Label === undefined ? {} : { label: q.Label }) }),
+        returnData: q.ReturnData ?? true,
+      }))
+    : [
+        {
+          id: randomUUID(),
+          metricStat: metricStat(
+            { Namespace: config.Namespace, MetricName: config.MetricName, Dimensions: config.Dimensions },
+            config.Period,
+            config.Statistic ?? config.ExtendedStatistic,
+          ),
+          returnData: true,
+        },
+      ];
+  return { ...description, metrics };
+}
 
 /**
  * `StateReasonData` of a composite alarm whose transition these children triggered, in
@@ -70,6 +134,33 @@ export async function startCloudWatchStandin(
   const account = options.accountId ?? '123456789012';
   const alarms = new Map<string, StoredAlarm>();
   const arnOf = (name: string) => `arn:aws:cloudwatch:${region}:${account}:alarm:${name}`;
+
+  const eventState = (state: StoredAlarm['state']) => ({
+    value: state.value,
+    reason: state.reason,
+    ...(state.reasonData === undefined ? {} : { reasonData: state.reasonData }),
+    timestamp: stateTimestamp(state.updated),
+  });
+  const stateChangeEvent = (
+    name: string,
+    alarm: StoredAlarm,
+    previous: StoredAlarm['state'],
+  ): AlarmStateChangeEvent => ({
+    version: '0',
+    id: randomUUID(),
+    'detail-type': 'CloudWatch Alarm State Change',
+    source: 'aws.cloudwatch',
+    account,
+    time: alarm.state.updated.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    region,
+    resources: [arnOf(name)],
+    detail: {
+      alarmName: name,
+      state: eventState(alarm.state),
+      previousState: eventState(previous),
+      configuration: eventConfiguration(alarm.config),
+    },
+  });
 
   const put = (type: StoredAlarm['type'], input: Record<string, unknown>) => {
     const name = requireString(input, 'AlarmName');
@@ -132,12 +223,14 @@ export async function startCloudWatchStandin(
             throw new StandinError('InvalidFormat', 'StateReasonData is not JSON');
           }
         }
+        const previous = alarm.state;
         alarm.state = {
           value,
           reason: requireString(input, 'StateReason'),
           ...(typeof reasonData === 'string' ? { reasonData } : {}),
           updated: new Date(),
         };
+        if (previous.value !== value) options.emit?.(stateChangeEvent(name, alarm, previous));
         return {};
       },
       DeleteAlarms(input) {

@@ -39,6 +39,11 @@ interface Rule {
 /** The running stand-in. */
 export interface EventBridgeStandin extends Standin {
   readonly events: PutEvent[];
+  /**
+   * Puts an event an AWS service sends (e.g. CloudWatch's alarm state changes) on the default bus
+   * and delivers it to the matching rules' targets, as a PutEvents entry would be.
+   */
+  putServiceEvent(event: Record<string, unknown>): void;
 }
 
 /** Starts the EventBridge stand-in. */
@@ -62,6 +67,34 @@ export async function startEventBridgeStandin(options: {
   const ruleArn = (bus: string, name: string) => {
     const busName = bus.split('event-bus/')[1];
     return busName === 'default' ? `${prefix}:rule/${name}` : `${prefix}:rule/${busName}/${name}`;
+  };
+
+  const publish = (event: Record<string, unknown>, bus: string, accessKeyId: string) => {
+    events.push({ eventId: event.id as string, eventBusArn: bus, event, accessKeyId });
+    for (const rule of rules.values()) {
+      if (rule.busArn !== bus) continue;
+      if (rule.sources && !rule.sources.includes(event.source as string)) continue;
+      if (rule.detailTypes && !rule.detailTypes.includes(event['detail-type'] as string)) continue;
+      for (const target of rule.targets)
+        options.deliveries.deliver({
+          target: target.arn,
+          event,
+          handler: options.handlers.get(target.arn),
+          retries: target.retries,
+          dlqArn: target.dlqArn,
+          deadLetter: (error, _requestId, attempts) => ({
+            body: JSON.stringify(event),
+            attributes: {
+              RULE_ARN: stringAttribute(rule.arn),
+              TARGET_ARN: stringAttribute(target.arn),
+              ERROR_CODE: stringAttribute((error as { code?: string }).code ?? 'SDK_CLIENT_ERROR'),
+              ERROR_MESSAGE: stringAttribute(error.message.slice(0, 1024)),
+              EXHAUSTED_RETRY_CONDITION: stringAttribute('MaximumRetryAttempts'),
+              RETRY_ATTEMPTS: stringAttribute(String(attempts - 1)),
+            },
+          }),
+        });
+    }
   };
 
   const standin = await startStandin({
@@ -145,36 +178,15 @@ export async function startEventBridgeStandin(options: {
             resources: (entry.Resources ?? []) as string[],
             detail: JSON.parse(String(entry.Detail ?? '{}')) as unknown,
           };
-          events.push({ eventId: event.id as string, eventBusArn: bus, event, accessKeyId: ctx.accessKeyId });
-          for (const rule of rules.values()) {
-            if (rule.busArn !== bus) continue;
-            if (rule.sources && !rule.sources.includes(source)) continue;
-            if (rule.detailTypes && !rule.detailTypes.includes(event['detail-type'] as string)) continue;
-            for (const target of rule.targets)
-              options.deliveries.deliver({
-                target: target.arn,
-                event,
-                handler: options.handlers.get(target.arn),
-                retries: target.retries,
-                dlqArn: target.dlqArn,
-                deadLetter: (error, _requestId, attempts) => ({
-                  body: JSON.stringify(event),
-                  attributes: {
-                    RULE_ARN: stringAttribute(rule.arn),
-                    TARGET_ARN: stringAttribute(target.arn),
-                    ERROR_CODE: stringAttribute((error as { code?: string }).code ?? 'SDK_CLIENT_ERROR'),
-                    ERROR_MESSAGE: stringAttribute(error.message.slice(0, 1024)),
-                    EXHAUSTED_RETRY_CONDITION: stringAttribute('MaximumRetryAttempts'),
-                    RETRY_ATTEMPTS: stringAttribute(String(attempts - 1)),
-                  },
-                }),
-              });
-          }
+          publish(event, bus, ctx.accessKeyId);
           return { EventId: event.id };
         });
         return { FailedEntryCount: failed, Entries: out };
       },
     },
   });
-  return Object.assign(standin, { events });
+  return Object.assign(standin, {
+    events,
+    putServiceEvent: (event: Record<string, unknown>) => publish(event, `${prefix}:event-bus/default`, 'aws'),
+  });
 }

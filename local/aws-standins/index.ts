@@ -48,7 +48,12 @@ export async function startStandins(options: {
 }): Promise<Standins> {
   const started: Standin[] = [];
   try {
-    const cloudwatch = await startCloudWatchStandin(options);
+    // CloudWatch sends its alarm events to EventBridge, which starts after it.
+    let eventbridge: EventBridgeStandin | undefined;
+    const cloudwatch = await startCloudWatchStandin({
+      ...options,
+      emit: (event) => eventbridge?.putServiceEvent({ ...event }),
+    });
     started.push(cloudwatch);
     const kms = await startKmsStandin(options);
     started.push(kms);
@@ -60,7 +65,7 @@ export async function startStandins(options: {
     const deliveries = createDeliveries(options);
     const sns = await startSnsStandin({ ...options, handlers, deliveries });
     started.push(sns);
-    const eventbridge = await startEventBridgeStandin({ ...options, handlers, deliveries });
+    eventbridge = await startEventBridgeStandin({ ...options, handlers, deliveries });
     started.push(eventbridge);
     const lambda = await startLambdaStandin({ ...options, handlers, deliveries });
     started.push(lambda);

@@ -142,7 +142,8 @@ export async function startLambdaStandin(options: {
                     },
                   },
           });
-          return { status: 202 };
+          // Lambda answers an asynchronous invocation with an empty body.
+          return { status: 202, payload: '' };
         }
         const handler = options.handlers.get(fn.arn);
         try {

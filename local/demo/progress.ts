@@ -8,6 +8,7 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import cliProgress from 'cli-progress';
 import { sleep } from '#platform/sleep.js';
+import { drawsOnTerminal } from '../terminal.js';
 import { queueDepth } from './queues.js';
 
 /** A running progress display; `stop()` ends it. */
@@ -105,7 +106,7 @@ export function startRampProgress(
     await tick().catch(() => undefined);
   })();
 
-  return {
+  const display: RampProgress = {
     setTaskRate(rate, index) {
       taskRate = String(rate);
       step = String(index + 1);
@@ -117,9 +118,12 @@ export function startRampProgress(
       stopped = true;
       await loop;
       bar?.stop();
+      release();
       return { total: expected, taskMoved, left: moved, arrived, depth };
     },
   };
+  const release = drawsOnTerminal(display);
+  return display;
 }
 
 /** The ramp's display over a whole local run (npm start): see {@link rampDisplay}. */
@@ -272,12 +276,15 @@ export function startPhaseProgress(
     }
     await tick().catch(() => undefined);
   })();
-  return {
+  const display: PhaseProgress = {
     async stop() {
       stopped = true;
       await loop;
       bar?.stop();
+      release();
       return last;
     },
   };
+  const release = drawsOnTerminal(display);
+  return display;
 }

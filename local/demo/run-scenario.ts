@@ -9,6 +9,7 @@
  * {@link runScenario}, so a scenario is tested on exactly the path a user runs. The local stack
  * must be running (startLocalStack) and the SDK pointed at it.
  */
+import { randomBytes } from 'node:crypto';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { createAuditTrail } from '#incident/audit-trail.js';
 import { createIncidentStore, incidentIdOf } from '#incident/incident-store.js';
@@ -421,6 +422,9 @@ export async function runLocalIncident(options: LocalIncidentOptions): Promise<L
  */
 export async function runScenario(scenario: Scenario, options: RunScenarioOptions = {}): Promise<RunReport> {
   const setup = scenario.incident(options.messages);
+  // Order ids of this run only: a second run on the same stack (`npm run local`) is a new incident,
+  // not one whose orders the consumer's records already hold.
+  setup.orderPrefix ??= `${setup.name}-${randomBytes(2).toString('hex')}`;
   if (options.dlqDepth !== undefined) setup.dlqDepth = options.dlqDepth;
   if (options.consumerSqs) setup.consumerSqs = options.consumerSqs;
   options.say?.(

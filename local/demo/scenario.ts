@@ -26,6 +26,8 @@ export interface ScenarioOptions {
   name?: string;
   /** Messages produced. @default 300 */
   messages?: number;
+  /** Prefix of the order ids (`<prefix>-000042`). @default the queue name */
+  orderPrefix?: string;
   /** Order ids are integers from this one on, JSON numbers in the body (producer.ts). */
   numericIdsFrom?: bigint;
   /** Every n-th message is poison (0: none). @default 20 */
@@ -166,7 +168,7 @@ export async function prepareIncident(
     const produced = await seedDeadLetters(sqs, queues, {
       count: options.dlqDepth,
       poisonEvery: options.poisonEvery ?? 20,
-      prefix: options.name ?? 'order',
+      prefix: options.orderPrefix ?? options.name ?? 'order',
       ...(options.onSeedProgress ? { onProgress: options.onSeedProgress } : {}),
     });
     consumer.markDeadLettered(produced.orderIds);
@@ -179,7 +181,7 @@ export async function prepareIncident(
   const produced = await produceOrders(sqs, queues.sourceUrl, {
     count: messages,
     poisonEvery: options.poisonEvery ?? 20,
-    prefix: options.name ?? 'order',
+    prefix: options.orderPrefix ?? options.name ?? 'order',
     ...(options.fifo ? { groupOf: options.fifo.groupOf } : {}),
     ...(options.poisonAt ? { poisonAt: options.poisonAt } : {}),
     ...(options.numericIdsFrom !== undefined ? { numericIdsFrom: options.numericIdsFrom } : {}),

@@ -1,12 +1,24 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { build } from 'esbuild';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { RepeatedOptionError } from '../../cli/args.js';
 import { decodeBody, encodeBody } from '../../cli/commands/envelopes.js';
+import { contextFromEnv } from '../../cli/context.js';
+import { buildProgram } from '../../cli/main.js';
+import { CLI_BUILD } from '../../scripts/build-cli.js';
 import { dlq } from '../support/cli.js';
 
 const run = promisify(execFile);
 const ARN = 'arn:aws:sqs:us-east-1:123456789012:orders-dlq';
 const BIN = new URL('../../bin/dlq.mjs', import.meta.url).pathname;
+const SFN_ARN = 'arn:aws:states:us-east-1:123456789012:stateMachine:dlq-redrive';
+
+// The binary runs the built CLI: build it from the sources under test, as `npm ci` does.
+beforeAll(async () => {
+  await build(CLI_BUILD);
+});
 
 /** Runs the real binary; resolves with its exit code and output even when it fails. */
 async function bin(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -109,6 +121,101 @@ describe('dlq command line', () => {
     },
   );
 });
+
+describe('dlq --version and repeated flags', () => {
+  it('dlq --version prints the root package version and exits 0', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    const out = await bin('--version');
+    expect([out.code, out.stdout.trim()]).toEqual([0, version]);
+  });
+
+  it('the binary refuses a repeated --sample-size with exit 2, naming the flag, before any AWS call', async () => {
+    const out = await bin('redrive', 'X', '--sample-size', '5', '--sample-size', '6');
+    expect([out.code, out.stdout]).toEqual([2, '']);
+    expect(out.stderr).toMatch(/^dlq: --sample-size: /);
+  });
+
+  it.each([
+    [['redrive', 'X', '--sample-size', '5', '--sample-size', '6'], '--sample-size', ['5', '6']],
+    [['incidents', '--limit', '3', '--limit', '4'], '--limit', ['3', '4']],
+    [['register', ARN, '--owner', 'a', '--owner', 'b'], '--owner', ['a', 'b']],
+    [
+      ['watch', 'run-1', '--state-machine-arn', SFN_ARN, '--state-machine-arn', SFN_ARN],
+      '--state-machine-arn',
+      [SFN_ARN, SFN_ARN],
+    ],
+  ])('%j is refused as repeated-option %s with both values', async (argv, option, values) => {
+    const program = buildProgram(contextFromEnv(quietIO(), { AWS_REGION: 'us-east-1' }));
+    const error = await program.parseAsync(argv, { from: 'user' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(RepeatedOptionError);
+    const e = error as RepeatedOptionError;
+    expect([e.code, e.option, e.values, e.exitCode]).toEqual(['repeated-option', option, values, 2]);
+  });
+
+  it('every single-value option of every command refuses a second value; repeatable ones take it', () => {
+    const program = buildProgram(contextFromEnv(quietIO(), { AWS_REGION: 'us-east-1' }));
+    const refused: string[] = [];
+    const accepted: string[] = [];
+    for (const command of program.commands)
+      for (const option of command.options) {
+        if (!option.required || !option.parseArg) continue;
+        command.setOptionValueWithSource(option.attributeName(), 'first', 'cli');
+        try {
+          option.parseArg('second', ['first']);
+          accepted.push(`${command.name()} ${option.long}`);
+        } catch (error) {
+          if (error instanceof RepeatedOptionError && error.option === option.long)
+            refused.push(`${command.name()} ${option.long}`);
+        }
+      }
+    expect(accepted.sort()).toEqual([
+      'envelopes --cause',
+      'redrive --cause',
+      'register --approver',
+      'unpark --cause',
+    ]);
+    expect(refused).toContain('redrive --sample-size');
+    expect(refused).toContain('cancel --state-machine-arn');
+    expect(refused).toHaveLength(
+      program.commands.reduce((n, c) => n + c.options.filter((o) => o.required).length, 0) - accepted.length,
+    );
+  });
+});
+
+describe('ARNs on the command line', () => {
+  it.each([
+    [['redrive', 'inc-1', '--state-machine-arn', 'not-an-arn']],
+    [['unpark', 'inc-1', '--state-machine-arn', 'arn:aws:sqs:us-east-1:123456789012:orders-dlq']],
+    [['watch', 'run-1', '--state-machine-arn', 'arn:aws:states:us-east-1:1234:stateMachine:x']],
+    [['cancel', 'run-1', '--state-machine-arn', 'dlq-redrive']],
+  ])('%j exits 2 naming --state-machine-arn and its shape, before any AWS call', async (argv) => {
+    const out = await bin(...argv);
+    expect([out.code, out.stdout]).toEqual([2, '']);
+    expect(out.stderr).toMatch(
+      /^dlq: option '--state-machine-arn <arn>' argument .* must be a state machine ARN \(arn:aws:states:<region>:<account-id>:stateMachine:<name>/,
+    );
+  });
+
+  it.each([
+    [['redrive', 'inc-1', '--destination-arn', 'orders'], '--destination-arn'],
+    [['register', ARN, '--parking-queue-arn', 'arn:aws:sns:us-east-1:123456789012:t'], '--parking-queue-arn'],
+  ])('%j exits 2 naming %s as an SQS ARN, before any AWS call', async (argv, flag) => {
+    const out = await bin(...argv);
+    expect(out.code).toBe(2);
+    expect(out.stderr).toContain(`option '${flag} <arn>'`);
+    expect(out.stderr).toContain('must be an SQS ARN (arn:aws:sqs:<region>:<account-id>:<queue-name>)');
+  });
+});
+
+/** An IO that drops everything (the program is only parsed). */
+function quietIO() {
+  return { stdout: { write: () => true }, stderr: { write: () => true } };
+}
 
 describe('envelope export encoding', () => {
   it('keeps a UTF-8 body as text and round-trips it byte for byte', () => {

@@ -8,11 +8,11 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { FUNCTION_NAMES } from '@dlq-redrive/cdk/function-catalog';
 import { build, type Metafile } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleBytes } from '../../bench/bundles/static-graph.js';
 import { esbuildOptionsOf, handlerEntry, PIPELINE_BUNDLING, REPO_ROOT } from '../../infra/bundling.js';
-import { FUNCTION_NAMES } from '../../infra/function-catalog.js';
 import { scaled } from '../support/timeouts.js';
 
 let dir: string;

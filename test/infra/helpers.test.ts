@@ -2,9 +2,10 @@
  * The infra helpers the stack and its tests rely on: ASL placeholder and Task resource discovery,
  * substitutions, the SDK-command to IAM-action mapping and the function catalogue's naming.
  */
+
+import { FUNCTION_ACCESS, pascalOf, placeholderOf } from '@dlq-redrive/cdk/function-catalog';
 import { describe, expect, it } from 'vitest';
 import { aslPlaceholders, aslTaskResources, substitutionsFor } from '../../infra/asl.js';
-import { FUNCTION_ACCESS, pascalOf, placeholderOf } from '../../infra/function-catalog.js';
 import { actionsOfImport } from '../../infra/sdk-actions.js';
 
 const placeholder = (name: string) => `$${'{'}${name}}`;

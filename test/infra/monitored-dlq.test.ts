@@ -5,6 +5,15 @@
  * the pipeline from stub function folders, so the file runs in seconds and does not depend on
  * which real handlers exist yet; test/infra/pipeline-stack.test.ts bundles the real ones.
  */
+
+import {
+  DlqCompositeAlarm,
+  MonitoredDlq,
+  type MonitoredDlqProps,
+  registrationItem,
+  ValidationError,
+} from '@dlq-redrive/cdk';
+import { FUNCTION_NAMES, pascalOf } from '@dlq-redrive/cdk/function-catalog';
 import {
   type App,
   type aws_cloudwatch as cloudwatch,
@@ -18,10 +27,6 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QueueRegistration } from '#inventory/model.js';
-import { InvalidInputError } from '#platform/errors.js';
-import { DlqCompositeAlarm } from '../../infra/dlq-composite-alarm.js';
-import { FUNCTION_NAMES, pascalOf } from '../../infra/function-catalog.js';
-import { MonitoredDlq, type MonitoredDlqProps, registrationItem } from '../../infra/monitored-dlq.js';
 import { type AlarmDelivery, PipelineStack } from '../../infra/pipeline-stack.js';
 import { stubFunctionsDir, templateOnlyApp } from '../support/stub-functions.js';
 
@@ -86,9 +91,10 @@ describe('MonitoredDlq prop validation', () => {
       caught = error;
     }
 
-    expect(caught).toBeInstanceOf(InvalidInputError);
-    const error = caught as InvalidInputError;
-    expect(error.name).toBe('Redrive.InvalidInput');
+    expect(caught).toBeInstanceOf(ValidationError);
+    const error = caught as ValidationError;
+    expect(error.name).toBe('ValidationError');
+    expect(error.constructPath).toBe('Consumer/Bad');
     const details = error.details.join('\n');
     expect(details).toMatch(/sampleSize: .*>=1.*\(given: 0\)/);
     expect(details).toMatch(/rampRates\.0: .*<=500.*\(given: 600\)/);
@@ -199,7 +205,7 @@ describe('MonitoredDlq prop validation', () => {
     } catch (thrown) {
       error = thrown;
     }
-    expect(error).toBeInstanceOf(InvalidInputError);
+    expect(error).toBeInstanceOf(ValidationError);
     const message = (error as Error).message;
     expect(message).toMatch(/rampRates: must have at most 10 steps/);
     expect(message).toMatch(/approvers\.0: must be a Slack user id/);
@@ -595,7 +601,7 @@ describe('DlqCompositeAlarm', () => {
     } catch (e) {
       error = e;
     }
-    expect(error).toBeInstanceOf(InvalidInputError);
+    expect(error).toBeInstanceOf(ValidationError);
     expect((error as Error).message).toContain('dlqs: must name at least one MonitoredDlq (given: none)');
     expect((error as Error).message).toContain(
       'compositeAlarmName: must be a literal of 1..255 characters (given: "")',
@@ -669,5 +675,20 @@ describe("the recording mover's origin and role grants", () => {
           accessRoles: [{ accountId: '444455556666', roleArn: 'not-a-role' }],
         }),
     ).toThrow(/accessRoles\.0\.roleArn: must be an IAM role ARN/);
+  });
+});
+
+describe('PipelineStack as an IRedrivePipeline of another app', () => {
+  it('names every function role and the way alarms reach triage in its PipelineAttributes output', () => {
+    const { app, pipeline } = pipelineApp('sns');
+    app.synth();
+    const attributes = pipeline.attributes();
+    const output = Template.fromStack(pipeline).toJSON().Outputs.PipelineAttributes;
+
+    expect(Object.keys(attributes.roleArns).sort()).toEqual([...FUNCTION_NAMES].sort());
+    expect(attributes.triageFunctionArn).toBeUndefined();
+    expect(attributes.alarmTopicArn).toBeDefined();
+    expect(attributes.stackName).toBe('Pipeline');
+    expect(output.Value).toEqual(pipeline.resolve(pipeline.toJsonString(attributes)));
   });
 });

@@ -1,7 +1,7 @@
+import { MonitoredDlq } from '@dlq-redrive/cdk';
 import { Stack, aws_sqs as sqs } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MonitoredDlq } from '../../infra/monitored-dlq.js';
 import { PipelineStack } from '../../infra/pipeline-stack.js';
 import { stubFunctionsDir, templateOnlyApp } from '../support/stub-functions.js';
 

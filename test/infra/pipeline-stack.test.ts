@@ -7,6 +7,14 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import {
+  FUNCTION_ACCESS,
+  FUNCTION_NAMES,
+  type FunctionName,
+  MOVE_TASK_DESTINATION_ACTIONS,
+  MOVE_TASK_DLQ_ACTIONS,
+  placeholderOf,
+} from '@dlq-redrive/cdk/function-catalog';
 import { App, type CfnElement, type Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
@@ -19,16 +27,9 @@ import {
   DEFAULT_DEFINITION_PATH,
   substitutionsFor,
 } from '../../infra/asl.js';
+import { bundledPackages, formatLicences, LICENCES_FILE, METAFILE } from '../../infra/bundle-licences.js';
 import { esbuildOptionsOf, PIPELINE_BUNDLING } from '../../infra/bundling.js';
 import { buildDemoApp, type ExampleQueuesStack } from '../../infra/demo-app.js';
-import {
-  FUNCTION_ACCESS,
-  FUNCTION_NAMES,
-  type FunctionName,
-  MOVE_TASK_DESTINATION_ACTIONS,
-  MOVE_TASK_DLQ_ACTIONS,
-  placeholderOf,
-} from '../../infra/function-catalog.js';
 import { type PipelineStack, REPO_ROOT } from '../../infra/pipeline-stack.js';
 import { sdkActionsOf } from '../../infra/sdk-actions.js';
 import { scaled } from '../support/timeouts.js';
@@ -263,6 +264,31 @@ describe('functions', () => {
     await build(esbuildOptionsOf(PIPELINE_BUNDLING, join(FUNCTIONS_DIR, 'park', 'handler.ts'), outfile));
 
     expect(readFileSync(outfile, 'utf8')).toBe(readFileSync(asset, 'utf8'));
+  });
+
+  it('ships every bundle with the licences of the packages it carries (from its metafile), not the metafile', async () => {
+    const dirs = (Object.keys(pipeline.functions) as FunctionName[]).map((name) => {
+      const code = functionResource(name).Properties.Code as { S3Key: string };
+      return join(app.outdir, `asset.${code.S3Key.replace(/\.zip$/, '')}`);
+    });
+    expect(dirs.filter((d) => !existsSync(join(d, LICENCES_FILE)) || existsSync(join(d, METAFILE)))).toEqual(
+      [],
+    );
+
+    const code = functionResource('park').Properties.Code as { S3Key: string };
+    const asset = join(app.outdir, `asset.${code.S3Key.replace(/\.zip$/, '')}`, LICENCES_FILE);
+    const outfile = join(mkdtempSync(join(tmpdir(), 'dlq-bundle-')), 'index.mjs');
+    const { metafile } = await build(
+      esbuildOptionsOf(PIPELINE_BUNDLING, join(FUNCTIONS_DIR, 'park', 'handler.ts'), outfile),
+    );
+    const packages = bundledPackages(metafile as NonNullable<typeof metafile>, REPO_ROOT);
+    expect(readFileSync(asset, 'utf8')).toBe(formatLicences(packages));
+    expect(packages.filter((p) => (p.text === null && p.source === null) || p.license === 'UNKNOWN')).toEqual(
+      [],
+    );
+    expect(packages.map((p) => `${p.name} ${p.license}`)).toEqual(
+      expect.arrayContaining(['@aws-sdk/client-sqs Apache-2.0', 'zod MIT', '@middy/core MIT']),
+    );
   });
 
   it('passes TABLE_NAME to every function and the Slack secret ARN only to the Slack functions', () => {

@@ -7,10 +7,14 @@ import { TABLE } from '#platform/table.js';
 import { type LocalStack, SHARED_DYNAMODB_ENV, startLocalStack } from '../../local/stack.js';
 
 function javaProcessesFor(port: string): number {
-  const out = execSync('ps -eo args', { encoding: 'utf8' });
+  // The JVM itself, not the watchdog shell that runs it (whose arguments name the jar too).
+  const out = execSync('ps -eo comm,args', { encoding: 'utf8' });
   return out
     .split('\n')
-    .filter((line) => line.includes('DynamoDBLocal.jar') && line.includes(`-port ${port}`)).length;
+    .filter(
+      (line) =>
+        line.startsWith('java ') && line.includes('DynamoDBLocal.jar') && line.includes(`-port ${port}`),
+    ).length;
 }
 
 describe('local stack', () => {

@@ -6,9 +6,9 @@
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { FUNCTION_NAMES } from '@dlq-redrive/cdk/function-catalog';
 import { App } from 'aws-cdk-lib';
 import { REPO_ROOT } from '../../infra/bundling.js';
-import { FUNCTION_NAMES } from '../../infra/function-catalog.js';
 
 /** Creates the directory; `remove()` deletes it. */
 export function stubFunctionsDir(prefix: string): { dir: string; remove: () => void } {

@@ -1,3 +1,4 @@
+import { FUNCTION_ACCESS } from '@dlq-redrive/cdk/function-catalog';
 import { describe, expect, it } from 'vitest';
 import {
   PARK_MAX_MESSAGES,
@@ -5,7 +6,6 @@ import {
   parkVisibilityTimeoutSeconds,
 } from '../../functions/park/park.js';
 import { DEFAULT_HOLD_LIMIT } from '../../functions/shared/inventory/inventory-session.js';
-import { FUNCTION_ACCESS } from '../../infra/function-catalog.js';
 
 describe("Park's scan budget on a deep DLQ", () => {
   it('receives up to the inventory hold limit, so a do-not-redrive message anywhere in an inventoried DLQ is reached', () => {

@@ -198,4 +198,12 @@ describe('dlq against the local stack after npm start', { timeout: 240_000 }, ()
     expect(bad.stderr.trim().split('\n')).toHaveLength(1);
     expect(bad.stderr).toMatch(/^dlq: --cause: "NoSuchError" is not a cause of incident/);
   });
+  it('a second npm start on the same stack is an incident of its own, with the first run’s counts', async () => {
+    const second = await runNamedScenario('healthy', { messages: 60 });
+    expect(second.incidentId).not.toBe(incidentId);
+    for (const field of ['inventoried', 'redriven', 'parked', 'missing'] as const)
+      expect(second[field]).toBe(report[field]);
+    expect(second.consumer).toMatchObject({ processed: report.consumer.processed, duplicatesSkipped: 0 });
+    expect(second.countsAddUp).toBe(true);
+  });
 });

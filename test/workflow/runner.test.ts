@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
+import { FUNCTION_ACCESS } from '@dlq-redrive/cdk/function-catalog';
 import { describe, expect, it } from 'vitest';
 import { sleep } from '#platform/sleep.js';
-import { FUNCTION_ACCESS } from '../../infra/function-catalog.js';
 import {
   type Approver,
   approverFromArgs,

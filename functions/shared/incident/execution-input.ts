@@ -17,7 +17,7 @@
  * @see https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_StartMessageMoveTask.html
  */
-import { parseSqsArn, SQS_QUEUE_ARN_PATTERN } from '#platform/sqs-arn.js';
+import { parseSqsArn, SQS_QUEUE_ARN_PATTERN } from '@dlq-redrive/contract';
 import * as z from '#platform/zod.js';
 import {
   given,

@@ -39,7 +39,7 @@ export const HISTORY_EVENT_QUOTA = 25_000;
 /** The lowest `historyEventLimit` an input may ask for (tests use low limits to see a continuation). */
 export const MIN_HISTORY_EVENT_LIMIT = 200;
 
-export { parseSqsArn, SQS_QUEUE_ARN_PATTERN, type SqsArn } from '#platform/sqs-arn.js';
+export { parseSqsArn, SQS_QUEUE_ARN_PATTERN, type SqsArn } from '@dlq-redrive/contract';
 
 /** A value as shown in an error message: JSON, cut to 60 characters. */
 export function show(value: unknown): string {

@@ -4,32 +4,18 @@
  * A DLQ without a registration gets the defaults.
  */
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { REGISTRATION_LISTING, registrationItem } from '@dlq-redrive/contract';
 import { QueueRegistration } from '#inventory/model.js';
 import { documentClient } from '#platform/clients.js';
 import { pipelineConfig } from '#platform/config.js';
 import { InvalidInputError } from '#platform/errors.js';
 import { queryIndexPartition } from '#platform/index-query.js';
 import { formatIssues } from '#platform/middleware.js';
-import { recordFields, shapeOf } from '#platform/record-shapes.js';
-import { keys, TABLE } from '#platform/table.js';
+import { recordFields } from '#platform/record-shapes.js';
+import { keys } from '#platform/table.js';
 
-/** `gsi1pk` of every registration item: the listing partition of the index (`dlq registrations`). */
-export const REGISTRATION_LISTING = 'REGISTRATIONS';
-
-/**
- * The registration item exactly as stored by the CDK construct (`MonitoredDlq`) and the CLI
- * (`dlq register`): `pk`, `sk`, the listing keys of the index, then the registration's fields.
- */
-export function registrationItem(registration: QueueRegistration) {
-  return {
-    pk: keys.dlq(registration.dlqArn),
-    sk: keys.config,
-    [TABLE.keyIndex.partitionKey]: REGISTRATION_LISTING,
-    [TABLE.keyIndex.sortKey]: registration.dlqArn,
-    ...shapeOf('registration'),
-    ...registration,
-  };
-}
+// The stored item's layout is shared with the `MonitoredDlq` construct, which writes it too.
+export { REGISTRATION_LISTING, registrationItem };
 
 /** The registry's operations. */
 export interface QueueRegistry {

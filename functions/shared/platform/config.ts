@@ -83,7 +83,7 @@ function isQueueMap(value: unknown): value is Record<string, string[]> {
 /**
  * One pipeline role that uses queue keys: the function, its role ARN and the KMS actions it needs
  * on the key of each queue class (DLQ, redrive destination, parking queue). The stack writes the
- * list into preflight's `PIPELINE_KEY_USERS` from the function catalogue (infra/function-catalog.ts).
+ * list into preflight's `PIPELINE_KEY_USERS` from the function catalogue (packages/cdk/src/function-catalog.ts).
  */
 export interface KeyUser {
   readonly function: string;
@@ -111,6 +111,9 @@ function isKeyUsers(value: unknown): value is KeyUser[] {
     )
   );
 }
+
+/** A Step Functions state machine ARN, or an alias or version ARN of one (`...:stateMachine:<name>:<alias>`). */
+export const STATE_MACHINE_ARN_PATTERN = /^arn:aws[a-z-]*:states:[^:]+:\d{12}:stateMachine:.+$/;
 
 const HttpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 
@@ -146,9 +149,7 @@ const PipelineEnv = z.object({
   AWS_LAMBDA_FUNCTION_NAME: z.optional(z.string()),
   PARKING_QUEUE_URL: z.optional(HttpUrl),
   STATE_MACHINE_ARN: z.optional(
-    z
-      .string()
-      .check(z.regex(/^arn:aws[a-z-]*:states:[^:]+:\d{12}:stateMachine:.+$/, 'must be a state machine ARN')),
+    z.string().check(z.regex(STATE_MACHINE_ARN_PATTERN, 'must be a state machine ARN')),
   ),
   APPROVAL_TIMEOUT_SECONDS: z.optional(intFromEnv(1, 31_536_000)),
   REDRIVE_RECEIVE_VISIBILITY_TIMEOUT_SECONDS: z.optional(intFromEnv(1, 43_200)),

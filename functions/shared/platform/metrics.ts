@@ -19,35 +19,17 @@
  * @see https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html
  * @see https://docs.powertools.aws.dev/lambda/typescript/latest/core/metrics/
  */
-import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import {
+  DLQ_DIMENSION,
+  METRICS_NAMESPACE,
+  METRICS_SERVICE,
+  PIPELINE_METRICS,
+  type PipelineMetric,
+} from '@dlq-redrive/contract';
 
-/** The CloudWatch namespace of every pipeline metric (the stack's dashboard and alarms read it). */
-export const METRICS_NAMESPACE = 'DlqRedrive';
-/** The `service` dimension of every pipeline metric. */
-export const METRICS_SERVICE = 'dlq-redrive';
-/** The per-DLQ dimension: the DLQ's queue name. */
-export const DLQ_DIMENSION = 'DlqName';
-
-/** The metrics the pipeline publishes and their units. */
-export const PIPELINE_METRICS = {
-  Inventoried: MetricUnit.Count,
-  Redriven: MetricUnit.Count,
-  Parked: MetricUnit.Count,
-  Discarded: MetricUnit.Count,
-  Missing: MetricUnit.Count,
-  StillInDlq: MetricUnit.Count,
-  Exposed: MetricUnit.Count,
-  RunDuration: MetricUnit.Seconds,
-  RunsCompleted: MetricUnit.Count,
-  RunsHalted: MetricUnit.Count,
-  RunsFailed: MetricUnit.Count,
-  RunsCancelled: MetricUnit.Count,
-  RunsRefused: MetricUnit.Count,
-  RunsSampleFailed: MetricUnit.Count,
-  RampRate: MetricUnit.CountPerSecond,
-  MovedByTask: MetricUnit.Count,
-} as const;
-export type PipelineMetric = keyof typeof PIPELINE_METRICS;
+// Names, dimensions and units are shared with the dashboards of `@dlq-redrive/cdk`: one definition.
+export { DLQ_DIMENSION, METRICS_NAMESPACE, METRICS_SERVICE, PIPELINE_METRICS, type PipelineMetric };
 
 /** The metrics port the cores use. */
 export interface RunMetrics {

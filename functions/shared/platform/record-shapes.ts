@@ -15,6 +15,7 @@
  * optional field) does not. Updates in place keep an item's version (they change only fields that
  * version has); the release that bumps a version says how items written before it are read.
  */
+import { REGISTRATION_SHAPE_VERSION } from '@dlq-redrive/contract';
 import { UnknownShapeVersionError } from './errors.js';
 
 /** The shape version this code writes, per kind of record (key layout in table.ts). */
@@ -32,7 +33,7 @@ export const SHAPE_VERSIONS = {
   /** `DLQ#<dlqArn>` / `HOLD#<inventoryId>#<seq>` (receipt handles of held messages) */
   'hold-page': 1,
   /** `DLQ#<dlqArn>` / `CONFIG` (also written by the MonitoredDlq construct) */
-  registration: 1,
+  registration: REGISTRATION_SHAPE_VERSION,
   /** `DLQ#<dlqArn>` / `WORKFLOW` */
   'workflow-lease': 1,
   /** `DLQ#<dlqArn>` / `MOVETASK` */

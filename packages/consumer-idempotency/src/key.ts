@@ -31,7 +31,6 @@
  * @see https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-retain-records.html
  */
 import { createHash } from 'node:crypto';
-import { isInteger, parse as parseLossless } from 'lossless-json';
 
 /** Message attributes the pipeline adds on redrive; never part of the hash. */
 export const PIPELINE_ATTRIBUTES = [
@@ -97,8 +96,9 @@ export function sha256Hex(data: string | Uint8Array): string {
  * non-empty string or a finite number, else undefined (also for bodies that are not JSON).
  *
  * An integer literal beyond 2^53 is returned as its digits, as written: `JSON.parse` would round
- * `1234567890123456789` and `1234567890123456790` to one double, and so to one key. Every other
- * number keeps `String(number)`, so keys stored before still match.
+ * `1234567890123456789` and `1234567890123456790` to one double, and so to one key (Node.js 22
+ * and later; older runtimes keep the rounded key). Every other number keeps `String(number)`, so
+ * keys stored before still match.
  * @see https://developer.mozilla.org/en-US/docs/Web/JavaScript/Reference/Global_Objects/Number/MAX_SAFE_INTEGER
  */
 export function readJsonPath(body: string, jsonPath: string): string | undefined {
@@ -128,17 +128,24 @@ function valueAt(root: unknown, segments: readonly string[]): unknown {
   return value;
 }
 
-/** The digits of an integer literal at `segments`, read losslessly (undefined for a non-integer). */
+/** What `JSON.parse` tells a reviver of a primitive value on Node.js 22 and later. */
+type ReviverContext = { source?: string } | undefined;
+
+/**
+ * The digits of an integer literal at `segments`, as written (JSON.parse source text access,
+ * Node.js 22 and later; undefined on older runtimes, which keep the rounded key).
+ * @see https://github.com/tc39/proposal-json-parse-with-source
+ */
 function rawIntegerAt(body: string, segments: readonly string[]): string | undefined {
-  try {
-    const raw = valueAt(
-      parseLossless(body, null, (digits: string) => digits),
-      segments,
-    );
-    return typeof raw === 'string' && isInteger(raw) ? raw : undefined;
-  } catch {
-    return undefined;
-  }
+  const raw = valueAt(
+    JSON.parse(body, (_key, value: unknown, context?: ReviverContext) =>
+      typeof value === 'number' && context?.source !== undefined && /^-?\d+$/.test(context.source)
+        ? context.source
+        : value,
+    ),
+    segments,
+  );
+  return typeof raw === 'string' ? raw : undefined;
 }
 
 function attributeValue(attribute: StoredMessageAttribute | undefined): string | undefined {

@@ -16,14 +16,14 @@
  */
 import { aws_cloudwatch as cloudwatch, Token } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
+import { throwIfInvalid } from './errors.js';
 import type { MonitoredDlq } from './monitored-dlq.js';
-import type { PipelineStack } from './pipeline-stack.js';
-import { throwIfInvalid } from './validation.js';
+import type { IRedrivePipeline } from './pipeline.js';
 
 /** Properties of {@link DlqCompositeAlarm}. */
 export interface DlqCompositeAlarmProps {
-  /** The pipeline whose triage the composite's state changes reach. */
-  readonly pipeline: PipelineStack;
+  /** The pipeline whose triage the composite's state changes reach (its stack, or imported). */
+  readonly pipeline: IRedrivePipeline;
   /** The registered DLQs the composite watches (at least one, at most 100 child alarms). */
   readonly dlqs: readonly MonitoredDlq[];
   /**
@@ -49,7 +49,7 @@ export class DlqCompositeAlarm extends Construct {
   /** Its ARN as routed to triage, or undefined when alarms reach triage through SNS only. */
   public readonly routedAlarmArn: string | undefined;
 
-  /** @throws InvalidInputError naming each bad prop (`dlqs`, `compositeAlarmName`). */
+  /** @throws ValidationError naming each bad prop (`dlqs`, `compositeAlarmName`). */
   public constructor(scope: Construct, id: string, props: DlqCompositeAlarmProps) {
     super(scope, id);
     const withAge = props.includeAgeAlarms ?? true;
@@ -76,7 +76,7 @@ export class DlqCompositeAlarm extends Construct {
         ...children.map((a) => cloudwatch.AlarmRule.fromAlarm(a, cloudwatch.AlarmState.ALARM)),
       ),
     });
-    this.routedAlarmArn = props.pipeline.routeAlarm(name);
+    this.routedAlarmArn = props.pipeline.routeAlarm(name, this);
     const action = props.pipeline.alarmAction();
     if (action !== undefined) this.alarm.addAlarmAction(action);
   }

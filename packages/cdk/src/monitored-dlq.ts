@@ -34,6 +34,14 @@
  */
 import { marshall } from '@aws-sdk/util-dynamodb';
 import {
+  type AccessRole,
+  checkRegistration,
+  type MessageOriginRegistration,
+  type QueueRegistration,
+  registrationKeys,
+  registrationItem as storedRegistrationItem,
+} from '@dlq-redrive/contract';
+import {
   aws_cloudwatch as cloudwatch,
   custom_resources as cr,
   Duration,
@@ -45,13 +53,11 @@ import {
   type aws_s3 as s3,
   aws_sqs as sqs,
   Token,
+  Validations,
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { registrationItem as storedRegistrationItem } from '#incident/queue-registry.js';
-import { type AccessRole, type MessageOriginRegistration, QueueRegistration } from '#inventory/model.js';
-import { InvalidInputError } from '#platform/errors.js';
-import { keys } from '#platform/table.js';
-import { dlqWidgets } from './constructs/pipeline-monitoring.js';
+import { dlqWidgets } from './dlq-widgets.js';
+import { ValidationError } from './errors.js';
 import {
   FUNCTION_ACCESS,
   FUNCTION_NAMES,
@@ -59,16 +65,18 @@ import {
   kmsUseOf,
   pascalOf,
 } from './function-catalog.js';
-import { acknowledge } from './nag.js';
-import type { PipelineStack } from './pipeline-stack.js';
+import type { IRedrivePipeline } from './pipeline.js';
 
 /** SQS's default retention period (4 days), used when the DLQ's own cannot be read. */
 export const SQS_DEFAULT_RETENTION = Duration.days(4);
 
 /** Properties of {@link MonitoredDlq}. Registration fields mirror `QueueRegistration`. */
 export interface MonitoredDlqProps {
-  /** The pipeline whose triage the alarms reach and whose functions get access. */
-  readonly pipeline: PipelineStack;
+  /**
+   * The pipeline whose triage the alarms reach and whose functions get access: its stack, or one
+   * imported with `RedrivePipeline.fromAttributes` (same account and Region).
+   */
+  readonly pipeline: IRedrivePipeline;
   /** The source queue: the queue whose redrive policy names `dlq`, and where redrives go back to. */
   readonly queue: sqs.IQueue;
   /** The dead-letter queue to watch and redrive. Must be the same type (standard/FIFO) as `queue`. */
@@ -250,7 +258,7 @@ export class MonitoredDlq extends Construct {
     });
     const routed: string[] = [];
     for (const alarm of [this.depthAlarm, this.ageAlarm]) {
-      const arn = pipeline.routeAlarm(alarmNameOf(alarm));
+      const arn = pipeline.routeAlarm(alarmNameOf(alarm), this);
       if (arn !== undefined) routed.push(arn);
       if (action !== undefined) alarm.addAlarmAction(action);
     }
@@ -298,7 +306,7 @@ export class MonitoredDlq extends Construct {
     );
   }
 
-  private register(pipeline: PipelineStack, item: RegistrationItem): void {
+  private register(pipeline: IRedrivePipeline, item: RegistrationItem): void {
     const writer = RegistrationWriter.of(this, pipeline);
     const put: cr.AwsSdkCall = {
       service: 'DynamoDB',
@@ -331,7 +339,7 @@ export class MonitoredDlq extends Construct {
 
   /** The catalogue's queue actions on this DLQ and its sources, and KMS on the registered keys. */
   private grant(
-    pipeline: PipelineStack,
+    pipeline: IRedrivePipeline,
     dlq: sqs.IQueue,
     sources: readonly sqs.IQueue[],
     keyArns: { dlq: readonly string[]; destination: readonly string[] },
@@ -396,7 +404,7 @@ export class MonitoredDlq extends Construct {
       const policy = access.policyFor(name, role);
       policy.addStatements(...statements);
       if (profile.payloadBuckets && buckets.length > 0)
-        acknowledge(policy, {
+        Validations.of(policy).acknowledge({
           id: 'AwsSolutions-IAM5',
           reason:
             'Extended-client payload keys are chosen by the producers: HeadObject (s3:GetObject) is granted on the objects of the registered payload buckets only, to tell a gone payload from a present one; nothing may delete.',
@@ -405,7 +413,7 @@ export class MonitoredDlq extends Construct {
   }
 }
 
-/** The registration item for the props (exported for tests and the docs). @throws InvalidInputError */
+/** The registration item for the props (exported for tests and the docs). @throws ValidationError */
 export function registrationItem(props: MonitoredDlqProps): RegistrationItem {
   return validateProps(props, undefined).item;
 }
@@ -419,7 +427,7 @@ interface CheckedProps {
 
 /**
  * Checks every prop, collects every problem and throws once.
- * @throws InvalidInputError listing each bad prop with the allowed range and the value given.
+ * @throws ValidationError listing each bad prop with the allowed range and the value given.
  */
 function validateProps(props: MonitoredDlqProps, scope: Construct | undefined): CheckedProps {
   const problems: string[] = [];
@@ -446,16 +454,11 @@ function validateProps(props: MonitoredDlqProps, scope: Construct | undefined): 
   const arnForCheck = Token.isUnresolved(dlqArn)
     ? 'arn:aws:sqs:us-east-1:123456789012:token-placeholder'
     : dlqArn;
-  const parsed = QueueRegistration.safeParse({ dlqArn: arnForCheck, ...defined });
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues) {
-      const path = issue.path.map(String);
-      const given = path.reduce<unknown>(
-        (value, key) =>
-          value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined,
-        { dlqArn, ...defined },
-      );
-      problems.push(`${path.join('.') || '(props)'}: ${issue.message} (given: ${JSON.stringify(given)})`);
+  const checked = checkRegistration({ dlqArn: arnForCheck, ...defined });
+  if (!checked.success) {
+    for (const p of checked.problems) {
+      const given = p.field === 'dlqArn' ? dlqArn : p.given;
+      problems.push(`${p.field}: ${p.message} (given: ${JSON.stringify(given)})`);
     }
   }
 
@@ -490,7 +493,7 @@ function validateProps(props: MonitoredDlqProps, scope: Construct | undefined): 
   }
   if (scope !== undefined) {
     const here = Stack.of(scope);
-    const there = Stack.of(props.pipeline);
+    const there = props.pipeline;
     for (const dim of ['account', 'region'] as const) {
       const a = here[dim];
       const b = there[dim];
@@ -501,13 +504,8 @@ function validateProps(props: MonitoredDlqProps, scope: Construct | undefined): 
       }
     }
   }
-  if (problems.length > 0 || !parsed.success) {
-    throw new InvalidInputError(
-      `MonitoredDlq${scope === undefined ? '' : ` ${scope.node.path}`}: invalid props`,
-      problems,
-    );
-  }
-  const registration: QueueRegistration = { ...parsed.data, dlqArn };
+  if (problems.length > 0 || !checked.success) throw new ValidationError('MonitoredDlq', scope, problems);
+  const registration: QueueRegistration = { ...checked.registration, dlqArn };
   return {
     item: storedRegistrationItem(registration),
     retentionSeconds,
@@ -563,7 +561,7 @@ class RegistrationWriter extends Construct {
   private readonly tables = new Set<string>();
 
   /** The stack's writer, allowed to write registrations into this pipeline's table. */
-  public static of(scope: Construct, pipeline: PipelineStack): RegistrationWriter {
+  public static of(scope: Construct, pipeline: IRedrivePipeline): RegistrationWriter {
     const stack = Stack.of(scope);
     const id = 'DlqRedriveRegistrationWriter';
     const writer =
@@ -588,14 +586,16 @@ class RegistrationWriter extends Construct {
   }
 
   /** PutItem/DeleteItem on the pipeline's table, only for `DLQ#...` partition keys (once per pipeline). */
-  private allow(pipeline: PipelineStack): void {
+  private allow(pipeline: IRedrivePipeline): void {
     if (this.tables.has(pipeline.node.addr)) return;
     this.tables.add(pipeline.node.addr);
     this.role.addToPrincipalPolicy(
       new iam.PolicyStatement({
         actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'],
         resources: [pipeline.table.tableArn],
-        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${keys.dlq('')}*`] } },
+        conditions: {
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${registrationKeys.pk('')}*`] },
+        },
       }),
     );
     pipeline.table.encryptionKey?.grantEncryptDecrypt(this.role);
@@ -610,7 +610,7 @@ class RegistrationWriter extends Construct {
       `AWS${cr.AwsCustomResource.PROVIDER_FUNCTION_UUID.replace(/-/g, '')}`,
     );
     if (provider === undefined) return;
-    acknowledge(provider, {
+    Validations.of(provider).acknowledge({
       id: 'AwsSolutions-L1',
       reason:
         'The AwsCustomResource provider runtime is chosen by aws-cdk-lib (the latest Node.js it knows for the Region); it only runs PutItem/DeleteItem at deploy time.',
@@ -631,7 +631,7 @@ class PipelineAccess extends Construct {
   private readonly policies = new Map<FunctionName, iam.Policy>();
 
   /** The stack's grants to one pipeline's roles (a second pipeline gets its own set). */
-  public static of(scope: Construct, pipeline: PipelineStack): PipelineAccess {
+  public static of(scope: Construct, pipeline: IRedrivePipeline): PipelineAccess {
     const stack = Stack.of(scope);
     const id = `DlqRedriveAccess${pipeline.stackName.replace(/[^A-Za-z0-9]/g, '')}`;
     return (stack.node.tryFindChild(id) as PipelineAccess | undefined) ?? new PipelineAccess(stack, id);
