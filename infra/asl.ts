@@ -13,6 +13,11 @@ export const DEFAULT_DEFINITION_PATH = fileURLToPath(
   new URL('../statemachines/redrive.asl.json', import.meta.url),
 );
 
+/** The placeholder of the workflow alias's name: a continuation starts through the alias. */
+export const ALIAS_PLACEHOLDER = 'WorkflowAliasName';
+/** The alias every execution starts through unless the stack names another. */
+export const DEFAULT_WORKFLOW_ALIAS = 'live';
+
 /** Every distinct `${Name}` placeholder in a definition's text, sorted. */
 export function aslPlaceholders(definitionText: string): string[] {
   const names = new Set<string>();

@@ -43,6 +43,7 @@ import {
 } from 'aws-local-stepfunctions';
 import { createAuditTrail } from '#incident/audit-trail.js';
 import { sleep } from '#platform/sleep.js';
+import { ALIAS_PLACEHOLDER, DEFAULT_WORKFLOW_ALIAS } from '../infra/asl.js';
 import { type Approver, autoApprover } from './approver.js';
 import type { FaultInjector } from './fault-injection.js';
 import { lambdaContext } from './lambda-context.js';
@@ -177,6 +178,8 @@ export interface ExecutionResult {
 export interface RunningExecution {
   executionName: string;
   executionArn: string;
+  /** The ARN it was started on: the alias (as every start here), a version, or the unqualified ARN. */
+  stateMachineArn: string;
   result: Promise<ExecutionResult>;
   abort(): void;
 }
@@ -399,6 +402,10 @@ export class LocalWorkflowRunner {
   private readonly plans: Map<string, TaskPlan>;
   private readonly region: string;
   private readonly accountId: string;
+  /** The state machine's unqualified ARN (`$$.StateMachine.Id`). */
+  private readonly machineArn: string;
+  /** The alias executions start through unless told otherwise. */
+  private readonly aliasArn: string;
   private readonly options: RunnerOptions;
   private readonly executions = new Map<string, RunningExecution>();
   /** Each execution's input as JSON text (StartExecution's idempotency compares it). */
@@ -416,7 +423,10 @@ export class LocalWorkflowRunner {
     this.accountId = options.accountId ?? '123456789012';
     const raw = loadDefinition(options.definition);
     this.plans = planTasks(raw);
-    const definition = substitute(raw, this.region, this.accountId, options.substitutions ?? {});
+    const substitutions = { [ALIAS_PLACEHOLDER]: DEFAULT_WORKFLOW_ALIAS, ...options.substitutions };
+    this.machineArn = `arn:aws:states:${this.region}:${this.accountId}:stateMachine:redrive`;
+    this.aliasArn = `${this.machineArn}:${substitutions[ALIAS_PLACEHOLDER]}`;
+    const definition = substitute(raw, this.region, this.accountId, substitutions);
     eachState(definition, (name, state) => {
       const override = options.timeoutSecondsOverrides?.[name];
       if (override !== undefined) {
@@ -473,8 +483,13 @@ export class LocalWorkflowRunner {
    *
    * @param input - the execution input (JSON).
    * @param name - execution name; @default `local-<uuid>`.
+   * @param stateMachineArn - the ARN it is started on; @default the alias.
    */
-  public start(input: unknown, name: string = `local-${randomUUID()}`): RunningExecution {
+  public start(
+    input: unknown,
+    name: string = `local-${randomUUID()}`,
+    stateMachineArn: string = this.aliasArn,
+  ): RunningExecution {
     const executionArn = `arn:aws:states:${this.region}:${this.accountId}:execution:redrive:${name}`;
     const startedAt = Date.now();
     const events: ExecutionEvent[] = [];
@@ -528,10 +543,7 @@ export class LocalWorkflowRunner {
         RoleArn: `arn:aws:iam::${this.accountId}:role/redrive-state-machine`,
         StartTime: new Date(startedAt).toISOString(),
       },
-      StateMachine: {
-        Id: `arn:aws:states:${this.region}:${this.accountId}:stateMachine:redrive`,
-        Name: 'redrive',
-      },
+      StateMachine: { Id: this.machineArn, Name: 'redrive' },
       // `$$.Task.Token` is read while a callback Task's Parameters are evaluated: mint it then.
       Task: {
         get Token(): string {
@@ -669,7 +681,13 @@ export class LocalWorkflowRunner {
       };
     })();
 
-    const running: RunningExecution = { executionName: name, executionArn, result, abort: run.abort };
+    const running: RunningExecution = {
+      executionName: name,
+      executionArn,
+      stateMachineArn,
+      result,
+      abort: run.abort,
+    };
     this.executions.set(name, running);
     this.inputs.set(name, JSON.stringify(asJson(input)));
     return running;
@@ -686,10 +704,17 @@ export class LocalWorkflowRunner {
    * returned as is when its input is the same and it still runs (a retried Task), like
    * StartExecution's idempotency.
    * @throws Error named `StepFunctions.ExecutionAlreadyExistsException` for a name with another
-   *   input, or of an execution that has ended.
+   *   input, or of an execution that has ended; `StepFunctions.StateMachineDoesNotExistException`
+   *   for an ARN of another state machine.
    */
   private startContinuation(parameters: Json, parent: string): Json {
     const name = typeof parameters.Name === 'string' ? parameters.Name : `local-${randomUUID()}`;
+    const target = String(parameters.StateMachineArn ?? '');
+    if (target !== this.machineArn && !target.startsWith(`${this.machineArn}:`)) {
+      const error = new Error(`State machine does not exist: '${target}'`);
+      error.name = 'StepFunctions.StateMachineDoesNotExistException';
+      throw error;
+    }
     const raw = parameters.Input;
     const input = typeof raw === 'string' ? (JSON.parse(raw) as unknown) : (raw ?? {});
     const existing = this.executions.get(name);
@@ -701,7 +726,7 @@ export class LocalWorkflowRunner {
         error.name = 'StepFunctions.ExecutionAlreadyExistsException';
         throw error;
       }
-    } else this.start(input, name);
+    } else this.start(input, name, target);
     const started = this.executions.get(name) as RunningExecution;
     return { ExecutionArn: started.executionArn, StartDate: new Date().toISOString() };
   }

@@ -80,13 +80,15 @@ export type ConditionOutcome =
   | { holds: boolean }
   /** Keys the block tests that the context lacks (without `IfExists`): the statement does not apply. */
   | { missing: string[] }
-  /** An operator this module does not evaluate (`NumericLessThan`, `ForAllValues:...`). */
+  /** An operator this module does not evaluate (`NumericLessThan`, `DateGreaterThan`, ...). */
   | { unsupported: string };
 
 /**
  * Evaluates a Condition block. Keys are matched case-insensitively, as IAM does; `...IfExists`
  * holds when the key is absent; a negated operator holds when the value matches none of the
- * patterns, any other when it matches one.
+ * patterns, any other when it matches one. `ForAnyValue:` holds when one of the request's values
+ * does, `ForAllValues:` when every one does (and when the key is absent).
+ * @see https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_condition-single-vs-multi-valued-context-keys.html
  *
  * @param context - context key (any case) -> the request's values.
  */
@@ -98,21 +100,25 @@ export function evaluateConditions(
   const missing: string[] = [];
   let holds = true;
   for (const [operatorName, tests] of Object.entries(condition ?? {})) {
-    const ifExists = operatorName.endsWith('IfExists');
-    const name = ifExists ? operatorName.slice(0, -'IfExists'.length) : operatorName;
+    const set = /^(ForAnyValue|ForAllValues):/.exec(operatorName)?.[1];
+    const bare = set === undefined ? operatorName : operatorName.slice(set.length + 1);
+    const ifExists = bare.endsWith('IfExists');
+    const name = ifExists ? bare.slice(0, -'IfExists'.length) : bare;
     const operator = OPERATORS[name];
     if (!operator) return { unsupported: operatorName };
     const negated = name.includes('Not');
     for (const [key, raw] of Object.entries(tests)) {
       const patterns = asList(raw).map(String);
       const values = lower.get(key.toLowerCase());
+      // ForAllValues holds for an absent key (no value fails it).
+      if (values === undefined && set === 'ForAllValues') continue;
       if (values === undefined) {
         if (!ifExists) missing.push(key);
         continue;
       }
       const each = (value: string) =>
         negated ? patterns.every((p) => operator(p, value)) : patterns.some((p) => operator(p, value));
-      if (!values.some(each)) holds = false;
+      if (!(set === 'ForAllValues' ? values.every(each) : values.some(each))) holds = false;
     }
   }
   return missing.length > 0 ? { missing } : { holds };

@@ -4,7 +4,8 @@
  * placeholder without a function), Standard type, logs at level ALL without execution data (the
  * approval task's input carries a task token); no X-Ray tracing (docs/observability.md). Its role
  * may invoke exactly the functions the definition names, and start an execution of this state
- * machine (a run that continues in a new execution before the 25,000-event history limit).
+ * machine through its alias (a run that continues in a new execution before the 25,000-event
+ * history limit). Its log group is under `/aws/vendedlogs/states/`.
  *
  * Safe upgrades: an execution finishes on the definition and the function code it started with.
  * - Every deploy that changes a function publishes a Lambda version of it (`currentVersion`,
@@ -37,12 +38,20 @@ import {
   type CfnElement,
   aws_iam as iam,
   aws_logs as logs,
+  Names,
   RemovalPolicy,
   Stack,
   aws_stepfunctions as sfn,
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { aslPlaceholders, aslTaskResources, DEFAULT_DEFINITION_PATH, substitutionsFor } from '../asl.js';
+import {
+  ALIAS_PLACEHOLDER,
+  aslPlaceholders,
+  aslTaskResources,
+  DEFAULT_DEFINITION_PATH,
+  DEFAULT_WORKFLOW_ALIAS,
+  substitutionsFor,
+} from '../asl.js';
 import { acknowledge, nagArnPrefix } from '../nag.js';
 import { aliasNameProblem, throwIfInvalid } from '../validation.js';
 import type { PipelineFunctions } from './pipeline-functions.js';
@@ -110,7 +119,7 @@ export class RedriveWorkflow extends Construct {
     const definitionPath = props.definitionPath ?? DEFAULT_DEFINITION_PATH;
     const text = readFileSync(definitionPath, 'utf8');
     const { functions } = props;
-    this.aliasName = props.aliasName ?? 'live';
+    this.aliasName = props.aliasName ?? DEFAULT_WORKFLOW_ALIAS;
 
     // Build: the versions of the functions the definition names, then the state machine.
     const used = new Set(aslPlaceholders(text));
@@ -118,10 +127,10 @@ export class RedriveWorkflow extends Construct {
       .entries()
       .filter(([name]) => used.has(placeholderOf(name)))
       .map(([name, fn]) => ({ name, fn, version: fn.currentVersion }));
-    const substitutions = substitutionsFor(
-      text,
-      Object.fromEntries(named.map(({ name, version }) => [placeholderOf(name), version.functionArn])),
-    );
+    const substitutions = substitutionsFor(text, {
+      ...Object.fromEntries(named.map(({ name, version }) => [placeholderOf(name), version.functionArn])),
+      [ALIAS_PLACEHOLDER]: this.aliasName,
+    });
     const unsupported = aslTaskResources(JSON.parse(text)).filter(
       (resource) =>
         !/^\$\{[A-Za-z0-9]+FunctionArn\}$/.test(resource) &&
@@ -134,13 +143,18 @@ export class RedriveWorkflow extends Construct {
       );
     }
 
+    // Under /aws/vendedlogs/: Step Functions adds each log group outside it to the account's
+    // CloudWatch Logs resource policy, which is capped at 5,120 characters.
     const logGroup = new logs.LogGroup(this, 'RedriveWorkflowLogs', {
+      logGroupName: `/aws/vendedlogs/states/${Names.uniqueResourceName(this, { maxLength: 400, separator: '-' })}`,
       retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
     });
     this.stateMachine = new sfn.StateMachine(this, 'RedriveWorkflow', {
       stateMachineType: sfn.StateMachineType.STANDARD,
       definitionBody: sfn.DefinitionBody.fromFile(definitionPath),
+      // The continuation starts on the alias the run started through (States.Format of the
+      // unqualified ARN and this name), never on the unqualified ARN's latest revision.
       definitionSubstitutions: substitutions,
       tracingEnabled: false,
       // Execution data holds ids and counts only, but the approval task's input carries a task
@@ -166,6 +180,7 @@ export class RedriveWorkflow extends Construct {
           new iam.PolicyStatement({
             actions: ['states:StartExecution'],
             resources: [this.stateMachine.stateMachineArn],
+            conditions: { 'ForAnyValue:StringEquals': { 'states:StateMachineQualifier': [this.aliasName] } },
           }),
         ],
       });

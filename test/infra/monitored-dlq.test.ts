@@ -609,25 +609,26 @@ describe('DlqCompositeAlarm', () => {
   });
 });
 
-describe("the recording mover's origin and role grants", () => {
-  type Policy = {
-    Properties: {
-      Roles: unknown;
-      PolicyDocument: { Statement: Array<{ Action: unknown; Resource: unknown }> };
-    };
+type Policy = {
+  Properties: {
+    Roles: unknown;
+    PolicyDocument: { Statement: Array<{ Action: unknown; Resource: unknown }> };
   };
-  /** Every (action, resource) the stack grants to the role of `fn`, for actions of these services. */
-  const grantsOf = (template: Template, fn: string, services: RegExp) =>
-    (Object.values(template.findResources('AWS::IAM::Policy')) as Policy[])
-      .filter((p) => new RegExp(`${fn}Role[0-9A-F]`).test(JSON.stringify(p.Properties.Roles)))
-      .flatMap((p) => p.Properties.PolicyDocument.Statement)
-      .flatMap((s) =>
-        [s.Action]
-          .flat()
-          .filter((a) => services.test(String(a)))
-          .map((a) => `${a} ${JSON.stringify(s.Resource)}`),
-      )
-      .sort();
+};
+/** Every (action, resource) the stack grants to the role of `fn`, for actions of these services. */
+const grantsOf = (template: Template, fn: string, services: RegExp) =>
+  (Object.values(template.findResources('AWS::IAM::Policy')) as Policy[])
+    .filter((p) => new RegExp(`${fn}Role[0-9A-F]`).test(JSON.stringify(p.Properties.Roles)))
+    .flatMap((p) => p.Properties.PolicyDocument.Statement)
+    .flatMap((s) =>
+      [s.Action]
+        .flat()
+        .filter((a) => services.test(String(a)))
+        .map((a) => `${a} ${JSON.stringify(s.Resource)}`),
+    )
+    .sort();
+
+describe("the recording mover's origin and role grants", () => {
   const TOPIC = 'arn:aws:sns:us-east-1:111122223333:orders-events';
   const ROLE = 'arn:aws:iam::444455556666:role/dlq-redrive-target';
 
@@ -690,5 +691,54 @@ describe('PipelineStack as an IRedrivePipeline of another app', () => {
     expect(attributes.alarmTopicArn).toBeDefined();
     expect(attributes.stackName).toBe('Pipeline');
     expect(output.Value).toEqual(pipeline.resolve(pipeline.toJsonString(attributes)));
+  });
+});
+
+describe("a registration's own parking queue", () => {
+  /** The SQS actions granted to the role of `fn` on exactly `resource`. */
+  const actionsOn = (template: Template, fn: string, resource: unknown) =>
+    grantsOf(template, fn, /^sqs:/)
+      .filter((grant) => grant.endsWith(` ${JSON.stringify(resource)}`))
+      .map((grant) => grant.split(' ')[0]);
+
+  it('registers parkingQueueArn and grants Park its send and attributes, the mover its un-park, on that queue only', () => {
+    const { app, pipeline } = pipelineApp();
+    const stack = new Stack(app, 'OwnParking', { env: ENV });
+    const parking = new sqs.Queue(stack, 'OrdersParking');
+    const monitored = new MonitoredDlq(stack, 'Monitored', {
+      pipeline,
+      ...importedQueues(stack),
+      parkingQueue: parking,
+    });
+    app.synth();
+    const template = Template.fromStack(stack);
+    const arn = { 'Fn::GetAtt': [stack.getLogicalId(parking.node.defaultChild as sqs.CfnQueue), 'Arn'] };
+
+    expect(stack.resolve(monitored.registration.parkingQueueArn)).toEqual(arn);
+    expect(actionsOn(template, 'Park', arn)).toEqual([
+      'sqs:GetQueueAttributes',
+      'sqs:GetQueueUrl',
+      'sqs:SendMessage',
+    ]);
+    expect(actionsOn(template, 'Mover', arn)).toEqual([
+      'sqs:ChangeMessageVisibility',
+      'sqs:DeleteMessage',
+      'sqs:GetQueueAttributes',
+      'sqs:ReceiveMessage',
+    ]);
+    expect(actionsOn(template, 'Triage', arn)).toEqual([]);
+  });
+
+  it('refuses a parking queue of another type than the DLQ, by field', () => {
+    const { app, pipeline } = pipelineApp();
+    const stack = new Stack(app, 'FifoParking', { env: ENV });
+    expect(
+      () =>
+        new MonitoredDlq(stack, 'Monitored', {
+          pipeline,
+          ...importedQueues(stack),
+          parkingQueue: new sqs.Queue(stack, 'P', { fifo: true }),
+        }),
+    ).toThrow(/parkingQueueArn: must be a standard queue like the DLQ/);
   });
 });

@@ -225,6 +225,7 @@ describe('redrive.asl.json', () => {
       'SampleRedriveFunctionArn',
       'ValidateInputFunctionArn',
       'VerifySampleFunctionArn',
+      'WorkflowAliasName',
     ]);
     for (const [name, state] of lambdaTasks) {
       if (name === 'RequestApproval') continue;
@@ -242,7 +243,8 @@ describe('redrive.asl.json', () => {
     };
     expect(continuation.Resource).toBe(START_EXECUTION);
     expect(continuation.Parameters).toEqual({
-      'StateMachineArn.$': '$$.StateMachine.Id',
+      // Through the alias the run started on, not the unqualified ARN's latest revision.
+      'StateMachineArn.$': `States.Format('{}:$\{WorkflowAliasName}', $$.StateMachine.Id)`,
       'Name.$': '$.inventory.continuation.executionName',
       'Input.$': 'States.JsonMerge($$.Execution.Input, $.inventory.continuation.input, false)',
     });

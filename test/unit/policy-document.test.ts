@@ -55,6 +55,25 @@ describe('policy statements', () => {
   });
 });
 
+describe('evaluateConditions set operators', () => {
+  const keys = (values: string[]) => new Map([['dynamodb:LeadingKeys', values]]);
+  const leading = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['DLQ#*'] } };
+  const qualifier = { 'ForAnyValue:StringEquals': { 'states:StateMachineQualifier': ['live'] } };
+
+  it('ForAllValues holds when every value matches (and for an absent key), fails on one that does not', () => {
+    expect(evaluateConditions(leading, keys(['DLQ#a', 'DLQ#b']))).toEqual({ holds: true });
+    expect(evaluateConditions(leading, keys(['DLQ#a', 'INC#b']))).toEqual({ holds: false });
+    expect(evaluateConditions(leading, new Map())).toEqual({ holds: true });
+  });
+
+  it('ForAnyValue holds when one value matches, and is missing for an absent key', () => {
+    const context = (values: string[]) => new Map([['states:StateMachineQualifier', values]]);
+    expect(evaluateConditions(qualifier, context(['3', 'live']))).toEqual({ holds: true });
+    expect(evaluateConditions(qualifier, context(['3']))).toEqual({ holds: false });
+    expect(evaluateConditions(qualifier, new Map())).toEqual({ missing: ['states:StateMachineQualifier'] });
+  });
+});
+
 describe('readKeyPolicy (KMS: the key policy must allow the role, or delegate to the account)', () => {
   it('the default key policy delegates to IAM policies', () => {
     expect(

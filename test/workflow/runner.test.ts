@@ -402,7 +402,7 @@ describe('local runner', () => {
           Type: 'Task',
           Resource: 'arn:aws:states:::states:startExecution',
           Parameters: {
-            'StateMachineArn.$': '$$.StateMachine.Id',
+            'StateMachineArn.$': `States.Format('{}:$\{WorkflowAliasName}', $$.StateMachine.Id)`,
             'Name.$': '$.work.nextName',
             'Input.$': 'States.JsonMerge($$.Execution.Input, $.work.next, false)',
           },
@@ -439,6 +439,44 @@ describe('local runner', () => {
     expect(chain[0]?.taskResults.ContinueAsNew).toMatchObject({
       ExecutionArn: expect.stringMatching(/:execution:redrive:chain-2$/),
     });
+  });
+
+  it('starts the continuation on the alias the run started through, and refuses another state machine', async () => {
+    const continueOn = (arn: string) => ({
+      StartAt: 'Continue',
+      States: {
+        Continue: {
+          Type: 'Task',
+          Resource: 'arn:aws:states:::states:startExecution',
+          Parameters: { StateMachineArn: arn, Name: 'next', Input: { stop: true } },
+          Next: 'Done',
+        },
+        Done: { Type: 'Succeed' },
+      },
+    });
+    const real = new LocalWorkflowRunner({ substitutions: { WorkflowAliasName: 'blue' } });
+    const state = real.definition.States as Record<string, { Parameters?: Record<string, unknown> }>;
+    expect(state.ContinueInNewExecution?.Parameters?.['StateMachineArn.$']).toBe(
+      "States.Format('{}:blue', $$.StateMachine.Id)",
+    );
+
+    const machine = 'arn:aws:states:us-east-1:123456789012:stateMachine:redrive';
+    const onVersion = new LocalWorkflowRunner({
+      definition: continueOn(`${machine}:7`),
+      region: 'us-east-1',
+    });
+    await onVersion.run({}, 'first');
+    expect(onVersion.execution('first')?.stateMachineArn).toBe(`${machine}:live`);
+    expect(onVersion.execution('next')?.stateMachineArn).toBe(`${machine}:7`);
+
+    const foreign = new LocalWorkflowRunner({
+      definition: continueOn('arn:aws:states:us-east-1:123456789012:stateMachine:other'),
+      region: 'us-east-1',
+    });
+    const result = await foreign.run({}, 'first');
+    expect(result.status).toBe('FAILED');
+    expect(result.error).toBe('StepFunctions.StateMachineDoesNotExistException');
+    expect(foreign.execution('next')).toBeUndefined();
   });
 
   it('measures the largest payload: the execution input or a state input or output', async () => {

@@ -1,8 +1,9 @@
 /**
  * The pipeline's Lambda functions (one per `functions/<name>/` folder, see docs/contracts.md) and
  * what each one may touch. The stack turns every entry into a NodejsFunction with its own role
- * holding exactly the access listed here; a test checks that the AWS SDK commands each function's
- * code reaches are covered by its entry, and that no function folder is missing from the list.
+ * holding exactly the access listed here; test/infra/call-sites.test.ts judges every call each
+ * function's code makes, by action and resource ARN, against the roles as synthesized, and
+ * test/infra/pipeline-stack.test.ts that no function folder is missing from the list.
  *
  * SQS actions are split by queue class because the ARNs differ: registered DLQs, their source
  * queues (the redrive destinations) and the pipeline's parking queue. Grants on DLQs and source
@@ -38,6 +39,12 @@ export type TableAccess = 'none' | 'read' | 'readWrite';
 export interface FunctionAccess {
   /** Actions on every registered DLQ. */
   readonly dlq: readonly string[];
+  /**
+   * KMS actions on a registered DLQ's key, where they do not follow from {@link dlq} (a function
+   * that only cancels move tasks holds ReceiveMessage for the API's sake but reads no body).
+   * @default - from `dlq`, by {@link kmsUseOf}
+   */
+  readonly dlqKeyUse?: readonly string[];
   /** Actions on the source queues of every registered DLQ (redrive destinations). */
   readonly sourceQueues: readonly string[];
   /** Actions on the pipeline's parking queue. */
@@ -117,6 +124,21 @@ export const MOVE_TASK_DLQ_ACTIONS = [
   'sqs:GetQueueUrl',
 ] as const;
 
+/**
+ * What cancelling a move task needs on its source (the DLQ): the SQS permissions reference lists
+ * `sqs:ReceiveMessage`, `sqs:DeleteMessage` and `sqs:GetQueueAttributes` for CancelMessageMoveTask
+ * besides the action itself; ListMessageMoveTasks finds the task to cancel.
+ *
+ * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-api-permissions-reference.html
+ */
+export const MOVE_TASK_CANCEL_ACTIONS = [
+  'sqs:ListMessageMoveTasks',
+  'sqs:CancelMessageMoveTask',
+  'sqs:ReceiveMessage',
+  'sqs:DeleteMessage',
+  'sqs:GetQueueAttributes',
+] as const;
+
 /** What a move task needs on its destination queue (the source queues here). See {@link MOVE_TASK_DLQ_ACTIONS}. */
 export const MOVE_TASK_DESTINATION_ACTIONS = ['sqs:SendMessage'] as const;
 
@@ -151,7 +173,7 @@ export function kmsUseOf(access: FunctionAccess): {
   parking: string[];
 } {
   return {
-    dlq: kmsUseOfQueue(access.dlq),
+    dlq: access.dlqKeyUse === undefined ? kmsUseOfQueue(access.dlq) : [...access.dlqKeyUse],
     destination: kmsUseOfQueue(access.sourceQueues),
     parking: kmsUseOfQueue(access.parkingQueue),
   };
@@ -252,7 +274,8 @@ const CATALOG: Readonly<Record<FunctionName, CatalogEntry>> = {
       'sqs:ChangeMessageVisibility',
       'sqs:DeleteMessage',
     ],
-    parkingQueue: ['sqs:GetQueueUrl', 'sqs:SendMessage'],
+    // GetQueueAttributes: the parking queue's MaximumMessageSize bounds what is sent there.
+    parkingQueue: ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes', 'sqs:SendMessage'],
     table: 'readWrite',
     // PARK_TIMEOUT_SECONDS: one scan of a DLQ up to the hold limit (110,000 messages).
     timeoutSeconds: 900,
@@ -328,7 +351,9 @@ const CATALOG: Readonly<Record<FunctionName, CatalogEntry>> = {
   notify: {
     description: 'Notify / RecordFailure: outcome to Slack (or the logs) and the incident record',
     // RecordFailure cancels a move task its run started and can no longer supervise.
-    dlq: ['sqs:ListMessageMoveTasks', 'sqs:CancelMessageMoveTask'],
+    dlq: MOVE_TASK_CANCEL_ACTIONS,
+    // Cancelling reads no message: no key use.
+    dlqKeyUse: none,
     table: 'readWrite',
     // docs/contracts.md (Slack): Notify takes its notifier from sharedNotifier(), Slack when
     // SLACK_SECRET_ARN is set.
@@ -351,7 +376,9 @@ const CATALOG: Readonly<Record<FunctionName, CatalogEntry>> = {
     description:
       'EventBridge: a redrive execution ended ABORTED/TIMED_OUT/FAILED -> release its workflow lease, notify',
     // It cancels a move task the ended execution started that still runs unsupervised.
-    dlq: ['sqs:ListMessageMoveTasks', 'sqs:CancelMessageMoveTask'],
+    dlq: MOVE_TASK_CANCEL_ACTIONS,
+    // Cancelling reads no message: no key use.
+    dlqKeyUse: none,
     // Reads the lease (GetItem) and the incident; deletes the lease (conditional DeleteItem);
     // records the run's end on the incident when Notify did not (UpdateItem).
     table: 'readWrite',
@@ -373,8 +400,14 @@ const CATALOG: Readonly<Record<FunctionName, CatalogEntry>> = {
     ],
     // SendMessageBatch to the source queue (or a registered destination), and its MaximumMessageSize.
     sourceQueues: ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes', 'sqs:SendMessage'],
-    // Un-park: parked messages are received from the parking queue and deleted once sent back.
-    parkingQueue: ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage'],
+    // Un-park: parked messages are received from the parking queue (described first) and deleted
+    // once sent back.
+    parkingQueue: [
+      'sqs:GetQueueAttributes',
+      'sqs:ReceiveMessage',
+      'sqs:ChangeMessageVisibility',
+      'sqs:DeleteMessage',
+    ],
     originTargets: {
       sns: ['sns:Publish'],
       eventbridge: ['events:PutEvents'],

@@ -116,6 +116,18 @@ export interface MonitoredDlqProps {
    */
   readonly payloadBuckets?: readonly s3.IBucket[];
   /**
+   * This DLQ's own parking queue (the registration's `parkingQueueArn`), instead of the pipeline's.
+   * Each function is granted on it what the catalogue lists for the parking queue (Park sends,
+   * the mover un-parks), and KMS use on `parkingQueueEncryptionKey` or its own key.
+   * @default - the pipeline's parking queue
+   */
+  readonly parkingQueue?: sqs.IQueue;
+  /**
+   * The customer managed KMS key of {@link parkingQueue} when CDK cannot see it (an imported queue).
+   * @default - `parkingQueue.encryptionMasterKey`, if any
+   */
+  readonly parkingQueueEncryptionKey?: kms.IKey;
+  /**
    * Team or person owning the queue (shown in Slack).
    * @default - none
    */
@@ -296,11 +308,13 @@ export class MonitoredDlq extends Construct {
       ...(props.sourceQueueEncryptionKeys ?? []),
       ...sources.flatMap((q) => (q.encryptionMasterKey ? [q.encryptionMasterKey] : [])),
     ].map((k) => k.keyArn);
+    const parkingKeys = [props.parkingQueueEncryptionKey ?? props.parkingQueue?.encryptionMasterKey].flatMap(
+      (k) => (k ? [k.keyArn] : []),
+    );
     this.grant(
       pipeline,
-      dlq,
-      sources,
-      { dlq: dlqKeys, destination: [...new Set(sourceKeys)] },
+      { dlq, sources, parking: props.parkingQueue },
+      { dlq: dlqKeys, destination: [...new Set(sourceKeys)], parking: parkingKeys },
       props.payloadBuckets ?? [],
       props,
     );
@@ -340,14 +354,14 @@ export class MonitoredDlq extends Construct {
   /** The catalogue's queue actions on this DLQ and its sources, and KMS on the registered keys. */
   private grant(
     pipeline: IRedrivePipeline,
-    dlq: sqs.IQueue,
-    sources: readonly sqs.IQueue[],
-    keyArns: { dlq: readonly string[]; destination: readonly string[] },
+    queues: { dlq: sqs.IQueue; sources: readonly sqs.IQueue[]; parking: sqs.IQueue | undefined },
+    keyArns: { dlq: readonly string[]; destination: readonly string[]; parking: readonly string[] },
     buckets: readonly s3.IBucket[],
     props: Pick<MonitoredDlqProps, 'origin' | 'accessRoles'>,
   ): void {
     const access = PipelineAccess.of(this, pipeline);
-    const allKeys = [...new Set([...keyArns.dlq, ...keyArns.destination])];
+    const { dlq, sources, parking } = queues;
+    const allKeys = [...new Set([...keyArns.dlq, ...keyArns.destination, ...keyArns.parking])];
     for (const name of FUNCTION_NAMES) {
       const role = pipeline.roles[name];
       if (role === undefined) continue;
@@ -363,7 +377,11 @@ export class MonitoredDlq extends Construct {
             resources: sources.map((q) => q.queueArn),
           }),
         );
-      for (const cls of ['dlq', 'destination'] as const)
+      if (parking !== undefined && profile.parkingQueue.length > 0)
+        statements.push(
+          new iam.PolicyStatement({ actions: [...profile.parkingQueue], resources: [parking.queueArn] }),
+        );
+      for (const cls of ['dlq', 'destination', 'parking'] as const)
         if (use[cls].length > 0 && keyArns[cls].length > 0)
           statements.push(new iam.PolicyStatement({ actions: use[cls], resources: [...keyArns[cls]] }));
       if (profile.keys && profile.keys.length > 0 && allKeys.length > 0)
@@ -448,16 +466,22 @@ function validateProps(props: MonitoredDlqProps, scope: Construct | undefined): 
     sourceQueueArns: literalArns([props.queue, ...(props.additionalSourceQueues ?? [])]),
     origin: props.origin,
     accessRoles: props.accessRoles === undefined ? undefined : [...props.accessRoles],
+    parkingQueueArn: props.parkingQueue?.queueArn,
   };
   const defined = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
   // A DLQ defined in the same app has a token for an ARN; the schema's ARN check runs when it is literal.
   const arnForCheck = Token.isUnresolved(dlqArn)
     ? 'arn:aws:sqs:us-east-1:123456789012:token-placeholder'
     : dlqArn;
-  const checked = checkRegistration({ dlqArn: arnForCheck, ...defined });
+  // So is a parking queue of this app: checked as one of the DLQ's account, Region and type.
+  const forCheck = { ...defined };
+  if (props.parkingQueue !== undefined && Token.isUnresolved(props.parkingQueue.queueArn))
+    forCheck.parkingQueueArn = `${arnForCheck.split(':').slice(0, 5).join(':')}:parking-token-placeholder${props.parkingQueue.fifo ? '.fifo' : ''}`;
+  const checked = checkRegistration({ dlqArn: arnForCheck, ...forCheck });
   if (!checked.success) {
     for (const p of checked.problems) {
-      const given = p.field === 'dlqArn' ? dlqArn : p.given;
+      const given =
+        p.field === 'dlqArn' ? dlqArn : p.field === 'parkingQueueArn' ? fields.parkingQueueArn : p.given;
       problems.push(`${p.field}: ${p.message} (given: ${JSON.stringify(given)})`);
     }
   }
@@ -505,7 +529,11 @@ function validateProps(props: MonitoredDlqProps, scope: Construct | undefined): 
     }
   }
   if (problems.length > 0 || !checked.success) throw new ValidationError('MonitoredDlq', scope, problems);
-  const registration: QueueRegistration = { ...checked.registration, dlqArn };
+  const registration: QueueRegistration = {
+    ...checked.registration,
+    dlqArn,
+    ...(fields.parkingQueueArn === undefined ? {} : { parkingQueueArn: fields.parkingQueueArn }),
+  };
   return {
     item: storedRegistrationItem(registration),
     retentionSeconds,
