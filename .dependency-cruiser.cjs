@@ -64,11 +64,30 @@ module.exports = {
       from: { path: '^packages/[^/]+/src/' },
       to: { path: '^(functions|infra|local|test|bench|scripts|packages/[^/]+/(test|examples))/' },
     },
+    {
+      name: 'no-sdk-internals',
+      comment:
+        'Our code calls AWS through the SDK clients, never through SDK internals (signer, XML parser, checksum): they change without notice between SDK releases (docs/bundles.md).',
+      severity: 'error',
+      from: {},
+      to: {
+        path: '(^|node_modules/)(@smithy/signature-v4|@aws-sdk/xml-builder|@smithy/core/checksum|@smithy/core/dist-[a-z]+/submodules/checksum)',
+      },
+    },
+    {
+      name: 'slack-web-api-in-one-module',
+      comment:
+        "Slack's Web API is called through @slack/web-api in functions/shared/approval/slack-client.ts only: one client, one retry and deadline policy (docs/slack.md).",
+      severity: 'error',
+      from: { pathNot: '^functions/shared/approval/slack-client\\.ts$' },
+      to: { path: '(^|node_modules/)@slack/(web-api|webhook|bolt)(/|$)' },
+    },
     ...layerRules,
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '(^|/)(node_modules|cdk\\.out|dist)/' },
+    // node_modules stays in the graph as leaves (not followed) so rules can name packages.
+    exclude: { path: '(^|/)(cdk\\.out|dist)/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: {

@@ -10,15 +10,14 @@
  *   call `require()` on Node built-ins.
  * - The AWS SDK is bundled, not taken from the runtime: the versions pinned in package.json are
  *   the ones the tests ran.
- * - `@aws-sdk/credential-provider-node` is aliased to {@link ./lambda-credentials.ts} (the
- *   environment link only): -145 KB.
  * - zod: Lambda code uses `zod/mini` through `#platform/zod.js`, imported as a namespace (Biome
  *   enforces both): -70 KB against classic zod schemas (whose methods bring every schema type
  *   and the JSON Schema generator), which themselves save 360 KB against
  *   `import { z } from 'zod'` (its named export keeps every locale).
- * - Slack: the Web API's two methods are called with `fetch` (approval/slack-client.ts), not through
- *   `@slack/web-api`, whose CommonJS WebClient (every Web API method, file uploads, a request
- *   queue: not tree-shaken) weighed 67 KB in each bundle that posts; it took triage to 538 KB.
+ * - No code splitting (CDK's `NodejsFunction` writes one `--outfile`): a module reached only
+ *   through `await import()` (the S3, Lambda and IAM clients, `@slack/web-api`, the credential
+ *   chain's SSO and ini links) is in the file but wrapped, and evaluated on first use only.
+ *   `test/infra/bundling.test.ts` holds each function's statically imported bytes to a baseline.
  * - What weighs what, and why the SDK stays bundled: docs/bundles.md.
  * - `keepNames` stays on although it costs about 6%: the SDK's `ServiceException` matches
  *   `instanceof` by constructor name, which minified names would break.
@@ -37,23 +36,9 @@ import type { BuildOptions } from 'esbuild';
 /** The repository root (the NodejsFunction project root: package.json and package-lock.json). */
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-/**
- * Largest minified bundle a function may have, bytes (issue 7: 500 KB), for every function alike:
- * `test/infra/pipeline-stack.test.ts` fails when one passes it.
- */
-export const MAX_BUNDLE_BYTES = 500_000;
-
 /** Lets CommonJS dependencies call `require()` inside an ES module bundle. */
 const REQUIRE_BANNER =
   "import { createRequire as __dlqCreateRequire } from 'node:module'; const require = __dlqCreateRequire(import.meta.url);";
-
-/**
- * The SDK's default credential chain, replaced by its environment link in Lambda bundles. The
- * path is relative to the project root, the working directory CDK runs esbuild in.
- */
-const ALIASES: Readonly<Record<string, string>> = {
-  '@aws-sdk/credential-provider-node': './infra/lambda-credentials.ts',
-};
 
 /** A word quoted for the POSIX shell CDK runs the command hooks in. */
 const shellQuote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
@@ -82,7 +67,6 @@ export const PIPELINE_BUNDLING: nodejs.BundlingOptions = {
   keepNames: true,
   sourceMap: true,
   sourcesContent: false,
-  esbuildArgs: { '--alias': Object.entries(ALIASES).map(([from, to]) => `${from}=${to}`) },
   metafile: true,
   commandHooks: LICENCE_HOOKS,
 };

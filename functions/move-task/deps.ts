@@ -4,7 +4,7 @@ import { createCancelRequests } from '#incident/cancel-requests.js';
 import { createQueueRegistry } from '#incident/queue-registry.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { createPayloadObjects } from '#inventory/payload-objects.js';
-import { sqsClient, tableAccess } from '#platform/clients.js';
+import { s3Client, sqsClient, tableAccess } from '#platform/clients.js';
 import { type DepsOptions, pipelineConfig } from '#platform/config.js';
 import { createSqsQueues } from '#platform/sqs-queues.js';
 import { newcomersPort } from '#transfer/late-arrivals.js';
@@ -37,7 +37,7 @@ export function createMoveTaskDeps(
         queues,
         envelopes,
         registrations,
-        payloads: createPayloadObjects({ region: config.region, endpoint: config.s3Endpoint }),
+        payloads: createPayloadObjects(s3Client),
       },
       context,
     ),

@@ -37,6 +37,7 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import type { AuditTrail } from '#incident/audit-trail.js';
 import type { CancelRequests } from '#incident/cancel-requests.js';
+import { ExecutionPlan } from '#incident/execution-plan.js';
 import { scanDlq, type VisitResult } from '#inventory/dlq-scan.js';
 import { buildEnvelope, type EnvelopeWrite } from '#inventory/envelope.js';
 import type { EnvelopeStore, StoredEnvelope } from '#inventory/envelope-store.js';
@@ -66,14 +67,8 @@ import {
   stepBudget,
 } from '#transfer/ramp-policy.js';
 import type { RedriveLedger } from '#transfer/redrive-ledger.js';
-import {
-  matchesSelection,
-  needsPayload,
-  notRedrivable,
-  payloadOf,
-  type Selection,
-} from '#transfer/selection.js';
-import { buildCopy, type Copy, type CopyProblem, type MoverTarget, type Transform } from './copy.js';
+import { matchesSelection, needsPayload, notRedrivable, payloadOf } from '#transfer/selection.js';
+import { buildCopy, type Copy, type CopyProblem, type MoverTarget } from './copy.js';
 import type { TargetSender } from './senders.js';
 
 /** What a step decided; the ASL's MoverDecision? state routes on it. */
@@ -107,9 +102,6 @@ const MAX_HELD = 20_000;
 
 /** A count of messages (or steps): an integer, 0 or more. */
 const count = z.number().check(z.int(), z.gte(0));
-
-/** A non-empty string (an id, an ARN, a URL). */
-const id = z.string().check(z.minLength(1));
 
 /** `$.ramp` of the recording mover: the shared ramp state plus what the mover counts. Times are epoch ms. */
 export const MoverState = z.extend(RampState, {
@@ -148,37 +140,11 @@ export const MoverState = z.extend(RampState, {
 });
 export type MoverState = z.infer<typeof MoverState>;
 
-const isObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/**
- * `$.plan` as the mover reads it: ValidateInput's output (`ExecutionPlan`, which validated every
- * field, selection and transform included), checked here for the fields the mover uses. Not
- * `ExecutionPlan` itself: its schema would take the bundle past 500 KB.
- */
-export const MoverPlan = z.looseObject({
-  incidentId: id,
-  /** The run that owns this execution's ledger entries (absent in older plans: the incident id). */
-  runId: z.optional(id),
-  dlqArn: id,
-  dlqUrl: id,
-  destinationArn: z.nullable(z.string()),
-  sampleSize: z.number().check(z.int(), z.gte(1)),
-  rampRates: z.array(z.number().check(z.gt(0))).check(z.minLength(1)),
-  dwellSeconds: z.number().check(z.gt(0)),
-  maxRedrives: z.number().check(z.int(), z.gte(1)),
-  parkingQueueUrl: z.nullable(z.string()),
-  requestedBy: z.string(),
-  approvedBy: z.nullable(z.string()),
-  selection: z.optional(z.nullable(z.custom<Selection>(isObject, 'must be a selection object'))),
-  unpark: z.optional(z.boolean()),
-  transform: z.optional(z.nullable(z.custom<Transform>(isObject, 'must be a transform object'))),
-});
-export type MoverPlan = z.infer<typeof MoverPlan>;
-
 /** Input of the Mover function. */
 export const MoverInput = z.object({
   action: z.enum(['sample', 'step']),
-  plan: MoverPlan,
+  /** `$.plan`: ValidateInput's output, parsed with the schema it was written with. */
+  plan: ExecutionPlan,
   preflight: z.looseObject({
     /** The return window of a moved message, seconds. */
     verifyWindowSeconds: z.number().check(z.gte(0)),
@@ -268,7 +234,7 @@ interface PassResult {
 interface Ctx {
   input: MoverInput;
   deps: MoverDeps;
-  plan: MoverPlan;
+  plan: ExecutionPlan;
   registration: QueueRegistration;
   redriveId: string;
   now: () => number;

@@ -9,7 +9,7 @@ import { createEnvelopeListing } from '#inventory/envelope-listing.js';
 import { createEnvelopeStore } from '#inventory/envelope-store.js';
 import { createCoverageReader } from '#inventory/inventory-session.js';
 import { createPayloadObjects } from '#inventory/payload-objects.js';
-import { kmsClient, sqsClient, tableAccess } from '#platform/clients.js';
+import { iamClient, kmsClient, s3Client, sqsClient, tableAccess } from '#platform/clients.js';
 import { type DepsOptions, pipelineConfig } from '#platform/config.js';
 import { createSqsQueues } from '#platform/sqs-queues.js';
 import { newcomersPort } from '#transfer/late-arrivals.js';
@@ -33,7 +33,7 @@ export function createPreflightDeps(
   const queues = createSqsQueues({ client: sqsClient() });
   const envelopes = createEnvelopeStore(table);
   const registrations = createQueueRegistry(table);
-  const payloads = createPayloadObjects({ region: config.region, endpoint: config.s3Endpoint });
+  const payloads = createPayloadObjects(s3Client);
   return {
     queues,
     moveTasks: createMoveTasks({ client: sqsClient() }),
@@ -44,7 +44,7 @@ export function createPreflightDeps(
     keys: {
       access: createKeyAccess({
         kms: kmsClient(),
-        iam: createPolicySimulator({ endpoint: config.iamEndpoint }),
+        iam: createPolicySimulator(iamClient),
       }),
       users: config.keyUsers,
     },

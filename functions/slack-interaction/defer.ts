@@ -9,8 +9,8 @@
  * @see https://docs.aws.amazon.com/lambda/latest/api/API_Invoke.html
  * @see https://docs.aws.amazon.com/lambda/latest/dg/invocation-async.html
  */
-import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 import { TransientError } from '#platform/errors.js';
+import type { LambdaInvoker } from '#platform/lambda-invoke.js';
 import type { FollowUp } from './interaction.js';
 
 /** The event the function receives for a deferred follow-up. */
@@ -22,21 +22,16 @@ export interface FollowUpEvent {
  * A `defer` port that async-invokes `functionName` with `{ slackFollowUp }`.
  *
  * @param functionName - the interaction function's own name (`AWS_LAMBDA_FUNCTION_NAME`).
- * @throws TransientError when Lambda does not accept the invocation (HTTP status other than 202).
+ * @param lambda - the invoker (platform/lambda-invoke.ts, the one path of every asynchronous invocation).
+ * @throws TransientError when Lambda does not accept the invocation (anything but 202 Accepted).
  */
 export function lambdaDefer(
-  lambda: LambdaClient,
+  lambda: LambdaInvoker,
   functionName: string,
 ): (followUp: FollowUp) => Promise<void> {
   return async (followUp) => {
     const event: FollowUpEvent = { slackFollowUp: followUp };
-    const out = await lambda.send(
-      new InvokeCommand({
-        FunctionName: functionName,
-        InvocationType: 'Event',
-        Payload: new TextEncoder().encode(JSON.stringify(event)),
-      }),
-    );
-    if (out.StatusCode !== 202) throw new TransientError(`async self-invoke answered ${out.StatusCode}`);
+    const out = await lambda.invokeAsync(functionName, JSON.stringify(event));
+    if (!out.ok) throw new TransientError(`async self-invoke refused: ${out.code} ${out.message}`);
   };
 }

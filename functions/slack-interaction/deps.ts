@@ -13,6 +13,7 @@ import { createAuditTrail } from '#incident/audit-trail.js';
 import { createCancelRequests } from '#incident/cancel-requests.js';
 import { lambdaClient, sfnClient, tableAccess } from '#platform/clients.js';
 import { type DepsOptions, pipelineConfig } from '#platform/config.js';
+import { createLambdaInvoker } from '#platform/lambda-invoke.js';
 import { lambdaDefer } from './defer.js';
 import type { AcknowledgeDeps, FollowUpDeps } from './interaction.js';
 import { createTaskCallbacks } from './task-callbacks.js';
@@ -32,7 +33,7 @@ export async function createAcknowledgeDeps(
   return {
     signingSecret,
     approvals: createApprovalStore(tableAccess(config)),
-    defer: lambdaDefer(lambdaClient(), config.functionName ?? 'slack-interaction'),
+    defer: lambdaDefer(createLambdaInvoker(lambdaClient), config.functionName ?? 'slack-interaction'),
     now: () => Date.now(),
     allowedResponseUrlPrefixes: config.slack.responseUrlPrefixes,
     cancels: {

@@ -1,15 +1,18 @@
 /**
- * The Lambda bundling options (infra/bundling.ts): the credential-provider alias gives bundled SDK
- * clients the environment's credentials and nothing else, the STS/SSO clients of the full chain
- * stay out of the bundle, and the esbuild translation refuses options it does not cover.
+ * The Lambda bundling options (infra/bundling.ts): bundled SDK clients take the environment's
+ * credentials with the STS/SSO links of the chain off the cold path, each function's cold path
+ * (the bytes of its static import graph) stays within 5% of the baseline bench/bundles recorded,
+ * and the esbuild translation refuses options it does not cover.
  * (pipeline-stack.test.ts checks the translation against the stack's own assets, byte for byte.)
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { FUNCTION_NAMES } from '@dlq-redrive/cdk/function-catalog';
 import { build, type Metafile } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { esbuildOptionsOf, PIPELINE_BUNDLING, REPO_ROOT } from '../../infra/bundling.js';
+import { bundleBytes } from '../../bench/bundles/static-graph.js';
+import { esbuildOptionsOf, handlerEntry, PIPELINE_BUNDLING, REPO_ROOT } from '../../infra/bundling.js';
 import { scaled } from '../support/timeouts.js';
 
 let dir: string;
@@ -59,27 +62,13 @@ describe('credential provider of the Lambda bundles', () => {
     expect(out).toEqual({ accessKeyId: 'ASIAEXAMPLEFROMENV' });
   });
 
-  it('fails with CredentialsProviderError when the environment has none, even with a profile configured', () => {
-    const home = join(dir, 'home');
-    mkdirSync(join(home, '.aws'), { recursive: true });
-    writeFileSync(
-      join(home, '.aws', 'credentials'),
-      '[default]\naws_access_key_id = AKIAFROMPROFILE\naws_secret_access_key = x\n',
-    );
+  it('keeps the STS, SSO and ini links of the credential chain off the cold path (await import only)', () => {
+    const { staticInputs } = bundleBytes(metafile, bundle);
+    const chain = /@aws-sdk\/(nested-clients|credential-provider-(ini|sso|login|process|web-identity))\//;
 
-    const out = run({ HOME: home });
-
-    expect(out.error).toBe('CredentialsProviderError');
-    expect(out.message).toMatch(/environment variable/i);
-  });
-
-  it('leaves the STS, SSO and Signin clients of the full credential chain out of the bundle', () => {
-    const inputs = Object.keys(metafile.inputs);
-
-    expect(
-      inputs.filter((path) => /@aws-sdk\/(nested-clients|credential-provider-(ini|sso|node))\//.test(path)),
-    ).toEqual([]);
-    expect(inputs.some((path) => path.includes('@aws-sdk/credential-provider-env/'))).toBe(true);
+    expect([...staticInputs].filter((path) => chain.test(path))).toEqual([]);
+    expect(Object.keys(metafile.inputs).some((path) => chain.test(path))).toBe(true);
+    expect([...staticInputs].some((path) => path.includes('@aws-sdk/credential-provider-env/'))).toBe(true);
   });
 });
 
@@ -93,10 +82,10 @@ describe('esbuildOptionsOf', () => {
     ).toThrow(/esbuildArgs --log-limit/);
   });
 
-  it('passes the credential-provider alias and the bundle shape the stack asks for', () => {
+  it('passes the bundle shape the stack asks for, with no alias', () => {
     const options = esbuildOptionsOf(PIPELINE_BUNDLING, '/entry.ts', '/out/index.mjs');
 
-    expect(options.alias).toEqual({ '@aws-sdk/credential-provider-node': './infra/lambda-credentials.ts' });
+    expect(options.alias).toEqual({});
     expect(options).toMatchObject({
       format: 'esm',
       target: 'node22',
@@ -105,4 +94,37 @@ describe('esbuildOptionsOf', () => {
       external: [],
     });
   });
+});
+
+/**
+ * The cold path of each function: bytes of its static import graph (what Lambda's init evaluates),
+ * against bench/bundles/static-baseline.json (`npm run bench:bundles -- --record`). The build is
+ * deterministic, so any growth is real. 5% is below the smallest SDK client's static share (SQS,
+ * 28 KB = 7.5% of the smallest graph, request-approval's 372 KB): a client or a library of that
+ * size landing on the cold path fails here, ordinary code growth does not. docs/bundles.md.
+ */
+describe('cold path of every function bundle', () => {
+  const MARGIN = 0.05;
+  const baseline = JSON.parse(
+    readFileSync(join(REPO_ROOT, 'bench', 'bundles', 'static-baseline.json'), 'utf8'),
+  ) as Record<string, number>;
+
+  it(
+    "keeps each bundle's statically imported bytes within 5% of its recorded baseline",
+    async () => {
+      const over: Array<{ name: string; bytes: number; limit: number }> = [];
+      for (const name of FUNCTION_NAMES) {
+        const outfile = join(dir, 'fn', name, 'index.mjs');
+        const entry = handlerEntry(join(REPO_ROOT, 'functions'), name);
+        const built = await build({ ...esbuildOptionsOf(PIPELINE_BUNDLING, entry, outfile), metafile: true });
+        const bytes = bundleBytes(built.metafile, outfile).static;
+        const limit = Math.round((baseline[name] ?? 0) * (1 + MARGIN));
+        if (bytes > limit) over.push({ name, bytes, limit });
+      }
+
+      expect(Object.keys(baseline).sort()).toEqual([...FUNCTION_NAMES].sort());
+      expect(over).toEqual([]);
+    },
+    scaled(180_000),
+  );
 });

@@ -7,15 +7,20 @@ import {
   SimulatePrincipalPolicyCommand,
 } from '@aws-sdk/client-iam';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPolicySimulator, simulateForm } from '../../functions/preflight/policy-simulator.js';
+import { createPolicySimulator } from '../../functions/preflight/policy-simulator.js';
 import { type IamStandin, startIamStandin } from '../../local/aws-standins/iam.js';
 import { StandinError } from '../../local/aws-standins/server.js';
 
 const credentials = async () => ({ accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' });
 const KEY = 'arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
 const VIA_SQS = 'sqs.us-east-1.amazonaws.com';
+/** The simulator over an IAM client of `endpoint`, one attempt per call (no SDK retry in the way). */
+const simulatorAt = (endpoint: string) =>
+  createPolicySimulator(
+    async () => new IAMClient({ endpoint, region: 'us-east-1', credentials, maxAttempts: 1 }),
+  );
 
-describe('createPolicySimulator against the IAM stand-in (the wire protocol the SDK client speaks)', () => {
+describe('createPolicySimulator against the IAM stand-in', () => {
   let iam: IamStandin;
   let client: IAMClient;
   let roleArn: string;
@@ -50,7 +55,7 @@ describe('createPolicySimulator against the IAM stand-in (the wire protocol the 
   it('gives the decisions the SDK client gets for the same simulation, missing context keys included', async () => {
     const actions = ['kms:Decrypt', 'kms:GenerateDataKey', 'kms:Encrypt'];
     const context = new Map([['kms:ViaService', [VIA_SQS]]]);
-    const simulator = createPolicySimulator({ credentials, endpoint: iam.url });
+    const simulator = simulatorAt(iam.url);
 
     const ours = await simulator.simulate(roleArn, actions, KEY, context);
     const sdk = await client.send(
@@ -76,12 +81,10 @@ describe('createPolicySimulator against the IAM stand-in (the wire protocol the 
         missingContext: r.MissingContextValues ?? [],
       })),
     );
-    const [mine, theirs] = iam.calls.filter((c) => c.operation === 'SimulatePrincipalPolicy');
-    expect(mine?.input).toEqual(theirs?.input);
   });
 
   it('maps AccessDenied to Redrive.AccessDenied, throttling to Redrive.Transient, and names any other IAM error code', async () => {
-    const simulator = createPolicySimulator({ credentials, endpoint: iam.url });
+    const simulator = simulatorAt(iam.url);
     const simulate = () => simulator.simulate(roleArn, ['kms:Decrypt'], KEY, new Map());
     const failOnce = (error: StandinError) =>
       iam.fail({ operation: 'SimulatePrincipalPolicy', error, times: 1 });
@@ -106,7 +109,7 @@ describe('createPolicySimulator against the IAM stand-in (the wire protocol the 
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
-    const simulator = createPolicySimulator({ credentials, endpoint: `http://127.0.0.1:${port}` });
+    const simulator = simulatorAt(`http://127.0.0.1:${port}`);
 
     await expect(simulator.simulate(roleArn, ['kms:Decrypt'], KEY, new Map())).rejects.toMatchObject({
       name: 'Redrive.Transient',
@@ -150,7 +153,7 @@ describe('createPolicySimulator paging and signing', () => {
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   it('follows Marker until IsTruncated is false, signing each page for iam in us-east-1', async () => {
-    const simulator = createPolicySimulator({ credentials, endpoint });
+    const simulator = simulatorAt(endpoint);
     const role = 'arn:aws:iam::123456789012:role/pipeline-move-task';
 
     const decisions = await simulator.simulate(role, ['kms:Decrypt', 'kms:GenerateDataKey'], KEY, new Map());
@@ -167,36 +170,12 @@ describe('createPolicySimulator paging and signing', () => {
   });
 
   it('reads a 5xx whose body is not IAM XML (a proxy page) as Redrive.Transient', async () => {
-    const simulator = createPolicySimulator({ credentials, endpoint });
+    const simulator = simulatorAt(endpoint);
     const role = 'arn:aws:iam::123456789012:role/behind-proxy';
 
     await expect(simulator.simulate(role, ['kms:Decrypt'], KEY, new Map())).rejects.toMatchObject({
       name: 'Redrive.Transient',
-      message: expect.stringContaining(`iam:SimulatePrincipalPolicy ${role}: HTTP502`),
-    });
-  });
-
-  it('encodes the input as awsQuery members, context values listed per entry', () => {
-    const form = new URLSearchParams(
-      simulateForm(
-        'arn:aws:iam::1:role/r',
-        ['kms:Decrypt'],
-        KEY,
-        new Map([['kms:ViaService', ['a', 'b']]]),
-        'm',
-      ),
-    );
-    expect(Object.fromEntries(form)).toEqual({
-      Action: 'SimulatePrincipalPolicy',
-      Version: '2010-05-08',
-      PolicySourceArn: 'arn:aws:iam::1:role/r',
-      'ActionNames.member.1': 'kms:Decrypt',
-      'ResourceArns.member.1': KEY,
-      'ContextEntries.member.1.ContextKeyName': 'kms:ViaService',
-      'ContextEntries.member.1.ContextKeyValues.member.1': 'a',
-      'ContextEntries.member.1.ContextKeyValues.member.2': 'b',
-      'ContextEntries.member.1.ContextKeyType': 'string',
-      Marker: 'm',
+      message: expect.stringContaining(`iam:SimulatePrincipalPolicy ${role}: `),
     });
   });
 });

@@ -1,28 +1,26 @@
 /**
  * The Slack port: post and update messages through the Slack Web API (`chat.postMessage`,
- * `chat.update`) and answer interactions through their `response_url` (slack-response-url.ts).
- * Credentials: slack-secrets.ts.
+ * `chat.update`) with `@slack/web-api`'s `WebClient`, and answer interactions through their
+ * `response_url` (slack-response-url.ts). Credentials: slack-secrets.ts. The one module that
+ * calls the Web API (a dependency-cruiser rule keeps it so).
  *
- * The two Web API methods are called with `fetch` (a JSON body and the bot token as a bearer
- * token, as the Web API accepts for write methods), not through `@slack/web-api`: its WebClient
- * is CommonJS with every Web API method, file uploads and a request queue, 67 KB of each
- * minified bundle that posts (13% of the 500 KB target, infra/bundling.ts) for two POSTs. What it
- * gave those two calls is kept here: a per-request timeout, short retries of network errors,
- * HTTP 5xx and 429 (`Retry-After` honoured when it fits a Lambda invocation), and platform
- * errors (`ok: false`) reported, not retried.
+ * Inside a Lambda the WebClient's defaults do not fit: it waits out any `Retry-After` and retries
+ * for about 30 minutes. So the client is built with `rejectRateLimitedCalls` and no retries of its
+ * own, every request ends by the invocation's deadline (platform/deadline.ts), and the retries are
+ * here: two short ones of network errors, HTTP 5xx and 429 (`Retry-After` waited for only when it
+ * is at most 1 s and fits the time left); platform errors (`ok: false`) are reported, not retried.
+ * The package is loaded on the first call (`await import()`), not at import.
  *
- * The Web API base URL is configurable (`slackApiUrl`, config `SLACK_API_URL`) so tests and the local
- * runner point it at a capture server. `response_url` posts only go to allowed prefixes
- * (`https://hooks.slack.com/` by default): the URL comes from a signed payload, but an allow-list
- * keeps a leaked signing secret from turning the function into an open HTTP relay.
+ * The Web API base URL is configurable (`slackApiUrl`, config `SLACK_API_URL`) so tests and the
+ * local runner point it at a capture server.
  *
+ * @see https://docs.slack.dev/tools/node-slack-sdk/web-api/
  * @see https://api.slack.com/methods/chat.postMessage
  * @see https://api.slack.com/methods/chat.update
- * @see https://api.slack.com/web#posting_json
  * @see https://api.slack.com/apis/rate-limits
- * @see https://api.slack.com/interactivity/handling#message_responses
  */
 import type { KnownBlock } from '@slack/types';
+import type { WebClient } from '@slack/web-api';
 import type { SlackConfig } from '#platform/config.js';
 import { timeLeftMs } from '#platform/deadline.js';
 import { errorMessage, InvalidInputError, TransientError } from '#platform/errors.js';
@@ -85,9 +83,56 @@ const backoffMs = (retry: number) => 200 * 2 ** retry;
 /** The longest `Retry-After` waited for inside an invocation, milliseconds; longer ones fail. */
 const MAX_RETRY_AFTER_MS = 1000;
 
+/** What `@slack/web-api` errors carry (`code` from its `ErrorCode`). */
+interface WebApiError {
+  code?: string;
+  message: string;
+  data?: { error?: string };
+  statusCode?: number;
+  retryAfter?: number;
+}
+
 /**
- * Builds the Slack port over `fetch`: Web API calls with the bot token, `response_url` posts
- * without it.
+ * The pipeline's error for a failed Web API call, and whether to try again: after the backoff,
+ * after Slack's `Retry-After` (milliseconds), or never.
+ */
+function classify(method: string, error: unknown): { error: Error; wait: 'backoff' | 'never' | number } {
+  if (error instanceof TransientError) return { error, wait: 'backoff' };
+  const e = error as WebApiError;
+  switch (e.code) {
+    case 'slack_webapi_platform_error':
+      return {
+        error: new InvalidInputError(`Slack ${method} refused`, [
+          `slack: ${e.data?.error ?? 'no error named'}`,
+        ]),
+        wait: 'never',
+      };
+    case 'slack_webapi_rate_limited_error':
+      return {
+        error: new TransientError(`Slack ${method} answered HTTP 429 (Retry-After ${e.retryAfter} s)`, error),
+        wait: (e.retryAfter ?? 0) * 1000,
+      };
+    case 'slack_webapi_http_error': {
+      const failure = new TransientError(`Slack ${method} answered HTTP ${e.statusCode}`, error);
+      if ((e.statusCode ?? 0) >= 500) return { error: failure, wait: 'backoff' };
+      return {
+        error: new InvalidInputError(`Slack ${method} refused`, [
+          `slack: HTTP ${e.statusCode} without an ok result`,
+        ]),
+        wait: 'never',
+      };
+    }
+    default:
+      return {
+        error: new TransientError(`Slack ${method} failed: ${errorMessage(error)}`, error),
+        wait: 'backoff',
+      };
+  }
+}
+
+/**
+ * Builds the Slack port over `@slack/web-api`: Web API calls with the bot token, `response_url`
+ * posts without it.
  *
  * Retries are short (2 retries, 200 then 400 ms, or a `Retry-After` of at most 1 s) because every
  * caller runs inside a Lambda invocation; no request or wait runs past the invocation's deadline
@@ -98,61 +143,45 @@ const MAX_RETRY_AFTER_MS = 1000;
  * @throws InvalidInputError from `postMessage` / `updateMessage` when Slack refuses the call
  *   (`ok: false`: `channel_not_found`, `not_in_channel`, `invalid_auth`...; retrying does not
  *   help), naming Slack's error; from `respond` when the URL is not on the allow-list.
+ * @example
+ * const slack = createSlackApi({ token, slackApiUrl: 'https://slack.com/api/' });
+ * await slack.postMessage('C0123', { text: 'redrive complete' }, { threadTs });
  */
 export function createSlackApi(options: SlackApiOptions): SlackApi {
-  const slackApiUrl = options.slackApiUrl ?? 'https://slack.com/api/';
   const allowed = options.allowedResponseUrlPrefixes ?? DEFAULT_RESPONSE_URL_PREFIXES;
   const timeout = options.timeoutMs ?? 2500;
-
-  const attempt = async (
-    method: string,
-    args: Record<string, unknown>,
-  ): Promise<WebApiResult | { retry: TransientError; retryAfterMs?: number }> => {
-    // Each request ends by the invocation's deadline (platform/deadline.ts, N03), not only its own timeout.
-    const left = timeLeftMs();
-    if (left <= 0) throw new TransientError(`Slack ${method}: no time left in this invocation`);
-    let response: Response;
-    try {
-      response = await fetch(`${slackApiUrl}${method}`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${options.token}`,
-          'content-type': 'application/json; charset=utf-8',
-        },
-        body: JSON.stringify(args),
-        signal: AbortSignal.timeout(Math.min(timeout, left)),
-      });
-    } catch (error) {
-      return { retry: new TransientError(`Slack ${method} failed: ${errorMessage(error)}`, error) };
-    }
-    if (response.status === 429 || response.status >= 500) {
-      await response.body?.cancel();
-      const retryAfter = Number(response.headers.get('retry-after'));
-      return {
-        retry: new TransientError(`Slack ${method} answered HTTP ${response.status}`),
-        ...(response.status === 429 && Number.isFinite(retryAfter) && retryAfter >= 0
-          ? { retryAfterMs: retryAfter * 1000 }
-          : {}),
-      };
-    }
-    const result = (await response.json().catch(() => ({}))) as WebApiResult;
-    if (result.ok !== true) {
-      throw new InvalidInputError(`Slack ${method} refused`, [
-        `slack: ${result.error ?? `HTTP ${response.status} without an ok result`}`,
-      ]);
-    }
-    return result;
-  };
+  let client: Promise<WebClient> | undefined;
+  const web = () =>
+    (client ??= import('@slack/web-api').then(
+      (m) =>
+        new m.WebClient(options.token, {
+          slackApiUrl: options.slackApiUrl ?? 'https://slack.com/api/',
+          rejectRateLimitedCalls: true,
+          retryConfig: { retries: 0 },
+          logLevel: m.LogLevel.WARN,
+          // Each request ends by its own timeout or the invocation's deadline, whichever is first.
+          fetch: (url, init) => {
+            const left = timeLeftMs();
+            if (left <= 0) throw new TransientError('no time left in this invocation');
+            return fetch(url, { ...init, signal: AbortSignal.timeout(Math.min(timeout, left)) });
+          },
+        }),
+    ));
 
   const call = async (method: string, args: Record<string, unknown>): Promise<WebApiResult> => {
+    const slack = await web();
     for (let retry = 0; ; retry++) {
-      const outcome = await attempt(method, args);
-      if (!('retry' in outcome)) return outcome;
-      const waitMs = outcome.retryAfterMs ?? backoffMs(retry);
-      // A wait the invocation cannot afford (Slack's Retry-After, or what is left before the
-      // deadline) fails at once: the caller falls back (the notifier to the log) instead of timing out.
-      if (retry >= RETRIES || waitMs > Math.min(MAX_RETRY_AFTER_MS, timeLeftMs())) throw outcome.retry;
-      await sleep(waitMs);
+      try {
+        return (await slack.apiCall(method, args)) as WebApiResult;
+      } catch (caught) {
+        const { error, wait } = classify(method, caught);
+        const waitMs = wait === 'backoff' ? backoffMs(retry) : wait;
+        // A wait the invocation cannot afford (Slack's Retry-After, or what is left before the
+        // deadline) fails at once: the caller falls back (the notifier to the log) instead of timing out.
+        if (waitMs === 'never' || retry >= RETRIES || waitMs > Math.min(MAX_RETRY_AFTER_MS, timeLeftMs()))
+          throw error;
+        await sleep(waitMs);
+      }
     }
   };
 

@@ -5,29 +5,19 @@
  * (`parkReason`) and SampleRedrive read. The pipeline never reads an object's content and never
  * deletes one.
  *
- * HeadObject is one signed HEAD request (platform/signed-fetch.ts: the SDK's own SigV4 signer;
- * credentials from the SDK's default chain), not `@aws-sdk/client-s3`: that client weighs 162 KB
- * minified (its middleware is not tree-shaken per command) and took preflight's bundle from about
- * 470 KB to 630 KB, over the 500 KB every function is held to. HeadObject needs no more than the
- * status: 200 present, 404 gone, 403 denied, 301/400 with `x-amz-bucket-region` the bucket is in
- * another Region (asked again there, once). HeadObject is authorised as `s3:GetObject`; without
- * `s3:ListBucket` on the bucket S3 answers a missing object with 403, not 404, so gone could not be
- * told from denied. The stack grants both on registered payload buckets (MonitoredDlq
- * `payloadBuckets`); a 403 is reported as `denied`, never as gone.
- *
- * Addressing: `AWS_ENDPOINT_URL_S3` (or `AWS_ENDPOINT_URL`, config `s3Endpoint`) path-style, as the SDK does for a
- * custom endpoint; otherwise virtual-hosted `https://<bucket>.s3.<region>.amazonaws.com/<key>`,
- * path-style for a bucket name with dots (its TLS name would not match the wildcard certificate).
+ * HeadObject through `@aws-sdk/client-s3`, loaded on first use (platform/clients.ts `s3Client`): most
+ * DLQs have no extended-client messages, so the S3 package stays off the cold path. HeadObject
+ * needs no more than the status: 200 present, 404 gone, 403 denied; a bucket in another Region is
+ * asked again there by the client (`followRegionRedirects`). HeadObject is authorised as
+ * `s3:GetObject`; without `s3:ListBucket` on the bucket S3 answers a missing object with 403, not
+ * 404, so gone could not be told from denied. The stack grants both on registered payload buckets
+ * (MonitoredDlq `payloadBuckets`); a 403 is reported as `denied`, never as gone.
  *
  * @see https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadObject.html
- * @see https://docs.aws.amazon.com/AmazonS3/latest/API/sig-v4-header-based-auth.html
- * @see https://docs.aws.amazon.com/AmazonS3/latest/userguide/VirtualHosting.html
+ * @see https://docs.aws.amazon.com/AmazonS3/latest/API/ErrorResponses.html
  */
-import { defaultProvider } from '@aws-sdk/credential-provider-node';
-import type { SignatureV4 } from '@smithy/signature-v4';
-import type { AwsCredentialIdentity, Provider } from '@smithy/types';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { TransientError } from '#platform/errors.js';
-import { awsSigner, signedFetch } from '#platform/signed-fetch.js';
 import type { EnvelopeStore } from './envelope-store.js';
 import type { PayloadPointer } from './model.js';
 import { payloadUri } from './payload-pointer.js';
@@ -45,75 +35,36 @@ export interface PayloadObjects {
   state(pointer: Pick<PayloadPointer, 'bucket' | 'key'>): Promise<PayloadObjectState>;
 }
 
-/** Options of {@link createPayloadObjects}. */
-export interface PayloadObjectsOptions {
-  /** The function's Region (where a bucket is looked for first). */
-  region: string;
-  /** S3 endpoint, addressed path-style (config `s3Endpoint`). @default AWS's, virtual-hosted */
-  endpoint?: string | null;
-  /** @default the SDK's default credential chain */
-  credentials?: Provider<AwsCredentialIdentity>;
-  /** Per request, milliseconds. @default 10000 */
-  timeoutMs?: number;
+/** What an SDK error carries that the state reads. */
+interface SdkError {
+  name: string;
+  $retryable?: unknown;
+  $metadata?: { httpStatusCode?: number };
 }
 
-/** RFC 3986 encoding of one key segment, as SigV4 wants it (also `!'()*`). */
-const encodeSegment = (s: string) =>
-  encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-
-/** The object's URL for a Region. */
-export function objectUrl(
-  pointer: Pick<PayloadPointer, 'bucket' | 'key'>,
-  region: string,
-  endpoint?: string,
-): URL {
-  const key = pointer.key.split('/').map(encodeSegment).join('/');
-  if (endpoint) return new URL(`${endpoint.replace(/\/+$/, '')}/${encodeSegment(pointer.bucket)}/${key}`);
-  return pointer.bucket.includes('.')
-    ? new URL(`https://s3.${region}.amazonaws.com/${pointer.bucket}/${key}`)
-    : new URL(`https://${pointer.bucket}.s3.${region}.amazonaws.com/${key}`);
-}
-
-/** Creates the port: signed HEAD requests over fetch. */
-export function createPayloadObjects(options: PayloadObjectsOptions): PayloadObjects {
-  const endpoint = options.endpoint ?? undefined;
-  const credentials = options.credentials ?? defaultProvider();
-  const timeoutMs = options.timeoutMs ?? 10_000;
-  const signers = new Map<string, SignatureV4>();
-  const signer = (region: string) => {
-    let s = signers.get(region);
-    if (!s) {
-      s = awsSigner({ service: 's3', region, credentials, uriEscapePath: false, applyChecksum: true });
-      signers.set(region, s);
-    }
-    return s;
-  };
-
-  const head = async (pointer: Pick<PayloadPointer, 'bucket' | 'key'>, region: string) => {
-    const url = objectUrl(pointer, region, endpoint);
-    return signedFetch(
-      signer(region),
-      { method: 'HEAD', url, redirect: 'manual', timeoutMs },
-      `HeadObject ${payloadUri(pointer)}`,
-    );
-  };
-
+/**
+ * Creates the port over the S3 client `s3()` resolves to.
+ *
+ * @param s3 - loads (once) and returns the client (clients.ts `s3Client`).
+ */
+export function createPayloadObjects(s3: () => Promise<Pick<S3Client, 'send'>>): PayloadObjects {
   return {
     async state(pointer) {
-      let response = await head(pointer, options.region);
-      const bucketRegion = response.headers.get('x-amz-bucket-region');
-      if (
-        (response.status === 301 || response.status === 400) &&
-        bucketRegion &&
-        bucketRegion !== options.region
-      )
-        response = await head(pointer, bucketRegion);
-      if (response.ok) return 'present';
-      if (response.status === 404) return 'gone';
-      if (response.status === 403) return 'denied';
-      const text = `HeadObject ${payloadUri(pointer)}: HTTP ${response.status}`;
-      if (response.status === 429 || response.status >= 500) throw new TransientError(text);
-      throw new Error(text);
+      const [client, { HeadObjectCommand }] = await Promise.all([s3(), import('#platform/lazy-s3.js')]);
+      try {
+        await client.send(new HeadObjectCommand({ Bucket: pointer.bucket, Key: pointer.key }));
+        return 'present';
+      } catch (error) {
+        if (error instanceof TransientError) throw error;
+        const e = error as SdkError;
+        const status = e.$metadata?.httpStatusCode;
+        if (status === 404) return 'gone';
+        if (status === 403) return 'denied';
+        const text = `HeadObject ${payloadUri(pointer)}: ${status === undefined ? e.name : `HTTP ${status}`}`;
+        if (status === undefined || status === 429 || status >= 500 || e.$retryable)
+          throw new TransientError(text, error);
+        throw new Error(text, { cause: error });
+      }
     },
   };
 }

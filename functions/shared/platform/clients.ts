@@ -10,16 +10,19 @@
  * `AWS_REGION`), so the same code runs on AWS and against any endpoint those variables name. Targets in another
  * account or Region get their clients from `scopedClients` (scoped-clients.ts), keyed by account and Region,
  * with the credentials of the registered role and, locally, the endpoint `REMOTE_ENDPOINTS` names. Each factory is its own export, so a bundle carries only the clients its function
- * uses (the SDK packages declare `sideEffects: false`).
+ * uses (the SDK packages declare `sideEffects: false`). The clients of rare calls (S3 HeadObject of
+ * extended-client pointers, Lambda Invoke, IAM SimulatePrincipalPolicy) are loaded with
+ * `await import()` on first use, so their packages stay off the cold path (docs/bundles.md).
  *
  * @see https://docs.aws.amazon.com/sdkref/latest/guide/feature-ss-endpoints.html
  */
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import type { IAMClient } from '@aws-sdk/client-iam';
 import { KMSClient } from '@aws-sdk/client-kms';
-import { LambdaClient } from '@aws-sdk/client-lambda';
-import { S3Client } from '@aws-sdk/client-s3';
+import type { LambdaClient } from '@aws-sdk/client-lambda';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SNSClient } from '@aws-sdk/client-sns';
@@ -34,8 +37,9 @@ let doc: DynamoDBDocumentClient | undefined;
 let sfn: SFNClient | undefined;
 let cloudWatch: CloudWatchClient | undefined;
 let kms: KMSClient | undefined;
-let s3: S3Client | undefined;
-let lambda: LambdaClient | undefined;
+let s3: Promise<S3Client> | undefined;
+let lambda: Promise<LambdaClient> | undefined;
+let iam: Promise<IAMClient> | undefined;
 let secretsManager: SecretsManagerClient | undefined;
 let sns: SNSClient | undefined;
 let eventBridge: EventBridgeClient | undefined;
@@ -82,10 +86,22 @@ export function sfnClient(): SFNClient {
   return sfn;
 }
 
-/** The shared Lambda client (the Slack interaction's async self-invocation). */
-export function lambdaClient(): LambdaClient {
-  lambda ??= new LambdaClient({});
+/**
+ * The shared Lambda client (asynchronous invocations: lambda-invoke.ts), loaded on first use; its
+ * calls end by the invocation's deadline.
+ */
+export function lambdaClient(): Promise<LambdaClient> {
+  lambda ??= import('./lazy-lambda.js').then((m) => boundByDeadline(new m.LambdaClient({})));
   return lambda;
+}
+
+/**
+ * The shared IAM client (preflight simulates the key users' policies), loaded on first use. The
+ * SDK resolves the partition's global endpoint and signing Region from `AWS_REGION`.
+ */
+export function iamClient(): Promise<IAMClient> {
+  iam ??= import('./lazy-iam.js').then((m) => boundByDeadline(new m.IAMClient({})));
+  return iam;
 }
 
 /** The shared Secrets Manager client (the Slack secret). */
@@ -107,11 +123,14 @@ export function kmsClient(): KMSClient {
 }
 
 /**
- * The shared S3 client (extended-client payload pointers: HeadObject only, never a delete).
+ * The shared S3 client (extended-client payload pointers: HeadObject only, never a delete), loaded
+ * on first use. A bucket in another Region is asked again there (`followRegionRedirects`).
  * Locally `AWS_ENDPOINT_URL_S3` is an IP address, for which the SDK addresses buckets path-style.
+ *
+ * @see https://docs.aws.amazon.com/AWSJavaScriptSDK/v3/latest/Package/-aws-sdk-client-s3/Interface/S3ClientConfig/
  */
-export function s3Client(): S3Client {
-  s3 ??= new S3Client({});
+export function s3Client(): Promise<S3Client> {
+  s3 ??= import('./lazy-s3.js').then((m) => boundByDeadline(new m.S3Client({ followRegionRedirects: true })));
   return s3;
 }
 
@@ -148,6 +167,7 @@ export function resetClients(): void {
   cloudWatch = undefined;
   kms = undefined;
   s3 = undefined;
+  iam = undefined;
   sns = undefined;
   eventBridge = undefined;
   for (const hook of resetHooks) hook();

@@ -139,8 +139,6 @@ const PipelineEnv = z.object({
     DEFAULT_TABLE_NAME,
   ),
   AWS_REGION: z._default(z.string(), 'us-east-1'),
-  AWS_ENDPOINT_URL_S3: z.optional(HttpUrl),
-  AWS_ENDPOINT_URL: z.optional(HttpUrl),
   AWS_LAMBDA_FUNCTION_NAME: z.optional(z.string()),
   PARKING_QUEUE_URL: z.optional(HttpUrl),
   STATE_MACHINE_ARN: z.optional(
@@ -157,11 +155,6 @@ const PipelineEnv = z.object({
   TRIAGE_MESSAGE_BUDGET: z._default(intFromEnv(1, 1_000_000), 5000),
   TRIAGE_PAGE_BUDGET: z._default(intFromEnv(10, 110_000), 110_000),
   TRIAGE_SAFETY_MARGIN_MS: z._default(intFromEnv(0, 600_000), 15_000),
-  // Read here only for the recording mover's Lambda invoker (lambda-invoke.ts) and preflight's IAM
-  // policy simulation (preflight/policy-simulator.ts), which are not SDK clients and so do not read
-  // the SDK's endpoint variables themselves.
-  AWS_ENDPOINT_URL_LAMBDA: z.optional(HttpUrl),
-  AWS_ENDPOINT_URL_IAM: z.optional(HttpUrl),
   ALARM_QUEUE_MAP: z._default(
     JsonText.check(
       z.refine(isQueueMap, 'must be a JSON object of alarm name or ARN -> array of queue names'),
@@ -220,11 +213,6 @@ export interface TriageSettings {
 export interface PipelineConfig {
   readonly tableName: string;
   readonly region: string;
-  /**
-   * The S3 endpoint the SDK would use (`AWS_ENDPOINT_URL_S3`, else `AWS_ENDPOINT_URL`), for the
-   * preflight's signed HeadObject; null on AWS.
-   */
-  readonly s3Endpoint: string | null;
   readonly functionName: string | undefined;
   readonly parkingQueueUrl: string | undefined;
   readonly stateMachineArn: string | undefined;
@@ -241,16 +229,6 @@ export interface PipelineConfig {
    * SDK's endpoint variables are per service, not per account). Empty on AWS.
    */
   readonly remoteEndpoints: Readonly<Record<string, Partial<Record<RemoteService, string>>>>;
-  /**
-   * Lambda's endpoint as the SDK would take it (`AWS_ENDPOINT_URL_LAMBDA`, else `AWS_ENDPOINT_URL`),
-   * for the recording mover's Lambda invoker; undefined on AWS (the Region's public endpoint).
-   */
-  readonly lambdaEndpoint: string | undefined;
-  /**
-   * IAM's endpoint as the SDK would take it (`AWS_ENDPOINT_URL_IAM`, else `AWS_ENDPOINT_URL`), for
-   * preflight's policy simulation; undefined on AWS (the partition's global endpoint).
-   */
-  readonly iamEndpoint: string | undefined;
 }
 
 /**
@@ -266,7 +244,6 @@ export function readConfig(env: Readonly<Record<string, string | undefined>> = p
   return {
     tableName: e.TABLE_NAME,
     region: e.AWS_REGION,
-    s3Endpoint: e.AWS_ENDPOINT_URL_S3 ?? e.AWS_ENDPOINT_URL ?? null,
     functionName: e.AWS_LAMBDA_FUNCTION_NAME,
     parkingQueueUrl: e.PARKING_QUEUE_URL,
     stateMachineArn: e.STATE_MACHINE_ARN,
@@ -294,8 +271,6 @@ export function readConfig(env: Readonly<Record<string, string | undefined>> = p
     // Checked by isKeyUsers.
     keyUsers: e.PIPELINE_KEY_USERS as KeyUser[],
     remoteEndpoints: e.REMOTE_ENDPOINTS as Record<string, Partial<Record<RemoteService, string>>>,
-    lambdaEndpoint: e.AWS_ENDPOINT_URL_LAMBDA ?? e.AWS_ENDPOINT_URL,
-    iamEndpoint: e.AWS_ENDPOINT_URL_IAM ?? e.AWS_ENDPOINT_URL,
   };
 }
 

@@ -1,18 +1,15 @@
 /**
- * Lambda `Invoke` with `InvocationType: Event` (an asynchronous invocation), signed with the SDK's
- * own SigV4 signer and sent with Node's `fetch` (signed-fetch.ts): the one Lambda call the
- * recording mover makes. Not `@aws-sdk/client-lambda`: that client registers every Lambda error
- * and operation schema at import (about 80 KB minified that no tree-shaking removes), which took
- * the mover's bundle past the 500 KB every function is held to. The request is the SDK's own
- * (restJson1: `POST /2015-03-31/functions/{FunctionName}/invocations`, header
- * `X-Amz-Invocation-Type: Event`), so any endpoint that answers the SDK client answers it too, and the IAM action is the same `lambda:InvokeFunction`.
+ * Lambda `Invoke` with `InvocationType: Event` (an asynchronous invocation) through
+ * `@aws-sdk/client-lambda`: the one path every asynchronous invocation takes (the recording
+ * mover's Lambda targets, the Slack interaction's self-invocation). The client is passed as a
+ * loader (clients.ts `lambdaClient`, or a scoped client of another account), so its package is
+ * loaded on the first invocation, not at import.
  *
  * @see https://docs.aws.amazon.com/lambda/latest/api/API_Invoke.html
- * @see https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_sigv-create-signed-request.html
+ * @see https://docs.aws.amazon.com/lambda/latest/dg/invocation-async.html
  */
-import type { AwsCredentialIdentityProvider } from '@smithy/types';
+import type { LambdaClient } from '@aws-sdk/client-lambda';
 import { TransientError } from './errors.js';
-import { awsSigner, signedFetch } from './signed-fetch.js';
 
 /** What Lambda answered to one asynchronous invocation. */
 export type InvokeOutcome =
@@ -29,50 +26,45 @@ export interface LambdaInvoker {
   invokeAsync(functionArn: string, payload: string): Promise<InvokeOutcome>;
 }
 
-/** Options of {@link createLambdaInvoker}. */
-export interface LambdaInvokerOptions {
-  region: string;
-  credentials: AwsCredentialIdentityProvider;
-  /** @default `https://lambda.<region>.amazonaws.com` */
-  endpoint?: string | undefined;
+/** What an SDK error carries that the outcome reads. */
+interface SdkError {
+  name: string;
+  message: string;
+  $retryable?: unknown;
+  $metadata?: { httpStatusCode?: number };
 }
 
-/** Creates an invoker for one account and Region. */
-export function createLambdaInvoker(options: LambdaInvokerOptions): LambdaInvoker {
-  const signer = awsSigner({ service: 'lambda', region: options.region, credentials: options.credentials });
-  const base = new URL(options.endpoint ?? `https://lambda.${options.region}.amazonaws.com`);
+/**
+ * Creates an invoker over the client `client()` resolves to.
+ *
+ * @param client - loads (once) and returns the Lambda client of the target's account and Region.
+ */
+export function createLambdaInvoker(client: () => Promise<LambdaClient>): LambdaInvoker {
   return {
     async invokeAsync(functionArn, payload) {
-      const path = `${base.pathname.replace(/\/$/, '')}/2015-03-31/functions/${encodeURIComponent(functionArn)}/invocations`;
-      const response = await signedFetch(
-        signer,
-        {
-          method: 'POST',
-          url: new URL(`${base.protocol}//${base.host}${path}`),
-          headers: { 'content-type': 'application/octet-stream', 'x-amz-invocation-type': 'Event' },
-          body: payload,
-        },
-        `lambda:InvokeFunction ${functionArn}`,
-      );
-      const requestId = response.headers.get('x-amzn-requestid');
-      const text = await response.text();
-      if (response.status === 202) return { ok: true, requestId };
-      let body: { Type?: string; __type?: string; message?: string; Message?: string } = {};
+      const [lambda, { InvokeCommand }] = await Promise.all([client(), import('./lazy-lambda.js')]);
       try {
-        body = JSON.parse(text) as typeof body;
-      } catch {
-        // not JSON: keep the text as the message
+        const out = await lambda.send(
+          new InvokeCommand({
+            FunctionName: functionArn,
+            InvocationType: 'Event',
+            Payload: new TextEncoder().encode(payload),
+          }),
+        );
+        if (out.StatusCode === 202) return { ok: true, requestId: out.$metadata.requestId ?? null };
+        return {
+          ok: false,
+          code: `HTTP${out.StatusCode}`,
+          message: 'not accepted for asynchronous invocation',
+        };
+      } catch (error) {
+        if (error instanceof TransientError) throw error;
+        const e = error as SdkError;
+        const status = e.$metadata?.httpStatusCode;
+        if (status === undefined || status === 429 || status >= 500 || e.$retryable)
+          throw new TransientError(`lambda:InvokeFunction ${functionArn}: ${e.name} ${e.message}`, error);
+        return { ok: false, code: e.name, message: e.message };
       }
-      const code = (
-        response.headers.get('x-amzn-errortype') ??
-        body.__type ??
-        body.Type ??
-        `HTTP${response.status}`
-      ).split(':')[0] as string;
-      const message = body.message ?? body.Message ?? text.slice(0, 500);
-      if (response.status === 429 || response.status >= 500)
-        throw new TransientError(`lambda:InvokeFunction ${functionArn}: ${code} ${message}`);
-      return { ok: false, code, message };
     },
   };
 }

@@ -6,11 +6,13 @@
  * @see https://docs.aws.amazon.com/STS/latest/APIReference/API_AssumeRole.html
  */
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import type { LambdaClient } from '@aws-sdk/client-lambda';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
-import { onResetClients } from './clients.js';
+import { lambdaClient, onResetClients } from './clients.js';
 import { pipelineConfig } from './config.js';
+import { boundByDeadline } from './deadline.js';
 import { createLambdaInvoker, type LambdaInvoker } from './lambda-invoke.js';
 
 let sts: STSClient | undefined;
@@ -23,16 +25,9 @@ export function stsClient(): STSClient {
   return sts;
 }
 
-/**
- * Asynchronous Lambda invocations in the function's own account and Region, with its own
- * credentials (the default chain, as the STS client resolves it) and `AWS_ENDPOINT_URL_LAMBDA` locally.
- */
+/** Asynchronous Lambda invocations in the function's own account and Region (clients.ts `lambdaClient`). */
 export function lambdaInvoker(): LambdaInvoker {
-  invoker ??= createLambdaInvoker({
-    region: pipelineConfig().region,
-    credentials: () => stsClient().config.credentials(),
-    endpoint: pipelineConfig().lambdaEndpoint,
-  });
+  invoker ??= createLambdaInvoker(lambdaClient);
   return invoker;
 }
 
@@ -56,7 +51,7 @@ export interface ScopedClients {
   sqs(): SQSClient;
   sns(): SNSClient;
   eventBridge(): EventBridgeClient;
-  /** Asynchronous Lambda invocations (lambda-invoke.ts: no Lambda SDK client in the bundle). */
+  /** Asynchronous Lambda invocations (lambda-invoke.ts; the Lambda client is loaded on first use). */
   lambdaInvoker(): LambdaInvoker;
 }
 
@@ -114,16 +109,18 @@ export function scopedClients(scope: ClientScope): ScopedClients {
     sns?: SNSClient;
     eventBridge?: EventBridgeClient;
     lambda?: LambdaInvoker;
+    lambdaClient?: Promise<LambdaClient>;
   } = {};
   const built: ScopedClients = {
     sqs: () => (clients.sqs ??= new SQSClient(options(endpoints.sqs))),
     sns: () => (clients.sns ??= new SNSClient(options(endpoints.sns))),
     eventBridge: () => (clients.eventBridge ??= new EventBridgeClient(options(endpoints.eventbridge))),
     lambdaInvoker: () =>
-      (clients.lambda ??= createLambdaInvoker({
-        region: scope.region,
-        credentials: credentials ?? (() => built.sqs().config.credentials()),
-        endpoint: endpoints.lambda,
+      (clients.lambda ??= createLambdaInvoker(() => {
+        clients.lambdaClient ??= import('./lazy-lambda.js').then((m) =>
+          boundByDeadline(new m.LambdaClient(options(endpoints.lambda))),
+        );
+        return clients.lambdaClient;
       })),
   };
   scoped.set(id, built);
