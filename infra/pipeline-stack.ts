@@ -66,7 +66,7 @@ export interface PipelineStackProps extends StackProps {
    * How alarm state changes reach triage. `eventbridge`: a rule on "CloudWatch Alarm State Change"
    * events of the alarms the pipeline owns. `sns`: an encrypted topic that {@link MonitoredDlq}
    * adds as the alarms' action. `both`: each transition arrives twice (triage dedupes on alarm
-   * ARN + state timestamp, C05).
+   * ARN + state timestamp).
    * @default 'eventbridge'
    * @see https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/cloudwatch-and-eventbridge.html
    */

@@ -3,7 +3,7 @@
  * ApproximateNumberOfMessagesVisible and, when it is >= the threshold (1) and the last state was not
  * ALARM, emits the same EventBridge "CloudWatch Alarm State Change" event the real alarm would
  * (built from `events/cloudwatch/alarm-state-change.json`). When the DLQ drains it emits the
- * ALARM -> OK transition, which triage acknowledges and ignores (C04).
+ * ALARM -> OK transition, which triage acknowledges and ignores.
  *
  * @see https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/cloudwatch-and-eventbridge.html
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-available-cloudwatch-metrics.html

@@ -28,7 +28,7 @@ export interface ApprovalDecision {
 
 /** One pending approval, as the runner hands it to an approver. */
 export interface ApprovalRequest {
-  /** The token to answer with; closed when the Task's TimeoutSeconds passes (C17). */
+  /** The token to answer with; closed when the Task's TimeoutSeconds passes. */
   taskToken: string;
   /** Name of the local execution. */
   executionName: string;
@@ -76,7 +76,7 @@ export function autoApprover(): Approver {
   };
 }
 
-/** Never answers: the approval Task's TimeoutSeconds decides (tests of approval expiry, C17). */
+/** Never answers: the approval Task's TimeoutSeconds decides (tests of approval expiry). */
 export function silentApprover(): Approver {
   return { name: 'silent', requestApproval: async () => undefined };
 }

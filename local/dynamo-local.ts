@@ -68,7 +68,7 @@ function assertJava(): void {
 
 /**
  * JVM options for DynamoDB Local: the client compiler only (`TieredStopAtLevel=1`) and the serial
- * collector. A test run or a demo is minutes of small requests, where C2 compilation and G1's
+ * collector. A test run or a demo is minutes of small requests, where the optimising JIT tier and the G1 collector's
  * concurrent threads cost more CPU than they give back. Measured on the 2-core machine (3,000
  * conditional puts and 300 queries after start, median of 2): start 6.8-8.7 s -> 3.4-3.7 s,
  * JVM CPU 10.2-11.3 s -> 4.7-4.9 s; with 15,000 puts 19.7 -> 11.6 s CPU and 37 -> 25 s wall, so

@@ -17,7 +17,7 @@
  * - History events are counted the way a Standard workflow records them (state entered/exited, and
  *   scheduled/started/succeeded-or-failed per Task attempt) and the service's limit is enforced: an
  *   execution that would pass {@link RunnerOptions.maxHistoryEvents} (25,000) fails with
- *   `States.Runtime`, which no Catch can handle, as on AWS (case N04).
+ *   `States.Runtime`, which no Catch can handle, as on AWS.
  * - `arn:aws:states:::states:startExecution` Tasks start another execution of this runner (the
  *   continuation of a long run in a new execution); `$$.Execution.Input` is the execution input.
  * - The size of the execution input and of every state's input and output is measured (Step
@@ -111,7 +111,7 @@ export interface RunnerOptions {
   waitTimeOverrides?: Record<string, number>;
   /** Multiplies the `Seconds` of every Wait state that has a fixed `Seconds`. @default 1 */
   waitScale?: number;
-  /** TimeoutSeconds by state name (e.g. `{ RequestApproval: 2 }` to test approval expiry, C17). */
+  /** TimeoutSeconds by state name (e.g. `{ RequestApproval: 2 }` to test approval expiry). */
   timeoutSecondsOverrides?: Record<string, number>;
   /** Wait between retries of every Retry block, milliseconds. @default the ASL's IntervalSeconds */
   retryIntervalMs?: number;
@@ -189,7 +189,7 @@ export class RunnerSetupError extends Error {
   public override readonly name = 'RunnerSetupError';
 }
 
-/** The execution passed Step Functions' history quota (N04): it fails, uncatchable. */
+/** The execution passed Step Functions' history quota: it fails, uncatchable. */
 class HistoryLimitError extends Error {
   public override readonly name = 'States.Runtime';
   public constructor(limit: number) {
@@ -526,7 +526,7 @@ export class LocalWorkflowRunner {
     };
     // `abort` is bound once the library has started the run.
     let abortRun: () => void = () => undefined;
-    /** Adds events to the history; past the limit the execution fails with States.Runtime (N04). */
+    /** Adds events to the history; past the limit the execution fails with States.Runtime. */
     const record = (events: number) => {
       historyEvents += events;
       if (historyEvents >= limit && !historyLimitReached) {

@@ -8,7 +8,7 @@
  * Behaviour copied from the service, because callers depend on it:
  * - StartExecution is idempotent for the same name and the same input while the execution runs
  *   (the existing execution is returned); another input, or the same name after it ended, is
- *   `ExecutionAlreadyExists` (C19). Names are 1-80 characters of `A-Za-z0-9-_` (`InvalidName`);
+ *   `ExecutionAlreadyExists`. Names are 1-80 characters of `A-Za-z0-9-_` (`InvalidName`);
  *   input must be a JSON document of at most 256 KiB (`InvalidExecutionInput`).
  * - Only the one state machine (or a qualified alias/version ARN of it) exists
  *   (`StateMachineDoesNotExist`); an unknown execution is `ExecutionDoesNotExist`.

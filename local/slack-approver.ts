@@ -45,7 +45,7 @@ export interface SlackApproverOptions {
   /** Where the request and the outcome are printed. @default process.stdout */
   output?: NodeJS.WritableStream;
   /**
-   * Waits this long before clicking, milliseconds (a late click after the state's timeout, C17).
+   * Waits this long before clicking, milliseconds (a late click after the state's timeout).
    * @default 0
    */
   clickAfterMs?: number;

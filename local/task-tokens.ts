@@ -2,7 +2,7 @@
  * Local stand-in for Step Functions' task tokens (`.waitForTaskToken`): a token is created when a
  * callback Task starts, completes the Task once with `sendTaskSuccess` / `sendTaskFailure`, and is
  * closed when the Task times out. Errors carry the same names the real API returns, so code that
- * answers a late or repeated callback (case C17) is exercised locally.
+ * answers a late or repeated callback is exercised locally.
  *
  * @see https://docs.aws.amazon.com/step-functions/latest/dg/connect-to-resource.html#connect-wait-token
  * @see https://docs.aws.amazon.com/step-functions/latest/apireference/API_SendTaskSuccess.html

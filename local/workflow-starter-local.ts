@@ -1,7 +1,7 @@
 /**
  * The local adapter of triage's `startWorkflow` port: starts the redrive state machine in-process
  * through {@link LocalWorkflowRunner}, one execution per name, like Step Functions' StartExecution
- * on a Standard workflow (case C19):
+ * on a Standard workflow:
  *
  * - same name, same input, still running: the existing execution is returned, nothing new runs;
  * - same name after it closed, or with a different input: `ExecutionAlreadyExists` on AWS; the

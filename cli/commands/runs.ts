@@ -59,7 +59,7 @@ const flagOf = (field: string) =>
  * Waits for the run to leave ValidateInput. A refusal there (checks only the pipeline can make:
  * the registration, the Region, whether the queues exist, whether it runs the recording mover)
  * becomes one line naming the flag and exit 2: the execution failed at its first state, before
- * any queue or table was read or written (C20).
+ * any queue or table was read or written.
  */
 async function validated(ctx: CliContext, executionArn: string): Promise<RunView> {
   // Until a state past the refusal path is entered, the run may still end refused (RecordFailure
@@ -142,7 +142,7 @@ function flagCheckDlqArn(destinationArn: string | undefined): string {
 /**
  * The execution name of the `n`-th CLI start of an incident: `<incident>-cli<n>-<8 hex of the
  * input>`. The same command retried (a lost response) sends the same name and input, which Step
- * Functions answers with the running execution instead of a second run (C19).
+ * Functions answers with the running execution instead of a second run.
  */
 export function redriveExecutionName(incidentId: string, n: number, input: Record<string, unknown>): string {
   const hash = createHash('sha256').update(JSON.stringify(input)).digest('hex').slice(0, 8);

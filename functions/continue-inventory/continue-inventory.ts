@@ -3,7 +3,7 @@
  * inventory loop, before Preflight and the approval). Each invocation runs
  * `inventoryStep` (functions/shared/inventory/inventory-session.ts) within its Lambda's time and
  * message budget, updates the incident's summary, and says whether the loop goes on, is done, or
- * must continue in a new execution because this one's history is filling up (N04).
+ * must continue in a new execution because this one's history is filling up.
  *
  * The loop costs `HISTORY_EVENTS_PER_STEP` history events and 2 state transitions per step, and a
  * step inventories up to the message budget (5,000 by default): transitions grow with pages of

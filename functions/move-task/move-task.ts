@@ -7,7 +7,7 @@
  * dwell the DLQ should hold `baseline - moved` (moved: the tasks' ApproximateNumberOfMessagesMoved,
  * summed over the run's tasks). More than that (`excess`) is re-inflow (redriven messages failing
  * again and coming back behind the backlog, where no peek reaches) or late arrivals (messages that
- * dead-lettered after triage, case N02): both stop the ramp. The task is cancelled (a step-up is a
+ * dead-lettered after triage): both stop the ramp. The task is cancelled (a step-up is a
  * cancel-and-restart point anyway) and the DLQ is inventoried (late-arrivals.ts): a newcomer whose
  * key belongs to a message of this run that left the DLQ is re-inflow, and the run halts, naming
  * the source queue it came back from and the exposure; the other newcomers are late arrivals, now
@@ -24,15 +24,15 @@
  * **Ownership by record** (move-task-record.ts): before StartMessageMoveTask the step records its
  * intent, after it the handle. A retried step adopts only the recorded handle, or, after a crash
  * between the call and the record, the single task that started after the intent with the same
- * rate and destination. Any other task is someone else's (a console redrive, C06): the run is
+ * rate and destination. Any other task is someone else's (a console redrive): the run is
  * refused and the refusal names it (`decision: 'refuse'`); the pipeline never cancels it.
  *
  * **Bounded.** Every gate check counts toward {@link MAX_GATE_CHECKS}, derived from Step
  * Functions' 25,000-event history limit; at the bound the task is cancelled and the run halts
  * (then Reconcile and Notify run), and the top-rate dwell grows only as far as the remaining
- * checks require (case N04).
+ * checks require.
  *
- * FAILED surfaces FailureReason and ApproximateNumberOfMessagesMoved (case C06) and halts.
+ * FAILED surfaces FailureReason and ApproximateNumberOfMessagesMoved and halts.
  *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-configure-dead-letter-queue-redrive.html
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ListMessageMoveTasks.html

@@ -4,7 +4,7 @@
  *
  * | target      | what is sent                                                                 | idempotency key on the copy              |
  * | ----------- | ---------------------------------------------------------------------------- | ---------------------------------------- |
- * | SQS queue   | the body and attributes unchanged (C12: an SNS envelope stays as it is)      | `idempotency-key` message attribute      |
+ * | SQS queue   | the body and attributes unchanged (an SNS envelope stays as it is)            | `idempotency-key` message attribute      |
  * | SNS topic   | the payload (a non-raw body's `Message`, else the body) and its attributes   | `idempotency-key` message attribute      |
  * | event bus   | the event (source, detail-type, detail, resources, time) with `PutEvents`    | none possible: the event's content is its key |
  * | function    | the payload (the body, or an on-failure record's `requestPayload`), `Event`  | none possible: the payload is its key    |
@@ -14,10 +14,10 @@
  * sha256>`. The attributes Lambda, SNS and EventBridge put on what they dead-letter (`RequestID`,
  * `ErrorCode`, `RULE_ARN`, ...) are the failure's, not the message's: they are not sent on.
  *
- * Limits checked (N01: SQS counts the body and every attribute's name, type and value): the SQS
+ * Limits checked (SQS counts the body and every attribute's name, type and value): the SQS
  * destination's `MaximumMessageSize`, 256 KiB for SNS, 1 MiB for an EventBridge entry and a Lambda
- * async payload (C14), 10 message attributes. A FIFO copy keeps its MessageGroupId and gets a
- * MessageDeduplicationId derived from the key (C08).
+ * async payload, 10 message attributes. A FIFO copy keeps its MessageGroupId and gets a
+ * MessageDeduplicationId derived from the key.
  *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/quotas-messages.html
  * @see https://docs.aws.amazon.com/sns/latest/api/API_Publish.html
@@ -50,9 +50,9 @@ export interface Transform {
 
 /** SNS's largest message (body and attributes), bytes. */
 export const SNS_MAX_MESSAGE_BYTES = 262_144;
-/** EventBridge's largest PutEvents entry, bytes (C14). */
+/** EventBridge's largest PutEvents entry, bytes. */
 export const EVENTBRIDGE_MAX_ENTRY_BYTES = 1_048_576;
-/** Lambda's largest asynchronous invocation payload, bytes (C14). */
+/** Lambda's largest asynchronous invocation payload, bytes. */
 export const LAMBDA_MAX_ASYNC_PAYLOAD_BYTES = 1_048_576;
 
 /** The attributes AWS services put on what they dead-letter: the failure's, not the message's. */
@@ -272,7 +272,7 @@ export function buildCopy(req: CopyRequest): CopyResult {
     if (bytes > target.maxMessageBytes)
       return fail(
         'too-large',
-        `${bytes} bytes with attributes, over ${target.arn.split(':').pop()}'s MaximumMessageSize of ${target.maxMessageBytes} (N01)`,
+        `${bytes} bytes with attributes, over ${target.arn.split(':').pop()}'s MaximumMessageSize of ${target.maxMessageBytes}`,
       );
     const copy: Copy = { kind: 'sqs', body: base.body, attributes: base.attributes };
     if (base.groupId !== undefined) copy.groupId = base.groupId;

@@ -28,7 +28,7 @@
  * only when nothing came back.
  *
  * **Bounded**: the steps of one execution are capped by {@link MAX_MOVER_STEPS}, derived from
- * Step Functions' 25,000 history events (N04); at the cap the run halts, with what it moved.
+ * Step Functions' 25,000 history events; at the cap the run halts, with what it moved.
  *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessageBatch.html
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/interleaving-multiple-ordered-message-groups.html

@@ -1,6 +1,6 @@
 /**
  * Park: `{ plan }` in, `$.park` out. Moves do-not-redrive messages from the DLQ to the parking
- * queue (or discards them when `plan.discardPoison`), record -> send -> delete (case C07).
+ * queue (or discards them when `plan.discardPoison`), record -> send -> delete.
  *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-configure-dead-letter-queue-redrive.html
  */

@@ -1,10 +1,10 @@
 /**
  * Park: takes every message that must not be bulk-redriven out of the DLQ before the move task
- * runs, because a move task cannot skip or filter messages (case C07).
+ * runs, because a move task cannot skip or filter messages.
  *
  * A message is parked when its envelope is classified `poison` or `permanent`, when it has been
  * redriven `plan.maxRedrives` times already (its redrive history: REDRIVEN envelopes of its
- * idempotency key across incidents, move-task moves included, `redrive-history.ts`, N08;
+ * idempotency key across incidents, move-task moves included, `redrive-history.ts`;
  * or its `redrive-count` attribute), or when it has no DeadLetterQueueSourceArn and no
  * destination is given (a move task could not return it: `CouldNotDetermineMessageSource`).
  * With `plan.discardPoison` such messages are deleted instead, as a recorded decision.
@@ -25,7 +25,7 @@
  * DLQ reports messages in flight (a crashed attempt's receive, a console poll) is waited for (one
  * visibility timeout, twice), then `Redrive.Transient`; one beyond the receive budget is
  * `Redrive.Refused`. Only a target that is gone (nothing in flight) counts as `skipped`.
- * A target larger than the parking queue's MaximumMessageSize (body + attributes, N01) cannot be
+ * A target larger than the parking queue's MaximumMessageSize (body + attributes) cannot be
  * parked: its envelope is left as it is, the others are parked, and then the run is refused
  * naming it (the move task would carry it back to its source).
  *
@@ -397,7 +397,7 @@ export async function park(input: ParkInput, deps: ParkDeps): Promise<ParkResult
     throw error;
   });
   await flush();
-  // A target left in the DLQ would be carried back to its source by the bulk move (C07).
+  // A target left in the DLQ would be carried back to its source by the bulk move.
   if (tooLarge.length > 0)
     throw new RedriveRefusedError(
       `${tooLarge.length} message(s) to park are larger than the parking queue's MaximumMessageSize and stay in the DLQ, where a move task would carry them back to their source: ${tooLarge.slice(0, 5).join(', ')}${tooLarge.length > 5 ? ', ...' : ''}; raise the parking queue's MaximumMessageSize or set discardPoison`,

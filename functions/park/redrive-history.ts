@@ -1,5 +1,5 @@
 /**
- * Redrive history per idempotency key (N08): how many times a message with this key left the DLQ
+ * Redrive history per idempotency key: how many times a message with this key left the DLQ
  * for its source, across incidents, sample copies and move-task moves alike.
  *
  * SQS keeps no such counter, and the `redrive-count` attribute only grows on copies the pipeline

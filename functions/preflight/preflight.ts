@@ -1,6 +1,6 @@
 /**
- * Preflight: decides whether a redrive plan is safe to start, before anything moves (cases C06,
- * C07, C08), and serves `CheckDlqStillHasMessages` after the approval (case C04).
+ * Preflight: decides whether a redrive plan is safe to start, before anything moves (
+ * a shared DLQ), and serves `CheckDlqStillHasMessages` after the approval.
  *
  * Checks, cheapest first; the ones that need no API call run before any call:
  * 1. every ramp rate is 1..500 msg/s ("max 500 msg/s");
@@ -29,7 +29,7 @@
  *    no lease, but is refused where the lease would refuse the real run. An empty DLQ (dlqDepth 0) takes none either:
  *    the run ends at once. Notify / RecordFailure release it (functions/shared/incident/workflow-lease.ts);
  * and reports the verification window, which is also each redriven message's return window
- * (destination DelaySeconds + visibility timeout x maxReceiveCount + margin, case N05)
+ * (destination DelaySeconds + visibility timeout x maxReceiveCount + margin)
  * and the retention headroom (earliest envelope deadline - now).
  *
  * A dry run (`mode: 'dry-run'`) makes every check the real run of the same input makes and refuses
@@ -127,7 +127,7 @@ export interface PreflightResult {
   activeMoveTask: string | null;
   /**
    * The recheck: messages that reached the DLQ after triage (no envelope) and were inventoried and
-   * classified now, so Park keeps their poison out of the bulk move (case N02). 0 for Preflight.
+   * classified now, so Park keeps their poison out of the bulk move. 0 for Preflight.
    */
   lateArrivals: number;
   /**
@@ -310,12 +310,12 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
   let toPark = 0;
   let inDlq = 0;
   const pointers: PointerEnvelope[] = [];
-  /** Messages the sample may draw from: checked against their destination's size once it is known (F3). */
+  /** Messages the sample may draw from: checked against their destination's size once it is known. */
   const redrivable: Array<
     Pick<Envelope, 'messageId' | 'sourceArn' | 'messageAttributes' | 'bodyBytes' | 'idempotencyKey'>
   > = [];
   const receiveCounts: Array<Pick<Envelope, 'messageId' | 'receiveCount' | 'state'>> = [];
-  /** Messages Park will move to the parking queue: checked against its MaximumMessageSize (N01). */
+  /** Messages Park will move to the parking queue: checked against its MaximumMessageSize. */
   const parkTargets: Array<ParkCopyFields> = [];
   let nonSqsOrigins = 0;
   const counter = new SelectionCounter(plan);
@@ -420,10 +420,10 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
       inDlq,
       parkTargets,
     });
-  // C08: a move task moves a FIFO DLQ's messages without keeping their group order.
+  // A move task moves a FIFO DLQ's messages without keeping their group order.
   if (dlq.fifo) warnings.push(FIFO_ORDER_NOT_KEPT);
   const allSources = [...sources.keys()];
-  // A move task cannot skip messages (C07): do-not-redrive messages leave the DLQ first. A dry run
+  // A move task cannot skip messages: do-not-redrive messages leave the DLQ first. A dry run
   // makes every check the real run makes, and refuses where it would refuse.
   if (toPark > 0) {
     if (!plan.parkingQueueUrl && !plan.discardPoison)
@@ -549,7 +549,7 @@ export async function preflight(input: PreflightInput, deps: PreflightDeps): Pro
   }
 
   // After the approval (which can take an hour), messages that dead-lettered since triage have no
-  // envelope: the alarm does not fire again while it is in ALARM (N02). Inventory and classify
+  // envelope: the alarm does not fire again while it is in ALARM. Inventory and classify
   // them now, so Park takes their poison out; one that cannot be seen refuses the run.
   let lateArrivals = 0;
   if (input.action === 'recheck' && plan.mode !== 'dry-run' && deps.newcomers && dlqDepth > inDlq) {
@@ -623,7 +623,7 @@ const UNSAMPLEABLE_NAMED = 10;
 
 /**
  * The refusal when messages Park must move are larger than the parking queue's MaximumMessageSize
- * (N01): Park would park the others and then refuse, after the approval, with those left in the
+ *: Park would park the others and then refuse, after the approval, with those left in the
  * DLQ for the move task to carry back to their source; refused here, nothing moves. A parking queue
  * that does not exist is left to the KMS check (6a) and Park, which name it.
  *
@@ -652,7 +652,7 @@ async function parkingSizeRefusal(
 }
 
 /**
- * The warning for messages the sample cannot copy (breaker F3): their attributes leave no room for
+ * The warning for messages the sample cannot copy: their attributes leave no room for
  * the pipeline's three (SQS allows 10), or the copy with them exceeds the destination's
  * MaximumMessageSize. SampleRedrive draws the sample from the others; the move task still
  * carries these, unchanged and unsampled, so the approval and the report say how many and which.
@@ -760,7 +760,7 @@ async function liveLeaseHolder(
   return held && held.expiresAt > Math.floor(now / 1000) && held.executionName !== self ? held : undefined;
 }
 
-/** C08, the move-task path of a FIFO DLQ: the move task does not keep group order. */
+/** The move-task path of a FIFO DLQ: the move task does not keep group order. */
 export const FIFO_ORDER_NOT_KEPT =
   'FIFO: redriven messages interleave with new traffic; order within a group is not preserved';
 /** The recording mover's path of a FIFO DLQ: each group moves in order (docs/redrive-workflow.md, "Deep FIFO groups"). */
@@ -790,7 +790,7 @@ async function moverPreflight(
     earliest: number | null;
     warnings: string[];
     inDlq: number;
-    /** Messages Park will move to the parking queue when the run parks first (N01). */
+    /** Messages Park will move to the parking queue when the run parks first. */
     parkTargets: ReadonlyArray<ParkCopyFields>;
   },
 ): Promise<PreflightResult> {
@@ -862,7 +862,7 @@ async function moverPreflight(
   const fullRun = !plan.selection && !plan.unpark && !plan.transform;
   const parkFirst =
     fullRun && !seen.dlq.fifo && seen.toPark > 0 && (plan.parkingQueueUrl !== null || plan.discardPoison);
-  // N01: Park would park the others and then refuse, after the approval, as on the move-task path.
+  // Park would park the others and then refuse, after the approval, as on the move-task path.
   if (parkFirst && !plan.discardPoison) {
     const tooLarge = await parkingSizeRefusal(
       parkingQueueDescriber(deps, plan.parkingQueueUrl ?? ''),

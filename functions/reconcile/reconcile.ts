@@ -70,7 +70,7 @@ export interface ReconcileResult {
   inventoried: number;
   /**
    * Envelopes first stored by a workflow step of the incident (`lateArrival`): messages that
-   * dead-lettered after triage (N02). Returned copies of keys the incident redrove are `returned`.
+   * dead-lettered after triage. Returned copies of keys the incident redrove are `returned`.
    */
   lateArrivals: number;
   /**
@@ -289,7 +289,7 @@ export async function reconcile(input: ReconcileInput, deps: ReconcileDeps): Pro
     if (entry.takenOverFrom.length > 0) result.takenOver += 1;
     // A copy may be at the destination as well as in the DLQ: sent again by a retry (`resent`), or
     // sent by an attempt that died before its entry said SENT and that nothing resumed yet (a run
-    // that failed and was reconciled before a restart: ReconcileAfterFailure, N01).
+    // that failed and was reconciled before a restart: ReconcileAfterFailure).
     const copyMayExist = entry.resent || (!entryDone(entry) && entry.kind !== 'discard');
     if (copyMayExist && entry.destinationUrl && !entry.destinationUrl.endsWith('.fifo')) {
       result.possibleDuplicateSends += 1;

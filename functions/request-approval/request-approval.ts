@@ -23,7 +23,7 @@ import { InvalidInputError } from '#platform/errors.js';
 import { logger } from '#platform/middleware.js';
 import * as z from '#platform/zod.js';
 
-/** Default approval window when neither the payload nor `APPROVAL_TIMEOUT_SECONDS` says (C17). */
+/** Default approval window when neither the payload nor `APPROVAL_TIMEOUT_SECONDS` says. */
 export const DEFAULT_APPROVAL_TIMEOUT_SECONDS = 3600;
 /** Kept past the approval's timeout so a late click still finds its record (and gets "expired"). */
 export const APPROVAL_RECORD_MARGIN_SECONDS = 900;
@@ -159,7 +159,7 @@ export async function requestApproval(
     expiresAtMs: nowMs + timeoutSeconds * 1000,
   });
   const posted = await deps.slack.postMessage(channel, message);
-  // Kept so a later update (alarm cleared, C04) can repeat the summary, plan and warnings.
+  // Kept so a later update (alarm cleared) can repeat the summary, plan and warnings.
   await deps.approvals.setMessage(approvalId, posted, storedRequestMessage(message));
   await deps.approvals.putThread(
     plan.incidentId,

@@ -7,8 +7,8 @@
  * IN_PROGRESS), send to the message's DeadLetterQueueSourceArn (or `plan.destinationArn`) with the
  * body and attributes unchanged plus `redrive-count` (incremented), `redrive-id` and
  * `idempotency-key`, mark SENT, delete from the DLQ, mark the envelope REDRIVEN. FIFO: the
- * MessageGroupId is kept and the MessageDeduplicationId derives from the key (case C08).
- * A copy larger than its destination's MaximumMessageSize (body + attributes + ours, N01) is not
+ * MessageGroupId is kept and the MessageDeduplicationId derives from the key.
+ * A copy larger than its destination's MaximumMessageSize (body + attributes + ours) is not
  * sent: it stays in the DLQ for the move task (which moves it unchanged, without our attributes),
  * is reported in `tooLarge`, and another message is sampled in its place.
  *
@@ -58,7 +58,7 @@ export interface SampleRedriveResult {
   duplicateSendsPrevented: number;
   /** Messages that could not be sampled because SQS's 10 attributes leave no room for ours. */
   noRoomForAttributes: number;
-  /** Messages whose copy would exceed the destination's MaximumMessageSize (N01): left in the DLQ. */
+  /** Messages whose copy would exceed the destination's MaximumMessageSize: left in the DLQ. */
   tooLarge: number;
   /** The first few of them, with the size SQS would count and the destination's limit, bytes. */
   tooLargeMessages: { messageId: string; sizeBytes: number; limitBytes: number; destinationArn: string }[];

@@ -2,12 +2,12 @@
  * The Slack interaction core, in two halves so Slack gets its answer within 3 seconds:
  *
  * 1. {@link acknowledgeInteraction} (the Function URL request): verify the `v0` signature over the
- *    exact raw bytes (C15), refuse stale timestamps (C16), parse the `payload` form field, check
+ *    exact raw bytes, refuse stale timestamps, parse the `payload` form field, check
  *    the user against the approval's approvers, take the first decision with a conditional write,
  *    hand the rest to `defer`, and answer HTTP 200 with an EMPTY body.
  * 2. {@link runFollowUp} (after the ack; in Lambda an async self-invocation): `SendTaskSuccess`
  *    with `{ decision, approvedBy, reason }`, close the approval, and edit the Slack message
- *    through `response_url` (`replace_original`). A closed task (C17) edits the message to
+ *    through `response_url` (`replace_original`). A closed task edits the message to
  *    "expired or already decided" and closes the record, without retry.
  *
  * A **Cancel** click on a run's progress message (move-task/slack-progress.ts) is verified the same

@@ -3,7 +3,7 @@
  * the EXACT bytes received, before anything else reads the body.
  *
  * `x-slack-signature = 'v0=' + hex(HMAC-SHA256(signingSecret, 'v0:' + x-slack-request-timestamp + ':' + rawBody))`.
- * Hashing a re-serialised or URL-decoded body never matches (case C15: a `*` in the message text
+ * Hashing a re-serialised or URL-decoded body never matches (a `*` in the message text
  * is `%2A` on the wire); a Function URL or API Gateway event may carry the body base64-encoded
  * (`isBase64Encoded`), which {@link rawBodyOf} undoes to the same bytes.
  *
@@ -12,7 +12,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-/** Slack's replay window: requests whose signed timestamp is older than this are refused (C16). */
+/** Slack's replay window: requests whose signed timestamp is older than this are refused. */
 export const SLACK_TIMESTAMP_TOLERANCE_SECONDS = 300;
 
 /** Why a request failed verification (the handler answers 401 for every one of them). */

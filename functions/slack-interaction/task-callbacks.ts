@@ -3,7 +3,7 @@
  *
  * A task token completes its task once. `SendTaskSuccess` on a token whose state timed out, whose
  * execution ended or that was already used fails with `TaskTimedOut` ("Provided task does not
- * exist anymore") or `TaskDoesNotExist`; a garbled token fails with `InvalidToken` (C17). The
+ * exist anymore") or `TaskDoesNotExist`; a garbled token fails with `InvalidToken`. The
  * adapter turns those three into {@link TaskClosedError} so the caller closes the approval
  * instead of retrying.
  *

@@ -1,5 +1,5 @@
 /**
- * Alarm events, normalised (cases C01, C02, C04).
+ * Alarm events, normalised.
  *
  * The same CloudWatch alarm transition reaches triage in two shapes:
  * - EventBridge "CloudWatch Alarm State Change": `detail.state`, `detail.previousState`,
@@ -181,7 +181,7 @@ export type NormalisedAlarmEvent =
   | { kind: 'state-change'; record: AlarmRecord }
   | { kind: 'not-a-state-change'; detailType: string };
 
-/** The dedupe key of a transition: identical for the EventBridge and SNS copies (case C05). */
+/** The dedupe key of a transition: identical for the EventBridge and SNS copies. */
 export function dedupeKeyOf(alarmArn: string, stateTimestamp: string): string {
   return `${alarmArn}@${stateTimestamp}`;
 }

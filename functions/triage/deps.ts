@@ -2,7 +2,7 @@
  * Triage's ports, from the pipeline configuration (`TRIAGE_*`, `ALARM_QUEUE_MAP`,
  * `STATE_MACHINE_ARN`), the shared clients and the invocation. The notifier is `sharedNotifier()`:
  * Slack when `SLACK_SECRET_ARN` / `SLACK_BOT_TOKEN` is set (so an `alarm-cleared` notice reaches
- * the incident's thread, C04), else the log notifier.
+ * the incident's thread), else the log notifier.
  */
 import type { Context } from 'aws-lambda';
 import { sharedNotifier } from '#approval/slack-notifier.js';

@@ -2,12 +2,12 @@
  * Triage: an alarm transition in, envelopes and an incident per DLQ out, and the redrive workflow
  * started for every complete inventory of a DLQ with messages.
  *
- * Order of operations, so that bad input changes nothing and duplicates change nothing (C01-C05):
+ * Order of operations, so that bad input changes nothing and duplicates change nothing:
  * 1. normalise the event (pure; throws InvalidInputError naming the field);
  * 2. non-state-change events and transitions to OK / INSUFFICIENT_DATA: one log line, return;
  *    ALARM -> OK also tells the incidents of the alarm's latest ALARM transition that the alarm
  *    cleared (an `alarm-cleared` notification, once per transition), and nothing else: no
- *    workflow, no DLQ call, no cancellation; the workflow re-reads the DLQ before any redrive (C04);
+ *    workflow, no DLQ call, no cancellation; the workflow re-reads the DLQ before any redrive;
  * 3. resolve every queue (GetQueueUrl, attributes, registration) before any write: an unknown
  *    queue throws QueueNotFoundError and nothing is written;
  * 4. claim the transition (`ALARM#<dedupeKey>` / `TRANSITION`, conditional); a HANDLED transition
@@ -46,7 +46,7 @@ import type { WorkflowStarter } from './workflow-starter.js';
 /** Configuration of triage (see `config.ts` for the environment variables). */
 export interface TriageConfig {
   budgets: InventoryBudgets;
-  /** Alarm name -> queue names, for alarms without a QueueName dimension (SEARCH expressions, C02). */
+  /** Alarm name -> queue names, for alarms without a QueueName dimension (SEARCH expressions). */
   alarmQueueMap: Record<string, string[]>;
   /**
    * Extra lease on a claimed transition beyond the Lambda's remaining time, milliseconds. Kept
@@ -125,7 +125,7 @@ export interface TriageResult {
   dedupeKey?: string;
   queues: QueueOutcome[];
   /**
-   * ALARM -> OK only (C04): the incidents told `alarm-cleared` by this delivery (empty for a
+   * ALARM -> OK only: the incidents told `alarm-cleared` by this delivery (empty for a
    * duplicate delivery, or an alarm that opened no incident).
    */
   alarmCleared?: string[];
@@ -133,7 +133,7 @@ export interface TriageResult {
   children?: ChildOutcome[];
 }
 
-/** Kind of the notification an ALARM -> OK transition sends to each incident of that alarm (C04). */
+/** Kind of the notification an ALARM -> OK transition sends to each incident of that alarm. */
 export const ALARM_CLEARED_KIND: NoticeKind = 'alarm-cleared';
 
 /** An alarm timestamp (`2026-01-02T11:10:00.000+0000`) as ISO-8601 UTC; unparsable ones as given. */
@@ -143,7 +143,7 @@ function isoOf(stateTimestamp: string): string {
 }
 
 /**
- * ALARM -> OK (C04): the alarm's latest incidents (`ALARM#<alarmArn>` / `LATEST`) get one
+ * ALARM -> OK: the alarm's latest incidents (`ALARM#<alarmArn>` / `LATEST`) get one
  * `alarm-cleared` notification each. Nothing is started, peeked or cancelled: a pending approval
  * stays open and the workflow re-reads ApproximateNumberOfMessages before any redrive
  * (`CheckDlqStillHasMessages`). The announcement is claimed on the pointer with a conditional
@@ -570,7 +570,7 @@ async function kmsRefusal(
  * opened with the summary so far (partial), and the workflow starts with `inventoryId`: its
  * `ContinueInventory` loop finishes the inventory before anyone is asked to approve (a sample,
  * too, carries `inventoryId`, so the workflow knows). The input depends only on the session's
- * state, so a retried triage sends byte-identical input (C19).
+ * state, so a retried triage sends byte-identical input.
  */
 async function inventoryOnTheEngine(
   alarm: AlarmRecord,
@@ -697,7 +697,7 @@ async function openIncident(
  * The execution input triage starts a workflow with: ids only, whatever the DLQ's depth (the
  * inventory's state is in DynamoDB, under `inventoryId`), so it stays far under Step Functions'
  * 256 KiB payload limit. No random or time fields: a retried triage sends byte-identical input
- * (C19).
+ *.
  * @see https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html
  */
 export function workflowInputOf(

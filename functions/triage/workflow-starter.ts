@@ -1,5 +1,5 @@
 /**
- * Starting the redrive workflow for an incident (case C19).
+ * Starting the redrive workflow for an incident.
  *
  * The port is `startWorkflow({ incidentId, input })`. The AWS adapter calls StartExecution with a
  * name derived only from the incident id, and the caller passes input with no random or

@@ -2,7 +2,7 @@
  * ValidateInput, the first state of every redrive execution: checks the execution input and turns
  * it into the plan (`$.plan`) every later state reads.
  *
- * Order matters (case C20): the input is parsed first, with no call to any AWS service, and every
+ * Order matters: the input is parsed first, with no call to any AWS service, and every
  * problem is reported at once as `Redrive.InvalidInput`. Only a valid input leads to reads
  * (GetQueueUrl, the queue registration); ValidateInput never writes, sends or deletes anything.
  *
@@ -119,7 +119,7 @@ export function parseExecutionInput(raw: unknown): ExecutionInput {
 export const DEFAULT_REQUESTED_BY = 'console';
 
 /**
- * Derives the incident id of a console start that has none. Deterministic (case C19: a retried
+ * Derives the incident id of a console start that has none. Deterministic (a retried
  * Lambda invocation or a Step Functions redrive of the execution gets the same id; the input
  * carries no random field):
  * - with the execution name: `console-<queue name>-<sha256(dlqArn, executionName) 16 hex>`. The

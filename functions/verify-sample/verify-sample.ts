@@ -10,7 +10,7 @@
  * bulk-moved. Returned samples get new DLQ MessageIds; Reconcile's inventory stores their new
  * envelopes, linked to the old ones by the same idempotency key.
  *
- * "Not seen" is not "not there" (N12): a peek stops on its budget, and SQS answers a receive empty
+ * "Not seen" is not "not there": a peek stops on its budget, and SQS answers a receive empty
  * while messages it cannot hand out remain (held in flight by another receiver, delayed, or past
  * the ~120,000 in-flight limit). So a pass needs evidence for every sample key: either the peek saw
  * the whole DLQ (it did not stop on a budget and received at least the depth, visible + in flight +

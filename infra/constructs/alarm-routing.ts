@@ -2,8 +2,8 @@
  * `AlarmRouting`: how events reach the pipeline's functions.
  * - Alarm state changes to triage: an EventBridge rule on `source: aws.cloudwatch`, `detail-type:
  *   CloudWatch Alarm State Change` and `resources:` the ARNs of the alarms the pipeline owns
- *   ({@link routeAlarm}; configuration-change events have another detail-type and never match,
- *   C01), DISABLED while no alarm is routed (a pattern without `resources` would match every
+ *   ({@link routeAlarm}; configuration-change events have another detail-type and never match),
+ *   DISABLED while no alarm is routed (a pattern without `resources` would match every
  *   alarm of the account); and/or an SNS topic, encrypted with a customer managed key CloudWatch
  *   may use, that the owned alarms notify ({@link alarmAction}).
  * - Redrive executions that ended ABORTED, TIMED_OUT or FAILED to `execution-ended`.
@@ -54,7 +54,7 @@ export interface AlarmRoutingProps {
   /**
    * How alarm state changes reach triage. `eventbridge`: the rule. `sns`: the topic, which
    * {@link MonitoredDlq} adds as the alarms' action. `both`: each transition arrives twice
-   * (triage dedupes on alarm ARN + state timestamp, C05).
+   * (triage dedupes on alarm ARN + state timestamp).
    * @default 'eventbridge'
    * @see https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/cloudwatch-and-eventbridge.html
    */
@@ -133,7 +133,7 @@ export class AlarmRouting extends Construct {
   private buildAlarmRule(triage: lambda.IFunction): events.Rule {
     const rule = new events.Rule(this, 'AlarmStateChangeRule', {
       description:
-        'State changes of the DLQ alarms the pipeline owns -> triage. Only "CloudWatch Alarm State Change": configuration changes never reach triage (C01).',
+        'State changes of the DLQ alarms the pipeline owns -> triage. Only "CloudWatch Alarm State Change": configuration changes never reach triage.',
       eventPattern: {
         source: ['aws.cloudwatch'],
         detailType: ['CloudWatch Alarm State Change'],

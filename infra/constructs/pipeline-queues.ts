@@ -66,7 +66,7 @@ export class PipelineQueues extends Construct {
       threshold: ageThreshold,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       evaluationPeriods: 1,
-      // An empty queue publishes no age (C04): nothing parked is nothing expiring.
+      // An empty queue publishes no age: nothing parked is nothing expiring.
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
     acknowledge(this.parkingQueue, {
@@ -96,7 +96,7 @@ export class PipelineQueues extends Construct {
       threshold: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       evaluationPeriods: 1,
-      // An idle queue stops publishing metrics (C04): no data means nothing failed.
+      // An idle queue stops publishing metrics: no data means nothing failed.
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
   }

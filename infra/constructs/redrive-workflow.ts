@@ -172,7 +172,7 @@ export class RedriveWorkflow extends Construct {
     );
     if (aslTaskResources(JSON.parse(text)).includes(START_EXECUTION_TASK)) {
       // A long run continues in a new execution of this state machine (25,000 history events per
-      // execution, N04). A policy of its own: the state machine depends on its role's default
+      // execution). A policy of its own: the state machine depends on its role's default
       // policy, so a statement there naming the state machine's ARN would be a circular dependency.
       new iam.Policy(this, 'RedriveWorkflowContinuation', {
         roles: [this.stateMachine.role],
@@ -274,7 +274,7 @@ export class RedriveWorkflow extends Construct {
         acknowledge(role, {
           id: `AwsSolutions-IAM5[Resource::${nagArnPrefix(stack, 'states')}execution:<${smId}.Name>:*]`,
           reason:
-            'Execution ARNs are only known at run time; the wildcard covers executions of this one state machine (DescribeExecution after ExecutionAlreadyExists, C19).',
+            'Execution ARNs are only known at run time; the wildcard covers executions of this one state machine (DescribeExecution after ExecutionAlreadyExists).',
         });
       }
     }

@@ -8,7 +8,7 @@
  *   {@link REMINDER_CHECK_MINUTES} minutes (docs/slack.md, "Retention reminder").
  * - The interactivity request URL: a Lambda Function URL with auth `NONE` on `slack-interaction`.
  *   Slack cannot sign with SigV4; it signs each request with the signing secret, which the
- *   handler verifies over the raw body before anything else (C15).
+ *   handler verifies over the raw body before anything else.
  * - `SLACK_DEFAULT_CHANNEL` on the same functions, for DLQs whose registration names no channel:
  *   the approval, the ramp's progress and the notifier's messages all fall back to it.
  *

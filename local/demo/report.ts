@@ -89,7 +89,7 @@ export interface RunReport {
   missing: number;
   /** The missing messages (DLQ MessageIds and idempotency keys; candidates when not exact). */
   missingMessages: Array<{ messageId: string; idempotencyKey: string }>;
-  /** Envelopes of messages that reached the DLQ after triage (late arrivals, N02). */
+  /** Envelopes of messages that reached the DLQ after triage (late arrivals). */
   lateArrivals: number;
   /** Of the late arrivals: carried by a move task before the pipeline classified them. */
   lateMovedUnclassified: number;

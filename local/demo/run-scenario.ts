@@ -547,7 +547,7 @@ function narrate(ctx: ScenarioContext, state: string, r: Json): void {
     );
     if (Number(r.tooLarge) > 0)
       ctx.say(
-        `  ${r.tooLarge} message(s) left in the DLQ: with the pipeline's attributes they exceed the destination's MaximumMessageSize (N01).`,
+        `  ${r.tooLarge} message(s) left in the DLQ: with the pipeline's attributes they exceed the destination's MaximumMessageSize.`,
       );
   }
   if (state === 'VerifySample' || state === 'ReverifySample')

@@ -5,9 +5,9 @@
  * Slack thread that progress and the final report go to.
  *
  * Status moves PENDING -> DECIDED (the first decision, taken with a conditional write: retries,
- * double clicks and a second approver change nothing, C16) -> SENDING (one follow-up holds a lease
+ * double clicks and a second approver change nothing) -> SENDING (one follow-up holds a lease
  * on the callback, so concurrent duplicate deliveries send once) -> CLOSED (the callback was sent,
- * or Step Functions said the task is gone, C17). `expiresAt` (epoch seconds) is the table's TTL.
+ * or Step Functions said the task is gone). `expiresAt` (epoch seconds) is the table's TTL.
  *
  * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html
  * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/TTL.html
@@ -29,7 +29,7 @@ export type ApprovalStatus = 'PENDING' | 'DECIDED' | 'SENDING' | 'CLOSED';
 export type ApprovalDecision = 'approved' | 'rejected';
 /**
  * Why an approval was closed: the callback reached Step Functions, or Step Functions answered
- * that the task is already gone (`TaskTimedOut`, `TaskDoesNotExist`, `InvalidToken`, C17).
+ * that the task is already gone (`TaskTimedOut`, `TaskDoesNotExist`, `InvalidToken`).
  */
 export type ApprovalClosedReason = 'callback-sent' | TaskClosedReason;
 
@@ -72,7 +72,7 @@ export interface ApprovalRecord {
   /**
    * The request message as posted (`{ text, blocks }` JSON, see `storedRequestMessage` in
    * slack-messages.ts; at most 100,000 UTF-8 bytes, far under DynamoDB's 400 KB item limit), so an
-   * update such as "alarm cleared" (C04) can repeat the summary, plan and warnings. Null on records
+   * update such as "alarm cleared" can repeat the summary, plan and warnings. Null on records
    * written before it was stored, and until the message is posted.
    */
   requestMessage?: string | null;

@@ -23,7 +23,7 @@ export const REJECT_ACTION_ID = 'reject_redrive';
 /** `block_id` of the actions block. */
 export const APPROVAL_BLOCK_ID = 'redrive_approval';
 
-/** The text shown when a task is gone (C17) or the record no longer exists. */
+/** The text shown when a task is gone or the record no longer exists. */
 export const EXPIRED_TEXT = 'This request has expired or was already decided.';
 /** The text shown to a user who is not on the queue's approver list. */
 export const NOT_APPROVER_TEXT = 'You are not an approver for this queue; nothing was changed.';
@@ -115,9 +115,9 @@ function plural(n: number, one: string, many = `${one}s`): string {
 /**
  * The warnings an approver must read before approving, derived from the plan, preflight and
  * summary (preflight's own warnings come first, then these, without duplicates):
- * - C10: a retention deadline less than 24 h away.
- * - C08: FIFO ordering within a message group is not preserved relative to new traffic.
- * - C07: poison / permanent messages are parked first (a move task cannot skip messages), or
+ * - a retention deadline less than 24 h away.
+ * - FIFO ordering within a message group is not preserved relative to new traffic.
+ * - poison / permanent messages are parked first (a move task cannot skip messages), or
  *   discarded when the plan says so; messages with no known source queue.
  */
 export function approvalWarnings(view: ApprovalRequestView): string[] {
@@ -339,7 +339,7 @@ function isApprovalActions(block: KnownBlock): boolean {
 }
 
 /**
- * The approval request once its alarm went back to OK while it was still pending (C04). The
+ * The approval request once its alarm went back to OK while it was still pending. The
  * request stays open: the same Approve / Reject buttons (same approval id, rebuilt from `view`,
  * not from the stored blocks), a header saying "alarm cleared", and a note that an approved run
  * re-reads the DLQ depth first (`CheckDlqStillHasMessages`) and ends with "nothing to redrive"
@@ -421,17 +421,17 @@ export function decidedMessage(
   return single(`${verb} by ${username} at ${iso(atMs)}.${next}`);
 }
 
-/** Shown when a decision was already taken (retry, double click, second approver; C16). */
+/** Shown when a decision was already taken (retry, double click, second approver). */
 export function alreadyDecidedMessage(decision: 'approved' | 'rejected', username: string): SlackMessage {
   return single(`Already ${decision} by ${username}.`);
 }
 
-/** Shown when Step Functions says the task is gone, or no record exists (C17). */
+/** Shown when Step Functions says the task is gone, or no record exists. */
 export function expiredMessage(): SlackMessage {
   return single(EXPIRED_TEXT);
 }
 
-/** The approval request once its state timed out (C17): no buttons left. */
+/** The approval request once its state timed out: no buttons left. */
 export function approvalExpiredMessage(): SlackMessage {
   return single('Approval expired: nobody answered in time. Nothing was moved.');
 }
@@ -480,7 +480,7 @@ export function threadNotice(kind: string, text: string, fields: Record<string, 
 }
 
 /**
- * `message` with the notices that went to the log instead of Slack (N03) added at the end, one
+ * `message` with the notices that went to the log instead of Slack added at the end, one
  * line each with its UTC time, so the thread says what it missed.
  */
 export function withMissedNotices(

@@ -5,9 +5,9 @@
  * gets a new top-level message in the queue's channel, which becomes the thread for the rest.
  *
  * An `approval-expired` notification also replaces the approval request (its buttons) with
- * "approval expired, nothing was moved" and closes the approval record (C17).
+ * "approval expired, nothing was moved" and closes the approval record.
  *
- * An `alarm-cleared` notification (triage, the alarm went from ALARM back to OK: C04) is posted
+ * An `alarm-cleared` notification (triage, the alarm went from ALARM back to OK) is posted
  * into the thread and, while the approval is still PENDING, the approval request is updated to say
  * "alarm cleared" with its Approve / Reject buttons kept and, when the approval record stored the
  * posted request, its summary, plan and warnings too. Nothing is closed or cancelled.
@@ -15,7 +15,7 @@
  * Delivery problems are logged and handed to a fallback notifier (the log notifier), never thrown:
  * a Slack outage must not fail a redrive that already moved messages. Slack calls end by the
  * invocation's deadline and a long `Retry-After` is not waited for (slack-client.ts), so a
- * rate-limited notice falls back at once (N03); it is kept on the incident (missed-notices.ts) and
+ * rate-limited notice falls back at once; it is kept on the incident (missed-notices.ts) and
  * the next message posted for the incident carries it.
  *
  * @see https://api.slack.com/methods/chat.postMessage#arg_thread_ts
@@ -53,7 +53,7 @@ export interface SlackNotifierDeps {
   /** Gets every notification that could not be delivered to Slack. @default the log notifier */
   fallback?: Notifier;
   /**
-   * Keeps what went to `fallback` on the incident, so the next message posted carries it (N03).
+   * Keeps what went to `fallback` on the incident, so the next message posted carries it.
    * Absent: nothing is kept.
    */
   missed?: MissedNotices;
@@ -81,7 +81,7 @@ export function createSlackNotifier(deps: SlackNotifierDeps): Notifier {
         if (thread) {
           const message = await messageWithMissed();
           if (n.kind === 'approval-expired' && thread.approvalId) {
-            // C17: nobody answered within TimeoutSeconds. Take the buttons away and close the
+            // Nobody answered within TimeoutSeconds. Take the buttons away and close the
             // approval, so a late click is answered "expired" without calling Step Functions.
             await deps.threads.close(thread.approvalId, 'task-timed-out', deps.now());
             await deps.slack.updateMessage(thread.channel, thread.ts, approvalExpiredMessage());
@@ -125,7 +125,7 @@ export function createSlackNotifier(deps: SlackNotifierDeps): Notifier {
 }
 
 /**
- * C04: puts "alarm cleared" on an approval request still waiting for a click, keeping its buttons
+ * Puts "alarm cleared" on an approval request still waiting for a click, keeping its buttons
  * and (rebuilt from the request stored in the approval record) its summary, plan and warnings.
  * A click between the read and the update would have its "Approved by ..." text overwritten by
  * buttons again, so the record is read once more and a decided request gets its decided text back.

@@ -5,14 +5,14 @@
  * (`$.plan`). `statemachines/execution-input.schema.json` is generated from this schema
  * (`npm run schemas`), never edited by hand.
  *
- * Every problem is reported at once, each naming its field (case C20):
+ * Every problem is reported at once, each naming its field:
  * `dlqArn: is required`, `dlqArn: must be an SQS ARN, got a queue URL (use arn:aws:sqs:...)`,
  * `maxRate: must be an integer 1..500, got "fifty"`, `sampleSize: must be >= 1 ...`,
  * `mode: must be one of redrive, sample-only, dry-run, got "delete-all"`,
  * `samplesize: is not an execution input field (did you mean sampleSize?)`.
  *
  * The input must carry no random or time-of-call fields: a retried start must send byte-identical
- * input to be idempotent (case C19), so nothing here is a timestamp or a generated id.
+ * input to be idempotent, so nothing here is a timestamp or a generated id.
  *
  * @see https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_StartMessageMoveTask.html
@@ -166,8 +166,8 @@ const shape = {
   ),
   /**
    * A custom destination queue ARN for every message. Default: omitted, so each message goes back
-   * to the source queue it was dead-lettered from (DeadLetterQueueSourceArn; case C07). Must be the
-   * same queue type (FIFO or standard) as the DLQ (case C08) and not the DLQ itself.
+   * to the source queue it was dead-lettered from (DeadLetterQueueSourceArn). Must be the
+   * same queue type (FIFO or standard) as the DLQ and not the DLQ itself.
    * @default undefined (each message returns to its own source queue)
    */
   destinationArn: optionalField(
@@ -176,7 +176,7 @@ const shape = {
   ),
   /**
    * Allows a custom `destinationArn` even when the DLQ is shared by several source queues (their
-   * messages would all go to the one destination; case C07). Only meaningful with `destinationArn`.
+   * messages would all go to the one destination). Only meaningful with `destinationArn`.
    * @default false
    */
   allowCustomDestinationForSharedDlq: optionalField(

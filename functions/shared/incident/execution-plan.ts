@@ -59,7 +59,7 @@ export function given(issue: { input?: unknown }): string {
 
 /**
  * Characters that change how text around them is displayed or that no UTF-8 encoder can keep:
- * C1 controls, format characters (bidirectional overrides such as U+202E, zero-width spaces),
+ * U+0080-U+009F controls, format characters (bidirectional overrides such as U+202E, zero-width spaces),
  * unpaired surrogates and the line/paragraph separators. A name shown in the Slack approval and
  * the report ("approved by ...") must read as what it is.
  */
@@ -95,7 +95,7 @@ export const MAX_TRANSFORM_ATTRIBUTES = 10;
 
 /**
  * Message attribute names a transform may not set or remove: the pipeline's own (it writes them on
- * every copy), the FIFO system attributes (changing a group id would reorder the group, C08) and
+ * every copy), the FIFO system attributes (changing a group id would reorder the group) and
  * the names SQS reserves.
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-message-metadata.html
  */
@@ -341,7 +341,7 @@ export const ExecutionPlan = z.strictObject({
   mode: z.enum(REDRIVE_MODES),
   /** Custom destination; null: each message returns to its own source queue. */
   destinationArn: z.nullable(z.string()),
-  /** The C07 override, copied from the input; absent means false (docs/contracts.md). */
+  /** The shared-DLQ destination override, copied from the input; absent means false (docs/contracts.md). */
   allowCustomDestinationForSharedDlq: z._default(z.boolean(), false),
   sampleSize: z.number().check(z.int(), z.gte(1), z.lte(MAX_SAMPLE_SIZE)),
   /** Messages per second, ascending, each 1..500, capped by maxRate. */

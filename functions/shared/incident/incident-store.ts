@@ -1,6 +1,6 @@
 /**
  * The incident store (docs/contracts.md "Stores") and the alarm-transition records that make triage
- * idempotent (case C05).
+ * idempotent.
  *
  * - `INCIDENT#<incidentId>` / `INCIDENT`: one incident per DLQ per alarm transition. The id is
  *   deterministic ({@link incidentIdOf}), and {@link IncidentStore.putIncident} is a conditional put,
@@ -8,7 +8,7 @@
  * - `ALARM#<dedupeKey>` / `TRANSITION`: the transition's handling status. A run claims it with a
  *   conditional write and a lease; only a `HANDLED` transition makes later deliveries duplicates.
  * - `ALARM#<alarmArn>` / `LATEST`: the incidents of the alarm's latest transition to ALARM
- *   ({@link LatestAlarmIncidents}), read when the alarm goes back to OK (C04).
+ *   ({@link LatestAlarmIncidents}), read when the alarm goes back to OK.
  *
  * @see https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html
  */
@@ -44,7 +44,7 @@ export interface Incident {
   /** Dedupe key of the alarm transition (alarm ARN + state timestamp). */
   dedupeKey: string;
   stateTimestamp: string;
-  /** Source queue ARNs (ListDeadLetterSourceQueues and DeadLetterQueueSourceArn, case C07). */
+  /** Source queue ARNs (ListDeadLetterSourceQueues and DeadLetterQueueSourceArn). */
   sourceArns: string[];
   status: IncidentStatus;
   summary: IncidentSummary;
@@ -80,7 +80,7 @@ export interface TransitionRecord {
 
 /**
  * `ALARM#<alarmArn>` / `LATEST`: the incident ids the alarm's latest ALARM transition opened.
- * Written by triage after it opened them; read on ALARM -> OK to annotate them (C04).
+ * Written by triage after it opened them; read on ALARM -> OK to annotate them.
  */
 export interface LatestAlarmIncidents {
   alarmArn: string;
@@ -143,7 +143,7 @@ export interface IncidentStore {
   getLatestAlarmIncidents(alarmArn: string): Promise<LatestAlarmIncidents | undefined>;
   /**
    * Claims the announcement of an ALARM -> OK transition on the pointer (conditional update of
-   * `clearedBy`), so a duplicate delivery of the OK transition announces nothing (C04, C05).
+   * `clearedBy`), so a duplicate delivery of the OK transition announces nothing.
    * @returns false when this (or a later) clear was already claimed, or the pointer is gone.
    */
   claimAlarmCleared(alarmArn: string, clearDedupeKey: string): Promise<boolean>;

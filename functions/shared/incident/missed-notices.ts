@@ -1,5 +1,5 @@
 /**
- * Notices that went to the log instead of Slack (N03: Slack rate-limited or unreachable within
+ * Notices that went to the log instead of Slack (Slack rate-limited or unreachable within
  * the invocation's deadline), kept on the incident item (`INCIDENT#<id>` / `INCIDENT`,
  * attribute `slackMissedNotices`) so the next message posted to the incident's thread carries
  * them: an SRE following the thread learns what they missed without reading the logs.

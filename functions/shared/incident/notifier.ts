@@ -37,7 +37,7 @@ export type RedriveOutcome = (typeof REDRIVE_OUTCOMES)[number];
 /**
  * Notices that are not run outcomes: triage's (`unresolvable-alarm`, `partial-inventory`,
  * `systemic`) and `alarm-cleared`, which triage sends to each incident of an alarm that went from
- * ALARM back to OK (C04). The Slack notifier posts it into the incident's thread and annotates a
+ * ALARM back to OK. The Slack notifier posts it into the incident's thread and annotates a
  * still-pending approval request, keeping its buttons. `execution-ended`: functions/execution-ended
  * saw a run end ABORTED, TIMED_OUT or FAILED (without Notify/RecordFailure releasing its workflow
  * lease) and says whether it released the lease. `composite-children-skipped`: triage followed a

@@ -106,7 +106,7 @@ export type SummaryWarningTopic = 'retention' | 'fifo' | 'do-not-redrive' | 'no-
 
 /**
  * The warnings that follow from an incident summary alone, in the words the approval request
- * uses (C10 retention, C08 FIFO ordering, C07 poison parked first or discarded, messages without
+ * uses (retention, FIFO ordering, poison parked first or discarded, messages without
  * a source, systemic failures), each with its topic. Preflight's warnings come on top, from the run.
  *
  * @param options.nowMs - now, epoch milliseconds.

@@ -1,6 +1,6 @@
 /**
  * The envelope store (docs/contracts.md "Stores"): envelopes of DLQ messages in the pipeline table,
- * bodies byte-exact as DynamoDB Binary, large bodies in chunk items (case C14).
+ * bodies byte-exact as DynamoDB Binary, large bodies in chunk items.
  *
  * ## Why writes stay idempotent although BatchWriteItem cannot be conditional
  *
@@ -25,7 +25,7 @@
  *    already stored is a duplicate delivery: not written again, counted in `duplicates`.
  *
  * `UnprocessedItems` / `UnprocessedKeys` are re-sent with exponential backoff and full jitter
- * until they are empty or the deadline passes (case C22); the result reports what was left.
+ * until they are empty or the deadline passes; the result reports what was left.
  *
  * Where the parts live: the item layout (envelope and chunk items, the observation UPDATE, the way
  * back to a {@link StoredEnvelope}) in `envelope-items.ts`; the retried batch calls in

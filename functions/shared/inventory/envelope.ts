@@ -2,7 +2,7 @@
  * Builds an {@link Envelope} from one received DLQ message (DESIGN.md "Raw bytes first").
  *
  * The body is kept byte-exact: its UTF-8 bytes travel beside the envelope as `body` and the store
- * writes them as DynamoDB Binary (inline, or in chunk items when large: case C14). Message
+ * writes them as DynamoDB Binary (inline, or in chunk items when large). Message
  * attributes keep their DataType (custom suffixes such as `Number.int` included) and binary values
  * as base64. Byte lengths are UTF-8 bytes, never JS string length.
  *
@@ -61,7 +61,7 @@ export interface EnvelopeContext {
    * `inventoryId` / `inventoryStep`: a later step storing it again is a duplicate delivery.
    */
   inventory?: { id: string; step: number };
-  /** The message dead-lettered after triage's inventory (set by later inventories, N02). */
+  /** The message dead-lettered after triage's inventory (set by later inventories). */
   lateArrival?: boolean;
   /** The DLQ's own RedrivePolicy, when it has one (the envelope says its count includes the pipeline's peeks). */
   dlqRedrivePolicy?: { maxReceiveCount: number; deadLetterTargetArn: string } | null;
@@ -153,7 +153,7 @@ export function buildEnvelope(message: Message, ctx: EnvelopeContext): EnvelopeW
   const fromOrigin = originFailure(evidence, origin);
   const names = ctx.failureAttributes ?? DEFAULT_FAILURE_ATTRIBUTES;
   // Cut: these are copied into the envelope beside the attributes they come from, and a stack
-  // trace in an attribute would otherwise push the item past DynamoDB's 400 KB (C14).
+  // trace in an attribute would otherwise push the item past DynamoDB's 400 KB.
   const errorClass = cut(
     lookup(names.errorClass, messageAttributes, sns?.messageAttributes) ?? fromOrigin.errorClass,
     MAX_ERROR_CLASS_CHARS,

@@ -118,7 +118,7 @@ export interface InventoryInput {
   waitTimeSeconds?: number;
   /**
    * Mark the envelopes this run creates `lateArrival: true`: any inventory after triage's (the
-   * recheck, the ramp's gate, Reconcile) finds messages that dead-lettered after triage (N02).
+   * recheck, the ramp's gate, Reconcile) finds messages that dead-lettered after triage.
    */
   lateArrival?: boolean;
   /**

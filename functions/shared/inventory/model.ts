@@ -152,13 +152,13 @@ export interface Envelope {
   inventoryStep?: number;
   /**
    * True when the envelope was first stored by an inventory after triage's (the recheck after the
-   * approval, the ramp's gate, Reconcile): the message dead-lettered after triage (case N02).
+   * approval, the ramp's gate, Reconcile): the message dead-lettered after triage.
    */
   lateArrival?: boolean;
 }
 
 /**
- * An alarm transition, normalised from either the EventBridge or the SNS shape (case C01).
+ * An alarm transition, normalised from either the EventBridge or the SNS shape.
  */
 export interface AlarmRecord {
   alarmArn: string;

@@ -1,5 +1,5 @@
 /**
- * Retention deadlines (DESIGN.md "Retention is a deadline", case C10).
+ * Retention deadlines (DESIGN.md "Retention is a deadline").
  *
  * - Standard DLQ: SQS keeps the original enqueue time when it dead-letters a message, so the
  *   message expires at `SentTimestamp + MessageRetentionPeriod` of the DLQ, often much sooner

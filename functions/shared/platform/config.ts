@@ -23,7 +23,7 @@
  *   invocations, 10..110000, default 110000: below SQS's ~120,000 in-flight limit; a deeper DLQ
  *   is inventoried as a sample), `TRIAGE_SAFETY_MARGIN_MS` (stop receiving with this much Lambda time left,
  *   default 15000), `ALARM_QUEUE_MAP` (JSON `{ "<alarm name or ARN>": ["<queue name>", ...] }` for
- *   alarms with no QueueName dimension, case C02).
+ *   alarms with no QueueName dimension).
  * - `PIPELINE_KEY_USERS`: JSON array of {@link KeyUser} (preflight's check of every queue's KMS
  *   key, docs/redrive-workflow.md); unset: the roles' use of keys is not simulated, key states still are.
  * - `REMOTE_ENDPOINTS`: JSON `{ "<account>/<region>": { "sqs": "<url>", "sns", "eventbridge",

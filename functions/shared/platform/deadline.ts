@@ -1,5 +1,5 @@
 /**
- * The invocation's deadline (N03, issue 8 item 7): every Slack, SQS and DynamoDB call inside a Task
+ * The invocation's deadline (issue 8 item 7): every Slack, SQS and DynamoDB call inside a Task
  * must end before the Lambda does, so a hung or throttled dependency surfaces as
  * `Redrive.Transient` (which the state's Retry runs again in a fresh invocation) instead of an
  * uncatchable `Sandbox.Timedout` with the step half done.

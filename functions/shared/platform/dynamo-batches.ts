@@ -1,7 +1,7 @@
 /**
  * DynamoDB's batch APIs with the retries they need: `UnprocessedItems` / `UnprocessedKeys`, and
  * statements answered with an error, are sent again with exponential backoff and full jitter until
- * none are left or a deadline passes; what is left is returned, never dropped (case C22).
+ * none are left or a deadline passes; what is left is returned, never dropped.
  * Retryable SDK failures (throttling, 5xx) of a whole call count as "all unprocessed"; anything
  * else is thrown.
  *

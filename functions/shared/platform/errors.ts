@@ -171,10 +171,10 @@ export class StateConflictError extends RedriveError {
   }
 }
 
-/** Why Step Functions refused a task token: the task behind it is gone (C17). */
+/** Why Step Functions refused a task token: the task behind it is gone. */
 export type TaskClosedReason = 'task-timed-out' | 'task-does-not-exist' | 'invalid-token';
 
-/** The task behind a task token is gone (timed out, already completed, bad token): do not retry, close the approval (C17). */
+/** The task behind a task token is gone (timed out, already completed, bad token): do not retry, close the approval. */
 export class TaskClosedError extends RedriveError {
   public override readonly name = 'Redrive.TaskClosed';
   public readonly reason: TaskClosedReason;

@@ -36,7 +36,7 @@
  * - `ALARM#<dedupeKey>` / `TRANSITION`: the record that an alarm transition was handled.
  * - `ALARM#<alarmArn>` / `LATEST`: the incident ids opened by the alarm's latest transition to
  *   ALARM (`dedupeKey`, `stateTimestamp`, `incidentIds`), so its later ALARM -> OK transition can
- *   annotate those incidents (C04). A dedupe key is `<alarmArn>@<timestamp>`, so the pk of this
+ *   annotate those incidents. A dedupe key is `<alarmArn>@<timestamp>`, so the pk of this
  *   item never equals a transition's pk, and the sort keys differ anyway.
  * - `APPROVAL#<approvalId>` / `APPROVAL`: a pending approval with its task token (server-side only).
  *

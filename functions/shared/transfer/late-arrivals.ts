@@ -1,7 +1,7 @@
 /**
  * Messages in the DLQ that the pipeline has no envelope for: the DLQ alarm fires once, on 0 -> 1,
  * so whatever dead-letters after triage's inventory (during the approval, the sample, the ramp)
- * produces no new alarm transition and no triage (case N02). When the accounting says the DLQ
+ * produces no new alarm transition and no triage. When the accounting says the DLQ
  * holds more than the plan expects, {@link inventoryNewcomers} inventories the DLQ again (the
  * triage inventory, marking what it creates `lateArrival`), so every newcomer gets an envelope and
  * a classification, and sorts the newcomers:
@@ -10,7 +10,7 @@
  *   has left the DLQ (a sample, or a message a move task moved): the consumer failed it again;
  * - **late**: anything else (a message that dead-lettered after triage for the first time, or a
  *   second copy of a key still in the DLQ); `toPark` of them must leave before a bulk move
- *   (poison, permanent, over maxRedrives: Park takes them out, case C07).
+ *   (poison, permanent, over maxRedrives: Park takes them out).
  *
  * The inventory holds every message it receives until it has seen the DLQ; an inventory that
  * stops early (budget, time, FIFO groups) cannot tell the two apart and says so (`partial`).

@@ -9,10 +9,10 @@
  * (incremented), `redrive-id` and `idempotency-key`. SQS allows at most 10 message attributes per
  * message, so a message that has no room for them is reported back (`no-room`) and left in the DLQ.
  * SQS also counts the body and every attribute's name, data type and value against the
- * destination's `MaximumMessageSize` (N01): a copy that would exceed it is reported back
+ * destination's `MaximumMessageSize`: a copy that would exceed it is reported back
  * (`too-large`) and left in the DLQ before anything is recorded, so no retry trips over it again.
  * FIFO: the MessageGroupId is kept and the MessageDeduplicationId is derived from the idempotency key,
- * so a resend within 5 minutes is accepted but not delivered twice (case C08).
+ * so a resend within 5 minutes is accepted but not delivered twice.
  *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-message-metadata.html
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/using-messagededuplicationid-property.html

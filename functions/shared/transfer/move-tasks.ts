@@ -1,7 +1,7 @@
 /**
  * Adapters for SQS message move tasks (the API behind "Start DLQ redrive"): ListMessageMoveTasks,
  * StartMessageMoveTask and CancelMessageMoveTask, with SDK errors turned into data at this boundary
- * (case C06):
+ *:
  *
  * - only one task may be active per source (DLQ) ARN; `RUNNING` and `CANCELLING` both count as
  *   active, so {@link activeTask} looks at every non-terminal status, not only RUNNING;

@@ -3,8 +3,8 @@
  * rules without bundling the transfer's SQS calls): body string and every original message attribute
  * unchanged, the pipeline's `redrive-count` (incremented), `redrive-id` and `idempotency-key` added;
  * SQS's 10-attribute limit (`no-room`) and the destination's `MaximumMessageSize` counted as SQS
- * counts it (`too-large`, N01); FIFO MessageGroupId kept and MessageDeduplicationId the ledger
- * entry's (C08; {@link deduplicationIdOf}).
+ * counts it (`too-large`); FIFO MessageGroupId kept and MessageDeduplicationId the ledger
+ * entry's ({@link deduplicationIdOf}).
  *
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-message-attributes.html
  * @see https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/using-messagededuplicationid-property.html
@@ -138,12 +138,12 @@ export function outgoingOf(req: OutgoingRequest): { outgoing?: OutgoingMessage; 
 
 /**
  * Why the sample could not copy a stored message to a destination, before anything is received
- * (Preflight, breaker F3): `no-room` when its attributes leave no room for the pipeline's three
+ * (Preflight): `no-room` when its attributes leave no room for the pipeline's three
  * (SQS allows 10), `too-large` when the copy with them would exceed `destinationMaxBytes`; null
  * when the sample can copy it. The same rules as {@link outgoingOf}, from the envelope's stored
  * attributes and body size (the body itself is not read). `kind` `park`: the copy Park would send
  * to the parking queue (the message's own attributes, none of the pipeline's), so Preflight can
- * refuse before the approval what Park would refuse after parking the others (N01).
+ * refuse before the approval what Park would refuse after parking the others.
  */
 export function sampleCopyProblem(
   envelope: Pick<Envelope, 'messageAttributes' | 'bodyBytes' | 'idempotencyKey'>,

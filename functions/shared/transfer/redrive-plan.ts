@@ -1,6 +1,6 @@
 /**
  * Pure checks of a redrive plan against what SQS can do, run by Preflight before any API call
- * where possible (case C06, C08):
+ * where possible:
  *
  * - every ramp rate is an integer 1..500 messages per second (StartMessageMoveTask's cap);
  * - the plan can move the backlog: a move task runs at most 36 hours, so the last ramp rate must
@@ -223,7 +223,7 @@ export function checkQueueTypes(dlqArn: string, targets: readonly string[]): Pla
 /**
  * The return window of a redriven message, which is also the verification window: long enough for
  * a consumer that still fails to first see the message (a delay queue hides every new message,
- * a redriven one too, for its DelaySeconds, case N05), receive it `maxReceiveCount` times, and for
+ * a redriven one too, for its DelaySeconds), receive it `maxReceiveCount` times, and for
  * SQS to move it back to the DLQ: DelaySeconds + VisibilityTimeout x maxReceiveCount + margin.
  *
  * @param sources - each destination's VisibilityTimeout and DelaySeconds (seconds, DelaySeconds

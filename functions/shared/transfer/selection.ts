@@ -130,7 +130,7 @@ export function matchesSelection(
 
 /**
  * Why the run does not move this envelope although it may match (null: it may move): over
- * `maxRedrives` (N08), an extended-client payload found gone, or a classification the run did not name (only `transient` and `unknown`
+ * `maxRedrives`, an extended-client payload found gone, or a classification the run did not name (only `transient` and `unknown`
  * move unless the selection names causes or classifications, or the run un-parks).
  */
 export function notRedrivable(

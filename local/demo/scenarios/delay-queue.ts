@@ -1,6 +1,6 @@
 /**
  * `delay-queue`: the source queue is a delay queue (DelaySeconds 4), so a redriven sample is
- * hidden from the consumer for 4 s before its first receive (case N05). The consumer is still
+ * hidden from the consumer for 4 s before its first receive. The consumer is still
  * broken. A verification window of visibility timeout x maxReceiveCount + margin (5 s here) would
  * close before the samples had failed and read as a pass; the window includes DelaySeconds, so the
  * samples are seen back in the DLQ and the run ends SampleFailed with nothing bulk-moved.

@@ -1,6 +1,6 @@
 /**
  * `late-poison-arrivals`: the DLQ alarm fires once, on 0 -> 1; messages that dead-letter after
- * triage make no new alarm transition and have no envelope (case N02). Here new poison orders keep
+ * triage make no new alarm transition and have no envelope. Here new poison orders keep
  * arriving after the approval: some dead-letter while the sample is verified (before the first move
  * task), some during the ramp. The ramp inventories them when the DLQ holds more than the plan
  * expects, parks the poison and goes on: none is delivered to the consumer again.

@@ -1,6 +1,6 @@
 /**
  * `parking-queue-shrunk`: one do-not-redrive message is 1.5 KB, and after the approval and its
- * recheck (both of which would refuse it, N01) someone lowers the parking queue's
+ * recheck (both of which would refuse it) someone lowers the parking queue's
  * MaximumMessageSize to 1 KiB. Park parks the other poison and refuses on that one: a move task
  * would carry it back to its source. The run ends `Failed`, and its report is still true: the
  * failure is reconciled before it is reported (ReconcileAfterFailure), so `parked` is what the

@@ -210,11 +210,11 @@ const CATALOG: Readonly<Record<FunctionName, CatalogEntry>> = {
     ],
     sourceQueues: ['sqs:GetQueueAttributes'],
     table: 'readWrite',
-    // Notifications (unresolvable, refused, partial, systemic, alarm-cleared: C04) go to Slack via
+    // Notifications (unresolvable, refused, partial, systemic, alarm-cleared) go to Slack via
     // sharedNotifier() when SLACK_SECRET_ARN is set.
     slackSecret: true,
     stateMachine: ['states:StartExecution'],
-    // Starting an execution whose name exists already (C19) is answered by describing it.
+    // Starting an execution whose name exists already is answered by describing it.
     executions: ['states:DescribeExecution'],
     // A composite alarm's triggering children are resolved to their queues (docs/triage.md).
     alarms: ['cloudwatch:DescribeAlarms'],
@@ -224,7 +224,7 @@ const CATALOG: Readonly<Record<FunctionName, CatalogEntry>> = {
   'validate-input': {
     description: 'ValidateInput: execution input -> normalised plan',
     dlq: ['sqs:GetQueueUrl'],
-    // A custom destination (C07 override) is resolved to its URL too.
+    // A custom destination (the shared-DLQ override) is resolved to its URL too.
     sourceQueues: ['sqs:GetQueueUrl'],
     // A registration may name its own parking queue; the pipeline's is resolved the same way.
     parkingQueue: ['sqs:GetQueueUrl'],
@@ -240,7 +240,7 @@ const CATALOG: Readonly<Record<FunctionName, CatalogEntry>> = {
       'sqs:GetQueueAttributes',
       'sqs:ListDeadLetterSourceQueues',
       'sqs:ListMessageMoveTasks',
-      // The recheck inventories messages that reached the DLQ after triage (late arrivals, N02).
+      // The recheck inventories messages that reached the DLQ after triage (late arrivals).
       'sqs:ReceiveMessage',
       'sqs:ChangeMessageVisibility',
     ],

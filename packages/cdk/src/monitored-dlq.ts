@@ -5,7 +5,7 @@
  * 1. creates the alarms: `ApproximateNumberOfMessagesVisible >= 1` and
  *    `ApproximateAgeOfOldestMessage` against the DLQ's retention period, both with
  *    `TreatMissingData: notBreaching` (an idle queue stops publishing metrics after about six
- *    hours; a DLQ alarm would otherwise sit in INSUFFICIENT_DATA, C04);
+ *    hours; a DLQ alarm would otherwise sit in INSUFFICIENT_DATA);
  * 2. routes them to triage (their ARNs join the pipeline's EventBridge rule, and/or the SNS topic
  *    becomes their action);
  * 3. registers the queue: the item `DLQ#<dlqArn>` / `CONFIG` in the pipeline table, validated
@@ -82,7 +82,7 @@ export interface MonitoredDlqProps {
   /** The dead-letter queue to watch and redrive. Must be the same type (standard/FIFO) as `queue`. */
   readonly dlq: sqs.IQueue;
   /**
-   * Other source queues that dead-letter into the same DLQ (a shared DLQ, C07). Each gets the
+   * Other source queues that dead-letter into the same DLQ (a shared DLQ). Each gets the
    * same grants as `queue`: a move task without DestinationArn sends every message back to its
    * own source.
    * @default - none
