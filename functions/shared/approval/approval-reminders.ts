@@ -145,11 +145,13 @@ export interface RemindDeps {
 /**
  * Posts each due reminder once, in its approval's thread, mentioning the approvers. A reminder is
  * taken with a conditional write before it is posted, so two concurrent checks post it once; a
- * failed post gives it back for the next check, and the error propagates.
+ * failed post gives it back for the next check, the other approvals are still reminded, and the
+ * first error propagates once the check is through.
  */
 export async function remindDueApprovals(deps: RemindDeps): Promise<ReminderOutcome[]> {
   const now = deps.now();
   const outcomes: ReminderOutcome[] = [];
+  const failures: unknown[] = [];
   for (const record of await deps.reminders.due(now)) {
     const { approvalId } = record;
     const reminder = record.reminder as NonNullable<ApprovalRecord['reminder']>;
@@ -178,7 +180,8 @@ export async function remindDueApprovals(deps: RemindDeps): Promise<ReminderOutc
       );
     } catch (error) {
       await deps.reminders.release(record);
-      throw error;
+      failures.push(error);
+      continue;
     }
     outcomes.push({
       code: 'reminded',
@@ -188,5 +191,6 @@ export async function remindDueApprovals(deps: RemindDeps): Promise<ReminderOutc
       leadSeconds: reminder.leadSeconds,
     });
   }
+  if (failures.length > 0) throw failures[0];
   return outcomes;
 }
