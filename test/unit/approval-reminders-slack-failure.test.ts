@@ -5,31 +5,26 @@
 import { describe, expect, it } from 'vitest';
 import { type ApprovalReminders, remindDueApprovals } from '#approval/approval-reminders.js';
 import type { ApprovalRecord } from '#approval/approval-store.js';
+import { pendingApprovalRecord } from '../support/approval-record.js';
 
 const NOW = Date.UTC(2026, 11, 4, 12);
 const HOUR = 3_600_000;
 
 function record(approvalId: string, channel: string, dueAt: number): ApprovalRecord {
-  return {
-    approvalId,
-    taskToken: `token-${approvalId}`,
-    incidentId: `inc-${approvalId}`,
-    dlqArn: 'arn:aws:sqs:us-east-1:111122223333:orders-dlq',
-    channel,
-    messageTs: `17000.${approvalId}`,
-    approvers: ['U0EXAMPLE1'],
-    status: 'PENDING',
-    decision: null,
-    decidedBy: null,
-    decidedAt: null,
-    reason: null,
-    closedReason: null,
-    closedAt: null,
-    createdAt: NOW - HOUR,
-    postAttempts: 1,
-    expiresAt: Math.floor(NOW / 1000) + 86_400,
-    reminder: { dueAt, deadline: dueAt + 3 * HOUR, leadSeconds: 10_800, approvalEndsAt: NOW + HOUR },
-  };
+  return pendingApprovalRecord(
+    {
+      approvalId,
+      taskToken: `token-${approvalId}`,
+      incidentId: `inc-${approvalId}`,
+      dlqArn: 'arn:aws:sqs:us-east-1:111122223333:orders-dlq',
+      channel,
+      messageTs: `17000.${approvalId}`,
+      approvers: ['U0EXAMPLE1'],
+      createdAt: NOW - HOUR,
+      expiresAt: Math.floor(NOW / 1000) + 86_400,
+    },
+    { reminder: { dueAt, deadline: dueAt + 3 * HOUR, leadSeconds: 10_800, approvalEndsAt: NOW + HOUR } },
+  );
 }
 
 /** The reminder storage in memory: listed records, earliest due first. */
